@@ -1,0 +1,116 @@
+"""Derived facts of a node: its ring, domain and device, computed once and kept in a side table.
+
+Nothing here is stored on ``Node``: the facts follow from the op, the arg and the sources' facts.
+``facts(node)`` walks iteratively down to nodes already known, so asking for the facts of a node
+on top of a deep, already-seen graph costs one step.
+
+The rules (the front end's meaning of each op; the verifier checks the sources agree):
+
+* ``AS_RING`` states ring and domain; ``BUFFER``/``CONST``/``COPY`` state the device.
+* ``NTT`` gives NTT form, ``INTT`` coefficient form, ``RESCALE`` and a non-view ``TO_RING``
+  coefficient form (they compute there); a view ``TO_RING`` (a contiguous run of the moduli) keeps
+  the source's domain.
+* ``MUL`` of two non-constants and ``ROTATE`` of a non-constant give NTT form (they compute
+  there). ``ADD``/``SUB`` give NTT form when any non-constant source is in NTT form (mixed
+  inputs are pushed toward NTT). An operation with a constant keeps the other source's domain.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
+
+from ren.ir.node import Node
+from ren.ir.op import Op
+from ren.ring import Domain, RingSpec
+
+__all__ = ["Facts", "device_of", "domain_of", "facts", "is_const", "ring_of"]
+
+
+class Facts(NamedTuple):
+    """What a node's value is: its ring, representation and device (``None`` where it has none)."""
+
+    ring: RingSpec | None
+    domain: Domain | None
+    device: str | None
+
+
+_NONE = Facts(None, None, None)
+_table: weakref.WeakKeyDictionary[Node, Facts] = weakref.WeakKeyDictionary()
+
+
+def is_const(node: Node) -> bool:
+    """Whether ``node`` is a ring constant: ``AS_RING(CONST)``, maybe under NEG/NTT/INTT."""
+    while node.op in (Op.NEG, Op.NTT, Op.INTT) and node.src:
+        node = node.src[0]
+    return node.op is Op.AS_RING and node.src[0].op is Op.CONST
+
+
+def _derive(node: Node, src: list[Facts]) -> Facts:
+    op, arg = node.op, node.arg
+    if op is Op.BUFFER:
+        return Facts(None, None, arg.buffer.device)
+    if op is Op.CONST:
+        return Facts(None, None, arg.device)
+    if op is Op.AS_RING:
+        return Facts(arg.ring, arg.domain, src[0].device)
+    if not src or op is Op.SINK:
+        return _NONE
+    first = src[0]
+    if op is Op.NTT:
+        return first._replace(domain=Domain.NTT)
+    if op is Op.INTT:
+        return first._replace(domain=Domain.COEFF)
+    if op is Op.COPY:
+        return first._replace(device=arg.device)
+    if op is Op.RESCALE:
+        keep = tuple(q for q in first.ring.moduli if q not in arg.moduli)
+        return Facts(first.ring.with_moduli(keep), Domain.COEFF, first.device)
+    if op is Op.TO_RING:
+        view = first.ring.contiguous_offset(arg.ring) is not None
+        return Facts(arg.ring, first.domain if view else Domain.COEFF, first.device)
+    if op in (Op.ADD, Op.SUB, Op.MUL):
+        consts = [is_const(s) for s in node.src]
+        varying = [f for f, c in zip(src, consts, strict=True) if not c] or [first]
+        if (op is Op.MUL and len(varying) == 2) or any(f.domain is Domain.NTT for f in varying):
+            domain = Domain.NTT
+        else:
+            domain = varying[0].domain
+        return first._replace(domain=domain)
+    if op is Op.ROTATE:
+        return first if is_const(node.src[0]) else first._replace(domain=Domain.NTT)
+    # NEG, CONTIGUOUS, AUTOMORPHISM, BUFFERIZE, BUFFER_VIEW and later ops keep their source's facts
+    return first
+
+
+def facts(node: Node) -> Facts:
+    """The ring, domain and device of ``node``'s value (memoized; iterative)."""
+    hit = _table.get(node)
+    if hit is not None:
+        return hit
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        if n in _table:
+            continue
+        if ready:
+            _table[n] = _derive(n, [_table[s] for s in n.src])
+            continue
+        stack.append((n, True))
+        stack.extend((s, False) for s in n.src if s not in _table)
+    return _table[node]
+
+
+def ring_of(node: Node) -> RingSpec | None:
+    """The ring of ``node``'s value."""
+    return facts(node).ring
+
+
+def domain_of(node: Node) -> Domain | None:
+    """The domain (representation) of ``node``'s value."""
+    return facts(node).domain
+
+
+def device_of(node: Node) -> str | None:
+    """The device ``node``'s value lives on."""
+    return facts(node).device

@@ -1,0 +1,247 @@
+"""``Node``: the one graph type, interned; typed ``arg`` dataclasses; toposort and printing.
+
+``Node(op, dtype, src, arg)`` returns the existing object when a structurally equal node is alive
+(same op, dtype, arg, and the *same* source objects), so equality is identity and a graph shares its
+common subexpressions by construction. The cache holds nodes weakly: a graph nobody references is
+freed.
+
+Printing (``str(node)``) is deterministic indented text: children below parents, a node used more
+than once is printed once with a ``[k]`` label and then referred to as ``^k``; buffers are numbered
+``b0, b1, ...`` in order of appearance, so the same program prints the same bytes every time.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ren.ir.op import DType, Op
+from ren.ring import Domain, RingSpec
+
+__all__ = [
+    "BufferArg",
+    "ConstArg",
+    "CopyArg",
+    "GaloisArg",
+    "Node",
+    "RescaleArg",
+    "RingArg",
+    "ToRingArg",
+    "ViewArg",
+    "toposort",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# typed args: one small frozen dataclass per op family, with a short repr
+
+
+@dataclass(frozen=True)
+class RingArg:
+    """``AS_RING`` metadata: the ring and the domain of the data below it."""
+
+    ring: RingSpec
+    domain: Domain
+
+    def __repr__(self) -> str:
+        return f"n={self.ring.n} q={self.ring.moduli} {self.domain.value}"
+
+
+@dataclass(frozen=True)
+class ToRingArg:
+    """``TO_RING`` target: the ring whose moduli the value is carried to."""
+
+    ring: RingSpec
+
+    def __repr__(self) -> str:
+        return f"-> n={self.ring.n} q={self.ring.moduli}"
+
+
+@dataclass(frozen=True)
+class RescaleArg:
+    """``RESCALE``: divide by the product of ``moduli`` (which are dropped), rounding."""
+
+    moduli: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        return f"/ {'*'.join(map(str, self.moduli))}"
+
+
+@dataclass(frozen=True)
+class GaloisArg:
+    """``ROTATE``/``AUTOMORPHISM``: ``X -> X^galois``; ``steps`` records a slot rotation."""
+
+    galois: int
+    steps: int | None = None
+
+    def __repr__(self) -> str:
+        return f"g={self.galois}" + (f" (rot {self.steps})" if self.steps is not None else "")
+
+
+@dataclass(frozen=True)
+class CopyArg:
+    """``COPY`` destination device."""
+
+    device: str
+
+    def __repr__(self) -> str:
+        return f"-> {self.device}"
+
+
+@dataclass(frozen=True)
+class ConstArg:
+    """``CONST``: the integer ``value`` (any size; reduced per modulus when lowered)."""
+
+    value: int
+    device: str
+
+    def __repr__(self) -> str:
+        return f"{self.value} {self.device}"
+
+
+@dataclass(frozen=True, eq=False)
+class BufferArg:
+    """``BUFFER``: a device buffer, compared by identity (two buffers are never equal)."""
+
+    buffer: Any  # ren.device.Buffer; typed loosely so the IR does not import devices
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BufferArg) and other.buffer is self.buffer
+
+    def __hash__(self) -> int:
+        return id(self.buffer)
+
+    def __repr__(self) -> str:
+        return f"{self.buffer.device} {self.buffer.size} words"
+
+
+@dataclass(frozen=True)
+class ViewArg:
+    """``BUFFER_VIEW``: ``size`` words starting ``offset`` words into the source buffer."""
+
+    offset: int
+    size: int
+
+    def __repr__(self) -> str:
+        return f"@{self.offset} {self.size} words"
+
+
+# --------------------------------------------------------------------------------------------
+# the node
+
+
+class _Interning(type):
+    """Metaclass: ``Node(...)`` returns the live node with the same fields, or makes one."""
+
+    _cache: ClassVar[weakref.WeakValueDictionary] = weakref.WeakValueDictionary()
+
+    def __call__(cls, op: Op, dtype: DType, src: tuple[Node, ...] = (), arg: Any = None) -> Node:
+        src = tuple(src)
+        key = (op, dtype, src, arg)
+        try:
+            hit = cls._cache.get(key)
+        except TypeError as e:
+            raise TypeError(f"{op.name} arg {arg!r} is not hashable; args must be frozen") from e
+        if hit is not None:
+            return hit
+        if not isinstance(op, Op):
+            raise TypeError(f"op must be an Op, got {op!r}")
+        if not isinstance(dtype, DType):
+            raise TypeError(f"dtype must be a DType, got {dtype!r}")
+        for s in src:
+            if not isinstance(s, Node):
+                raise TypeError(f"{op.name} source {s!r} is not a Node")
+        node = super().__call__(op, dtype, src, arg)
+        cls._cache[key] = node
+        return node
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Node(metaclass=_Interning):
+    """One IR node. Build it as ``Node(op, dtype, src, arg)``; equal nodes are the same object."""
+
+    op: Op
+    dtype: DType
+    src: tuple[Node, ...] = ()
+    arg: Any = None
+
+    def replace(self, **changes: Any) -> Node:
+        """The node with some of ``op``, ``dtype``, ``src``, ``arg`` changed (interned)."""
+        fields = {"op": self.op, "dtype": self.dtype, "src": self.src, "arg": self.arg}
+        fields.update(changes)
+        return Node(fields["op"], fields["dtype"], tuple(fields["src"]), fields["arg"])
+
+    def toposort(self) -> list[Node]:
+        """Every node reachable from this one, sources before users (deterministic)."""
+        return toposort(self)
+
+    def __repr__(self) -> str:
+        arg = "" if self.arg is None else f" {self.arg!r}"
+        return f"<{self.op.name} {self.dtype.value}{arg} src={len(self.src)}>"
+
+    def __str__(self) -> str:
+        return format_graph(self)
+
+
+def live_nodes() -> int:
+    """How many interned nodes are alive (for tests that check graphs are freed)."""
+    return len(_Interning._cache)
+
+
+def toposort(root: Node) -> list[Node]:
+    """Nodes reachable from ``root`` in post-order: every node after all its sources.
+
+    Iterative (no recursion limit on deep graphs); the order depends only on the graph's shape.
+    """
+    order: list[Node] = []
+    done: set[Node] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in done:
+            continue
+        if expanded:
+            done.add(node)
+            order.append(node)
+            continue
+        stack.append((node, True))
+        for s in reversed(node.src):
+            if s not in done:
+                stack.append((s, False))
+    return order
+
+
+def format_graph(root: Node) -> str:
+    """Deterministic indented text of the graph below ``root`` (see the module docstring)."""
+    uses: dict[Node, int] = {}
+    for node in toposort(root):
+        for s in node.src:
+            uses[s] = uses.get(s, 0) + 1
+    labels: dict[Node, int] = {}
+    buffers: dict[int, str] = {}
+    lines: list[str] = []
+    stack: list[tuple[Node, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        pad = "  " * depth
+        if node in labels:
+            lines.append(f"{pad}^{labels[node]} {node.op.name}")
+            continue
+        label = ""
+        if uses.get(node, 0) > 1:
+            labels[node] = len(labels)
+            label = f"[{labels[node]}] "
+        lines.append(f"{pad}{label}{node.op.name} {node.dtype.value}{_fmt_arg(node, buffers)}")
+        for s in reversed(node.src):
+            stack.append((s, depth + 1))
+    return "\n".join(lines)
+
+
+def _fmt_arg(node: Node, buffers: dict[int, str]) -> str:
+    if node.arg is None:
+        return ""
+    if isinstance(node.arg, BufferArg):
+        name = buffers.setdefault(id(node.arg.buffer), f"b{len(buffers)}")
+        return f" {name} {node.arg!r}"
+    return f" {node.arg!r}"

@@ -1,0 +1,298 @@
+"""``Poly``: a lazy element of ``Z_Q[X]/(X^n + 1)`` in RNS form.
+
+A ``Poly`` wraps one graph ``Node``. Creating one from coefficients stores them (reduced modulo
+every ``q_i``, in Montgomery form) in a buffer; every operation after that only builds nodes::
+
+    coefficients -> BUFFER -> AS_RING(ring, COEFF) -> Poly
+    a + b        -> ADD(a.node, b.node)
+    a.ntt()      -> NTT(a.node)
+
+A ``Poly``'s *value* is a ring element; its *domain* is only how that value is represented
+(``a.ntt()`` has the same value as ``a``). Operations that compute in one domain report it:
+a product of two non-constant polys and a rotation are in NTT form, a rescale and a basis
+extension in coefficient form, a sum in NTT form when any non-constant operand is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ren import sampling
+from ren.backends import ring_kernels as rk
+from ren.device import Buffer, canonical_device
+from ren.ir.facts import facts
+from ren.ir.node import (
+    BufferArg,
+    ConstArg,
+    CopyArg,
+    GaloisArg,
+    Node,
+    RescaleArg,
+    RingArg,
+    ToRingArg,
+)
+from ren.ir.op import DType, Op
+from ren.ring import Domain, RingSpec, galois_for_rotation
+from ren.sampling import RngLike
+
+__all__ = ["Poly"]
+
+
+def _check_ring(ring: Any) -> RingSpec:
+    if not isinstance(ring, RingSpec):
+        raise TypeError(f"ring must be a RingSpec, got {type(ring).__name__}")
+    return ring
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
+
+
+class Poly:
+    """A lazy polynomial. See the module docstring; ``docs/rings.md`` has the conventions.
+
+    Args:
+        coeffs: ``n`` coefficients, Python or NumPy ints of any sign and size; each is reduced
+            modulo every modulus of ``ring``.
+        ring: the ``RingSpec``.
+        device: ``"python"``, ``"cpu"`` or ``"cuda"``; default ``$REN_DEVICE`` or ``"python"``.
+    """
+
+    __slots__ = ("__weakref__", "node")
+
+    def __init__(
+        self, coeffs: Sequence[int] | np.ndarray, ring: RingSpec, device: str | None = None
+    ):
+        ring = _check_ring(ring)
+        words = rk.encode_coeffs(ring, coeffs)
+        self.node = _buffer_node(words, ring, Domain.COEFF, canonical_device(device))
+
+    # --- constructors ------------------------------------------------------------------------
+    @classmethod
+    def _wrap(cls, node: Node) -> Poly:
+        p = object.__new__(cls)
+        p.node = node
+        return p
+
+    @classmethod
+    def const(cls, value: int, ring: RingSpec, device: str | None = None) -> Poly:
+        """The constant polynomial ``value``: a ``CONST`` node, no buffer.
+
+        The value is kept as its centered representative modulo ``Q`` (in ``(-Q/2, Q/2]``), so
+        equal ring constants are the same node.
+        """
+        ring = _check_ring(ring)
+        if not _is_int(value):
+            raise TypeError(f"a constant must be an int, got {type(value).__name__}")
+        Q = ring.Q
+        v = int(value) % Q
+        v = v - Q if v > Q // 2 else v
+        dtype = DType.of_ring(ring.dtype)
+        const = Node(Op.CONST, dtype, (), ConstArg(v, canonical_device(device)))
+        return cls._wrap(Node(Op.AS_RING, dtype, (const,), RingArg(ring, Domain.COEFF)))
+
+    @classmethod
+    def uniform(cls, ring: RingSpec, rng: RngLike = None, device: str | None = None) -> Poly:
+        """Coefficients uniform modulo ``Q`` (each limb uniform modulo its ``q_i``, which by the
+        CRT is the same)."""
+        ring = _check_ring(ring)
+        gen = sampling.as_rng(rng)
+        residues = np.stack([sampling.uniform_below(gen, q, ring.n) for q in ring.moduli])
+        words = rk.to_mont(ring, residues.astype(ring.np_dtype))
+        return cls._wrap(_buffer_node(words, ring, Domain.COEFF, canonical_device(device)))
+
+    @classmethod
+    def uniform_on_interval(
+        cls, ring: RingSpec, low: int, high: int, rng: RngLike = None, device: str | None = None
+    ) -> Poly:
+        """Integer coefficients uniform in ``[low, high]`` (both included)."""
+        ring = _check_ring(ring)
+        if not (_is_int(low) and _is_int(high)):
+            raise TypeError(f"low and high must be ints, got {low!r} and {high!r}")
+        return cls(sampling.integers(rng, low, high, ring.n), ring, device)
+
+    @classmethod
+    def ternary(cls, ring: RingSpec, rng: RngLike = None, device: str | None = None) -> Poly:
+        """Coefficients uniform in ``{-1, 0, 1}``."""
+        ring = _check_ring(ring)
+        return cls(sampling.ternary(rng, ring.n), ring, device)
+
+    @classmethod
+    def sparse_ternary(
+        cls, ring: RingSpec, hamming_weight: int, rng: RngLike = None, device: str | None = None
+    ) -> Poly:
+        """Exactly ``hamming_weight`` coefficients ``+-1``, the rest zero."""
+        ring = _check_ring(ring)
+        return cls(sampling.sparse_ternary(rng, ring.n, hamming_weight), ring, device)
+
+    @classmethod
+    def gaussian(
+        cls, ring: RingSpec, sigma: float = 3.2, rng: RngLike = None, device: str | None = None
+    ) -> Poly:
+        """Coefficients from the rounded normal of deviation ``sigma``, clipped at ``6 * sigma``."""
+        ring = _check_ring(ring)
+        return cls(sampling.gaussian(rng, ring.n, sigma), ring, device)
+
+    # --- what the value is -------------------------------------------------------------------
+    @property
+    def ring(self) -> RingSpec:
+        """The ring of the value."""
+        return facts(self.node).ring
+
+    @property
+    def domain(self) -> Domain:
+        """The representation the value is (or will be) computed in."""
+        return facts(self.node).domain
+
+    @property
+    def device(self) -> str:
+        """The device the value lives on."""
+        return facts(self.node).device
+
+    def __repr__(self) -> str:
+        return f"<Poly {self.ring.short()} {self.domain.value} {self.device} {self.node.op.name}>"
+
+    # --- arithmetic --------------------------------------------------------------------------
+    def _operand(self, other: Any) -> Node | None:
+        """``other`` as a node in this poly's ring and device, or ``None`` when not an operand."""
+        if isinstance(other, Poly):
+            if other.ring != self.ring:
+                raise ValueError(f"ring mismatch: {self.ring} and {other.ring}")
+            if other.device != self.device:
+                raise ValueError(f"device mismatch: {self.device} and {other.device}")
+            return other.node
+        if _is_int(other):
+            return Poly.const(other, self.ring, self.device).node
+        return None
+
+    def _binary(self, op: Op, other: Any, reverse: bool = False) -> Poly:
+        rhs = self._operand(other)
+        if rhs is None:
+            return NotImplemented
+        src = (rhs, self.node) if reverse else (self.node, rhs)
+        return Poly._wrap(Node(op, self.node.dtype, src))
+
+    def __add__(self, other: Poly | int) -> Poly:
+        return self._binary(Op.ADD, other)
+
+    def __radd__(self, other: int) -> Poly:
+        return self._binary(Op.ADD, other, reverse=True)
+
+    def __sub__(self, other: Poly | int) -> Poly:
+        return self._binary(Op.SUB, other)
+
+    def __rsub__(self, other: int) -> Poly:
+        return self._binary(Op.SUB, other, reverse=True)
+
+    def __mul__(self, other: Poly | int) -> Poly:
+        return self._binary(Op.MUL, other)
+
+    def __rmul__(self, other: int) -> Poly:
+        return self._binary(Op.MUL, other, reverse=True)
+
+    def __neg__(self) -> Poly:
+        return Poly._wrap(Node(Op.NEG, self.node.dtype, (self.node,)))
+
+    # --- representation, ring and device changes ----------------------------------------------
+    def ntt(self) -> Poly:
+        """The same value in NTT form (``self`` when it already is)."""
+        if self.domain is Domain.NTT:
+            return self
+        return Poly._wrap(Node(Op.NTT, self.node.dtype, (self.node,)))
+
+    def intt(self) -> Poly:
+        """The same value in coefficient form (``self`` when it already is)."""
+        if self.domain is Domain.COEFF:
+            return self
+        return Poly._wrap(Node(Op.INTT, self.node.dtype, (self.node,)))
+
+    def to_ring(self, ring: RingSpec) -> Poly:
+        """``a_c mod Q'`` in ``ring`` (same ``n``), ``a_c`` the centered representative.
+
+        A contiguous run of this ring's moduli is a view; other targets are a basis extension.
+        """
+        ring = _check_ring(ring)
+        if ring.n != self.ring.n:
+            raise ValueError(f"to_ring changes the degree: {self.ring} to {ring} (n must match)")
+        if ring == self.ring:
+            return self
+        return Poly._wrap(
+            Node(Op.TO_RING, DType.of_ring(ring.dtype), (self.node,), ToRingArg(ring))
+        )
+
+    def rescale(self, moduli: int | Sequence[int] | None = None) -> Poly:
+        """``round(a_c / P)`` (ties up) in the ring of the remaining moduli; ``P`` = the product of
+        ``moduli`` (default: the last modulus of the ring).
+
+        Raises:
+            ValueError: a modulus not in the ring, a repeated one, or no modulus left.
+        """
+        ring = self.ring
+        if moduli is None:
+            moduli = (ring.moduli[-1],)
+        elif _is_int(moduli):
+            moduli = (int(moduli),)
+        else:
+            moduli = tuple(int(q) for q in moduli)
+        if not moduli:
+            raise ValueError("rescale needs at least one modulus to divide by")
+        if len(set(moduli)) != len(moduli):
+            raise ValueError(f"rescale moduli {moduli} repeat a modulus")
+        for q in moduli:
+            if q not in ring.moduli:
+                raise ValueError(f"cannot rescale by {q}: it is not a modulus of {ring}")
+        if len(moduli) >= len(ring.moduli):
+            raise ValueError(f"cannot rescale by {moduli}: no modulus of {ring} would remain")
+        keep = tuple(q for q in ring.moduli if q not in moduli)
+        dtype = DType.of_ring(ring.with_moduli(keep).dtype)
+        return Poly._wrap(Node(Op.RESCALE, dtype, (self.node,), RescaleArg(moduli)))
+
+    def rotate(self, steps: int) -> Poly:
+        """``a(X^g)`` with ``g = 5**steps mod 2n``: rotates CKKS slots left by ``steps``."""
+        if not _is_int(steps):
+            raise TypeError(f"rotation steps must be an int, got {type(steps).__name__}")
+        n = self.ring.n
+        steps = int(steps) % max(n // 2, 1)  # 5 has order n/2 modulo 2n
+        g = galois_for_rotation(n, steps)
+        if g == 1:
+            return self
+        return Poly._wrap(Node(Op.ROTATE, self.node.dtype, (self.node,), GaloisArg(g, steps)))
+
+    def automorphism(self, g: int) -> Poly:
+        """``a(X^g)`` for odd ``g`` (taken mod ``2n``); ``g = 2n - 1`` is conjugation."""
+        if not _is_int(g):
+            raise TypeError(f"Galois element must be an int, got {type(g).__name__}")
+        two_n = 2 * self.ring.n
+        g = int(g) % two_n
+        if g % 2 == 0:
+            raise ValueError(f"Galois element {g} (mod 2n={two_n}) is even; it must be odd")
+        if g == 1:
+            return self
+        return Poly._wrap(Node(Op.ROTATE, self.node.dtype, (self.node,), GaloisArg(g)))
+
+    def conjugate(self) -> Poly:
+        """``a(X^(2n-1))``: complex conjugation of CKKS slots."""
+        return self.automorphism(2 * self.ring.n - 1)
+
+    def to(self, device: str) -> Poly:
+        """The same value on ``device`` (``self`` when it is there already)."""
+        device = canonical_device(device)
+        if device == self.device:
+            return self
+        return Poly._wrap(Node(Op.COPY, self.node.dtype, (self.node,), CopyArg(device)))
+
+    def contiguous(self) -> Poly:
+        """The same value, materialized in its own buffer when realized."""
+        return Poly._wrap(Node(Op.CONTIGUOUS, self.node.dtype, (self.node,)))
+
+
+def _buffer_node(words: np.ndarray, ring: RingSpec, domain: Domain, device: str) -> Node:
+    """``AS_RING(BUFFER)`` over a new buffer holding ``words`` (``(L, n)`` Montgomery words)."""
+    dtype = DType.of_ring(ring.dtype)
+    buf = Buffer(device, ring.dtype, ring.size, words)
+    return Node(
+        Op.AS_RING, dtype, (Node(Op.BUFFER, dtype, (), BufferArg(buf)),), RingArg(ring, domain)
+    )

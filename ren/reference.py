@@ -1,0 +1,186 @@
+"""The reference evaluator: the exact value of any front-end graph, with Python integers.
+
+This module is the living definition of each op. It shares no arithmetic with the kernels: every
+value is a list of ``n`` Python ints in ``[0, Q)`` (the coefficients of the ring element, whatever
+domain it is represented in), and every op is one obvious function of its sources' values.
+Stored words are read by their definition too (Montgomery: ``w * R**-1 mod q``; NTT slot ``k`` is
+``a(psi**(2*brv(k)+1))``). Passes and backends are tested against it.
+
+It is slow on purpose (products are schoolbook, ``O(n**2)``; NTT-form inputs are read by solving
+the evaluation at every root). Use small rings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ren.ir.facts import facts
+from ren.ir.node import Node
+from ren.ir.op import Op
+from ren.ring import Domain, RingSpec, bit_reverse, primitive_root_2n
+
+__all__ = [
+    "centered",
+    "crt",
+    "evaluate",
+    "evaluate_graph",
+    "expected_limbs",
+    "negacyclic_mul",
+    "read_words",
+]
+
+Value = list[int]
+
+
+def centered(x: int, Q: int) -> int:
+    """The representative of ``x`` modulo ``Q`` in ``(-Q/2, Q/2]``."""
+    x %= Q
+    return x - Q if x > Q // 2 else x
+
+
+def crt(residues: list[list[int]], moduli: tuple[int, ...]) -> Value:
+    """Coefficients in ``[0, Q)`` from per-modulus residues (Chinese remaindering)."""
+    Q = 1
+    for q in moduli:
+        Q *= q
+    out = [0] * len(residues[0])
+    for res, q in zip(residues, moduli, strict=True):
+        Qi = Q // q
+        f = Qi * pow(Qi, -1, q)
+        for j, r in enumerate(res):
+            out[j] += r * f
+    return [x % Q for x in out]
+
+
+def negacyclic_mul(a: Value, b: Value, Q: int) -> Value:
+    """Schoolbook product in ``Z_Q[X]/(X^n + 1)``: ``X^n = -1``."""
+    n = len(a)
+    acc = np.zeros(2 * n, dtype=object)
+    bb = np.array(b, dtype=object)
+    for i, ai in enumerate(a):
+        if ai:
+            acc[i : i + n] += ai * bb
+    return [int(x) % Q for x in acc[:n] - acc[n:]]
+
+
+def automorphism(a: Value, g: int, Q: int) -> Value:
+    """``a(X^g)`` in ``Z_Q[X]/(X^n + 1)``."""
+    n = len(a)
+    out = [0] * n
+    for i, c in enumerate(a):
+        j = i * g % (2 * n)
+        if j < n:
+            out[j] = (out[j] + c) % Q
+        else:
+            out[j - n] = (out[j - n] - c) % Q
+    return out
+
+
+def _slot_roots(q: int, n: int) -> list[int]:
+    psi = primitive_root_2n(q, n)
+    bits = n.bit_length() - 1
+    return [pow(psi, 2 * bit_reverse(k, bits) + 1, q) for k in range(n)]
+
+
+def _ntt_by_definition(coeffs: list[int], q: int) -> list[int]:
+    """Slot ``k`` = ``a(psi**(2*brv(k)+1)) mod q`` (Horner)."""
+    out = []
+    for w in _slot_roots(q, len(coeffs)):
+        acc = 0
+        for c in reversed(coeffs):
+            acc = (acc * w + c) % q
+        out.append(acc)
+    return out
+
+
+def _intt_by_definition(slots: list[int], q: int) -> list[int]:
+    """Coefficients from slots: ``a_i = n**-1 * sum_k slot_k * w_k**-i``."""
+    n = len(slots)
+    n_inv = pow(n, -1, q)
+    inv_roots = [pow(w, -1, q) for w in _slot_roots(q, n)]
+    out = []
+    for i in range(n):
+        acc = sum(s * pow(w, i, q) for s, w in zip(slots, inv_roots, strict=True))
+        out.append(acc * n_inv % q)
+    return out
+
+
+def read_words(words: np.ndarray, ring: RingSpec, domain: Domain) -> Value:
+    """The value held by stored words (``L * n`` Montgomery words, limb-major, in ``domain``)."""
+    words = np.asarray(words).reshape(len(ring.moduli), ring.n)
+    R = 1 << ring.word_bits
+    residues = []
+    for row, q in zip(words, ring.moduli, strict=True):
+        r_inv = pow(R, -1, q)
+        plain = [int(w) * r_inv % q for w in row]
+        residues.append(_intt_by_definition(plain, q) if domain is Domain.NTT else plain)
+    return crt(residues, ring.moduli)
+
+
+def expected_limbs(value: Value, ring: RingSpec, domain: Domain) -> np.ndarray:
+    """The ``(L, n)`` plain residues (not Montgomery) a correct buffer holds for ``value``."""
+    rows = []
+    for q in ring.moduli:
+        res = [c % q for c in value]
+        rows.append(_ntt_by_definition(res, q) if domain is Domain.NTT else res)
+    return np.array(rows, dtype=ring.np_dtype)
+
+
+def _eval_node(node: Node, src: list[Value]) -> Value | tuple[Value, ...] | None:
+    op, arg = node.op, node.arg
+    ring = facts(node).ring
+    if op is Op.SINK:
+        return tuple(src)
+    if op in (Op.BUFFER, Op.BUFFER_VIEW, Op.CONST):
+        return None  # storage: AS_RING above it gives it a ring and a value
+    if op is Op.AS_RING:
+        inner = node.src[0]
+        if inner.op is Op.CONST:
+            return [inner.arg.value % ring.Q] + [0] * (ring.n - 1)
+        if inner.op is Op.BUFFER:
+            data = inner.arg.buffer.array
+        elif inner.op is Op.BUFFER_VIEW:
+            base = inner.src[0].arg.buffer.array
+            data = base[inner.arg.offset : inner.arg.offset + inner.arg.size]
+        else:
+            raise ValueError(f"AS_RING over {inner.op.name} has no value")
+        if data is None:
+            raise ValueError(f"{inner!r} holds no data")
+        return read_words(data, arg.ring, arg.domain)
+    Q = ring.Q
+    if op is Op.ADD:
+        return [(x + y) % Q for x, y in zip(src[0], src[1], strict=True)]
+    if op is Op.SUB:
+        return [(x - y) % Q for x, y in zip(src[0], src[1], strict=True)]
+    if op is Op.NEG:
+        return [-x % Q for x in src[0]]
+    if op is Op.MUL:
+        return negacyclic_mul(src[0], src[1], Q)
+    if op in (Op.NTT, Op.INTT, Op.COPY, Op.CONTIGUOUS):
+        return src[0]
+    if op is Op.TO_RING:
+        Q_src = facts(node.src[0]).ring.Q
+        return [centered(x, Q_src) % Q for x in src[0]]
+    if op is Op.RESCALE:
+        Q_src = facts(node.src[0]).ring.Q
+        P = 1
+        for p in arg.moduli:
+            P *= p
+        # floor(a_c / P + 1/2) = floor((2 a_c + P) / (2 P))
+        return [(2 * centered(x, Q_src) + P) // (2 * P) % Q for x in src[0]]
+    if op in (Op.ROTATE, Op.AUTOMORPHISM):
+        return automorphism(src[0], arg.galois, Q)
+    raise ValueError(f"the reference evaluator has no rule for {op.name}")
+
+
+def evaluate_graph(root: Node) -> dict[Node, Value | tuple[Value, ...]]:
+    """The value of every node below ``root`` (iterative, each node once)."""
+    values: dict[Node, Value | tuple[Value, ...]] = {}
+    for node in root.toposort():
+        values[node] = _eval_node(node, [values[s] for s in node.src])
+    return values
+
+
+def evaluate(root: Node) -> Value | tuple[Value, ...]:
+    """The value of ``root``: ``n`` ints in ``[0, Q)``, or a tuple of values for a ``SINK``."""
+    return evaluate_graph(root)[root]

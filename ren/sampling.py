@@ -1,0 +1,148 @@
+"""Random coefficients for polynomials and keys.
+
+Every sampler takes ``rng``: a seed (``int``), a ``numpy.random.Generator``, or ``None``. With a
+seed or a generator the draw is reproducible (NumPy's PCG64, *not* a cryptographic generator: for
+tests and teaching). With ``None`` the bits come from the operating system (``os.urandom``), which
+is what keys and encryption randomness should use.
+
+Distributions:
+
+* ``uniform_below(rng, bound, size)``: uniform in ``[0, bound)``, by rejection (no modulo bias).
+* ``integers(rng, low, high, size)``: uniform in ``[low, high]`` (inclusive), any size of ints.
+* ``ternary``: uniform in ``{-1, 0, 1}``; ``sparse_ternary``: exactly ``hamming_weight`` nonzero
+  entries, each ``+-1`` with probability 1/2, at uniformly chosen positions.
+* ``gaussian``: the continuous normal of standard deviation ``sigma`` rounded to the nearest
+  integer, redrawn beyond ``6 * sigma`` (the clipped Gaussian HE libraries use for errors).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+import numpy as np
+
+__all__ = [
+    "as_rng",
+    "gaussian",
+    "integers",
+    "sparse_ternary",
+    "ternary",
+    "uniform_below",
+]
+
+
+class OsRandom:
+    """Bits from ``os.urandom``; the generator used when no ``rng`` is given."""
+
+    def words(self, count: int) -> np.ndarray:
+        """``count`` uniform 64-bit words."""
+        return np.frombuffer(os.urandom(8 * count), dtype=np.uint64).copy()
+
+    def randbelow(self, bound: int) -> int:
+        return secrets.randbelow(bound)
+
+    def __repr__(self) -> str:
+        return "OsRandom()"
+
+
+RngLike = int | np.random.Generator | OsRandom | None
+
+
+def as_rng(rng: RngLike) -> np.random.Generator | OsRandom:
+    """The generator for ``rng``: a seeded PCG64 for an int, the generator itself, or the OS."""
+    if rng is None:
+        return OsRandom()
+    if isinstance(rng, np.random.Generator | OsRandom):
+        return rng
+    if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng seed {rng} is negative; seeds are non-negative ints")
+        return np.random.default_rng(int(rng))
+    raise TypeError(f"rng must be None, an int seed or a numpy.random.Generator, got {rng!r}")
+
+
+def uniform_below(rng: RngLike, bound: int, size: int) -> np.ndarray:
+    """``size`` uniform integers in ``[0, bound)`` as ``uint64``; ``1 <= bound <= 2**63``."""
+    if not 1 <= bound <= 1 << 63:
+        raise ValueError(f"bound {bound} is outside [1, 2**63]")
+    gen = as_rng(rng)
+    if isinstance(gen, np.random.Generator):
+        return gen.integers(0, bound, size=size, dtype=np.uint64)
+    mask = np.uint64((1 << max(bound - 1, 1).bit_length()) - 1)
+    out = np.empty(0, dtype=np.uint64)
+    while out.size < size:  # rejection: each draw is kept with probability > 1/2
+        w = gen.words(2 * (size - out.size) + 8) & mask
+        out = np.concatenate([out, w[w < np.uint64(bound)]])
+    return out[:size]
+
+
+def integers(rng: RngLike, low: int, high: int, size: int) -> list[int] | np.ndarray:
+    """``size`` uniform integers in ``[low, high]`` (inclusive): an int64 array when they fit,
+    else a list of Python ints."""
+    low, high = int(low), int(high)
+    if low > high:
+        raise ValueError(f"empty interval: low={low} > high={high}")
+    span = high - low + 1
+    if span <= 1 << 63 and low >= -(1 << 63) and high < 1 << 63:
+        draw = uniform_below(rng, span, size)
+        return draw.astype(np.int64) + low  # draw < span <= 2**63 and low + draw <= high < 2**63
+    gen = as_rng(rng)
+    if isinstance(gen, np.random.Generator):
+        nbytes = (span.bit_length() + 7) // 8
+        out = []
+        while len(out) < size:
+            x = int.from_bytes(gen.bytes(nbytes), "little") & ((1 << span.bit_length()) - 1)
+            if x < span:
+                out.append(low + x)
+        return out
+    return [low + gen.randbelow(span) for _ in range(size)]
+
+
+def ternary(rng: RngLike, size: int) -> np.ndarray:
+    """``size`` values uniform in ``{-1, 0, 1}`` (int64)."""
+    return uniform_below(rng, 3, size).astype(np.int64) - 1
+
+
+def sparse_ternary(rng: RngLike, size: int, hamming_weight: int) -> np.ndarray:
+    """``size`` values with exactly ``hamming_weight`` entries ``+-1`` (int64), the rest 0."""
+    if not 0 <= hamming_weight <= size:
+        raise ValueError(f"hamming_weight={hamming_weight} is outside [0, n={size}]")
+    gen = as_rng(rng)
+    out = np.zeros(size, dtype=np.int64)
+    if isinstance(gen, np.random.Generator):
+        pos = gen.choice(size, hamming_weight, replace=False)
+    else:  # partial Fisher-Yates with OS randomness
+        perm = list(range(size))
+        for i in range(hamming_weight):
+            j = i + gen.randbelow(size - i)
+            perm[i], perm[j] = perm[j], perm[i]
+        pos = np.array(perm[:hamming_weight], dtype=np.int64)
+    signs = uniform_below(gen, 2, hamming_weight).astype(np.int64) * 2 - 1
+    out[pos] = signs
+    return out
+
+
+def _standard_normal(gen: np.random.Generator | OsRandom, size: int) -> np.ndarray:
+    if isinstance(gen, np.random.Generator):
+        return gen.standard_normal(size)
+    # Box-Muller on 53-bit uniforms in (0, 1]
+    u = (gen.words(2 * size) >> np.uint64(11)).astype(np.float64) + 1.0
+    u /= float(1 << 53)
+    u1, u2 = u[:size], u[size:]
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+
+def gaussian(rng: RngLike, size: int, sigma: float = 3.2) -> np.ndarray:
+    """``size`` rounded normal samples of deviation ``sigma`` (int64), all within ``6 * sigma``."""
+    sigma = float(sigma)
+    if not sigma > 0 or not np.isfinite(sigma):
+        raise ValueError(f"sigma={sigma} must be a positive finite number")
+    gen = as_rng(rng)
+    out = np.rint(_standard_normal(gen, size) * sigma)
+    bound = 6 * sigma
+    bad = np.abs(out) > bound
+    while bad.any():
+        out[bad] = np.rint(_standard_normal(gen, int(bad.sum())) * sigma)
+        bad = np.abs(out) > bound
+    return out.astype(np.int64)

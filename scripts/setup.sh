@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The one set-up path for Ren on a Debian machine with Python 3.11. Idempotent and quick when done:
+#   1. create .venv (python3 -m venv) if it is missing or has no pip;
+#   2. pip install -e .[dev,viz,docs] when pyproject.toml changed since the last install
+#      (the stamp .venv/.ren-installed holds its hash); a failure here is fatal;
+#   3. apt-get install graphviz when `dot` is missing; optional: on failure say so and go on
+#      (the graphviz tests skip), and don't try again until .venv/.ren-no-graphviz is removed.
+# Messages go to stderr, so `scripts/demo.sh` keeps a clean stdout.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+say() { echo "setup: $*" >&2; }
+PYTHON=${PYTHON:-python3}
+EXTRAS="dev,viz,docs"
+
+# Run a command as root: directly, with sudo (non-interactive unless on a terminal), or not at all.
+as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        if [ -t 0 ]; then sudo "$@"; else sudo -n "$@"; fi
+    else
+        say "not root and no sudo: cannot run $1"
+        return 1
+    fi
+}
+
+# apt-get install the given Debian packages quietly; on failure show the end of apt's output.
+apt_install() {
+    command -v apt-get >/dev/null 2>&1 || { say "apt-get not found"; return 1; }
+    local log status=0
+    log=$(mktemp)
+    {
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+            as_root env DEBIAN_FRONTEND=noninteractive \
+                apt-get install -y -qq --no-install-recommends "$@"
+    } >"$log" 2>&1 || status=$?
+    [ "$status" = 0 ] || tail -n 15 "$log" >&2
+    rm -f "$log"
+    return "$status"
+}
+
+# 1. the virtual environment
+if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+    say "creating .venv with $PYTHON"
+    if ! "$PYTHON" -m venv .venv; then
+        say "python3 -m venv failed; installing Debian's python3-venv and trying again"
+        apt_install python3-venv || { say "FAILED: could not install python3-venv"; exit 1; }
+        "$PYTHON" -m venv .venv
+    fi
+fi
+
+# 2. the package and its extras
+stamp=.venv/.ren-installed
+want="$(sha256sum pyproject.toml | cut -d' ' -f1) $EXTRAS"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "pip install -e .[$EXTRAS] (log: .venv/pip-install.log)"
+    if ! .venv/bin/python -m pip install --quiet -e ".[$EXTRAS]" >.venv/pip-install.log 2>&1; then
+        tail -n 30 .venv/pip-install.log >&2
+        say "FAILED: pip install -e .[$EXTRAS]; see .venv/pip-install.log"
+        exit 1
+    fi
+    echo "$want" >"$stamp"
+fi
+
+# 3. graphviz's dot, optional
+if ! command -v dot >/dev/null 2>&1; then
+    if [ -e .venv/.ren-no-graphviz ]; then
+        say "graphviz's dot is missing (install skipped: it failed before; remove" \
+            ".venv/.ren-no-graphviz to retry); the graphviz tests will skip"
+    else
+        say "installing graphviz with apt-get (dot is missing)"
+        if apt_install graphviz && command -v dot >/dev/null 2>&1; then
+            say "graphviz installed"
+        else
+            touch .venv/.ren-no-graphviz
+            say "could not install graphviz (try: sudo apt-get install graphviz);" \
+                "going on without it: the graphviz tests will skip"
+        fi
+    fi
+fi

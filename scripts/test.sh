@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole test suite: set-up, lint, format check, strict docs build, then pytest.
+# Extra arguments go to pytest: `bash scripts/test.sh -k rings -x`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/setup.sh
+
+echo "== ruff check"
+.venv/bin/ruff check .
+
+echo "== ruff format --check"
+.venv/bin/ruff format --check .
+
+echo "== mkdocs build --strict"
+site=$(mktemp -d)
+trap 'rm -rf "$site"' EXIT
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet -d "$site"
+
+echo "== pytest"
+export REN_CHECK=1
+.venv/bin/pytest -q "$@"

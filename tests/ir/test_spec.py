@@ -1,0 +1,79 @@
+"""The verifier accepts what the front end builds and names the bad node in a malformed graph."""
+
+import pytest
+
+from ren.errors import SpecError
+from ren.ir import (
+    BufferArg,
+    CopyArg,
+    DType,
+    GaloisArg,
+    Node,
+    Op,
+    RescaleArg,
+    RingArg,
+    ToRingArg,
+    ViewArg,
+    verify,
+)
+from ren.poly import Poly
+from ren.ring import Domain, RingSpec, ntt_primes
+
+RING = RingSpec(8, (17, 97, 113))
+U = DType.U32
+
+
+def poly() -> Poly:
+    return Poly(list(range(8)), RING)
+
+
+def test_front_end_graphs_verify():
+    a, b = poly(), poly()
+    progs = [
+        (a + b) * (a - 1),
+        -a.ntt() + b,
+        a.rescale().to_ring(RingSpec(8, (17,))),
+        a.rotate(2).conjugate().automorphism(3),
+        a.to("cpu").contiguous() * 2,
+        a.to_ring(RingSpec(8, (17, 193))),
+        a.to_ring(RingSpec(8, (ntt_primes(8, 40, 1)[0],))),  # a u64 target
+    ]
+    for p in progs:
+        assert verify(p.node) is p.node
+    assert verify(Node(Op.SINK, DType.VOID, tuple(p.node for p in progs)))
+
+
+def bad(node: Node, message: str) -> None:
+    with pytest.raises(SpecError, match=message) as e:
+        verify(node)
+    assert node.op.name in str(e.value)
+
+
+def test_malformed_graphs_name_the_node_and_rule():
+    a = poly()
+    other = Poly(list(range(8)), RingSpec(8, (17, 97)))
+    bad(Node(Op.ADD, U, (a.node, other.node)), "different rings")
+    bad(Node(Op.ADD, U, (a.node, a.to("cpu").node)), "different devices")
+    bad(Node(Op.ADD, U, (a.node,)), "takes 2 source")
+    bad(Node(Op.NEG, DType.U64, (a.node,)), "dtype u64 differs")
+    bad(Node(Op.RESCALE, U, (a.node,), RescaleArg((193,))), "193 is not in the ring")
+    bad(Node(Op.RESCALE, U, (a.node,), RescaleArg((17, 97, 113))), "leaves no modulus")
+    bad(Node(Op.RESCALE, U, (a.node,), None), "RescaleArg")
+    bad(Node(Op.ROTATE, U, (a.node,), GaloisArg(4)), "must be odd")
+    bad(Node(Op.TO_RING, U, (a.node,), ToRingArg(RingSpec(16, (97,)))), "degree")
+    bad(Node(Op.COPY, U, (a.node,), CopyArg("tpu")), "unknown device")
+    bad(Node(Op.SINK, U, (a.node,)), "void")
+    bad(Node(Op.AS_RING, U, (a.node,), RingArg(RING, Domain.COEFF)), "only BUFFER")
+    buf = a.node.src[0]
+    small = RingSpec(8, (17,))
+    bad(Node(Op.AS_RING, U, (buf,), RingArg(small, Domain.COEFF)), "needs 8 words")
+    bad(Node(Op.BUFFER_VIEW, U, (buf,), ViewArg(16, 16)), "outside")
+    bad(Node(Op.BUFFER, DType.U64, (), BufferArg(buf.arg.buffer)), "differs from its buffer")
+    bad(Node(Op.KERNEL, DType.VOID, ()), "no verifier rule")
+
+
+def test_nested_bad_node_is_found():
+    a = poly()
+    broken = Node(Op.ROTATE, U, (a.node,), GaloisArg(2))
+    with pytest.raises(SpecError, match="bad ROTATE"):
+        verify(Node(Op.ADD, U, (a.node, broken)))
