@@ -24,11 +24,7 @@ from ren.ir.op import DType, Op
 from ren.poly import Poly
 from ren.reference import crt, evaluate, evaluate_graph, expected_limbs, read_words
 from ren.ring import Domain, RingSpec, ntt_primes, primitive_root_2n
-
-try:
-    from tests.strategies import coeff_lists
-except ImportError:  # pragma: no cover - the shared strategies are optional here
-    coeff_lists = None
+from tests.strategies import coeff_lists
 
 RING_SMALL = RingSpec(8, (17, 97))
 RING_30 = RingSpec(16, ntt_primes(16, 30, 3))
@@ -150,9 +146,7 @@ def rand_coeffs(rnd: random.Random, ring: RingSpec) -> list[int]:
 
 
 def coeffs_strategy(ring: RingSpec):
-    if coeff_lists is not None:
-        return coeff_lists(ring)
-    return st.lists(st.integers(-2 * ring.Q, 2 * ring.Q), min_size=ring.n, max_size=ring.n)
+    return coeff_lists(ring)
 
 
 # --------------------------------------------------------------------------------------------

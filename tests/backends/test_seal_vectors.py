@@ -1,10 +1,10 @@
 """Ren's NTT and NTT-form products against vectors produced by Microsoft SEAL 4.4.
 
-Each ``.npz`` (see ``shared/vectors/README.md``) holds two CKKS ciphertexts ``a`` and ``b`` in
+Each ``.npz`` (see ``tests/vectors/README.md``) holds two CKKS ciphertexts ``a`` and ``b`` in
 coefficient form (plain residues) and in SEAL's NTT form, and SEAL's tensor product
 ``(a0*b0, a0*b1 + a1*b0, a1*b1)`` in NTT form. Both libraries use the smallest primitive ``2n``-th
-root and the bit-reversed slot order, so the words must agree exactly. The vectors live outside
-the repository (``shared/vectors`` next to it, or the folder named by ``REN_VECTORS``).
+root and the bit-reversed slot order, so the words must agree exactly. The vectors ship with the
+tests (``tests/vectors``); ``REN_VECTORS`` names another folder of them.
 """
 
 from __future__ import annotations
@@ -18,13 +18,20 @@ import pytest
 from ren.backends import ring_kernels as rk
 from ren.ring import RingSpec
 
+SHIPPED = Path(__file__).resolve().parents[1] / "vectors"
+
 
 def _vector_dir() -> Path:
     env = os.environ.get("REN_VECTORS")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "vectors"
+    return Path(env) if env else SHIPPED
 
 
 VECTORS = sorted(_vector_dir().glob("*.npz"))
+
+
+def test_the_shipped_vectors_are_there():
+    names = sorted(p.name for p in SHIPPED.glob("*.npz"))
+    assert names == ["seal_n1024_60_40.npz", "seal_n16_30bit.npz", "seal_n2048_50_40_40.npz"]
 
 
 def _load(path: Path) -> tuple[RingSpec, dict[str, np.ndarray]]:
@@ -43,11 +50,12 @@ def _id(path: Path) -> str:
     return f"{path.stem}/N={ring.n}/limbs={ring.L}"
 
 
-pytestmark = pytest.mark.skipif(
-    not VECTORS, reason=f"no SEAL vectors (*.npz) in {_vector_dir()}; set REN_VECTORS to the folder"
+needs_vectors = pytest.mark.skipif(
+    not VECTORS, reason=f"no SEAL vectors (*.npz) in {_vector_dir()} (REN_VECTORS)"
 )
 
 
+@needs_vectors
 @pytest.mark.parametrize("path", VECTORS, ids=_id)
 def test_ntt_matches_seal(path):
     ring, data = _load(path)
@@ -59,6 +67,7 @@ def test_ntt_matches_seal(path):
             np.testing.assert_array_equal(back, data[f"{name}_coef"][c])
 
 
+@needs_vectors
 @pytest.mark.parametrize("path", VECTORS, ids=_id)
 def test_tensor_product_matches_seal(path):
     ring, data = _load(path)
