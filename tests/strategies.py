@@ -13,6 +13,7 @@ import random
 from hypothesis import strategies as st
 
 from ren.ring import DTYPE_LIMIT_BITS, RingSpec, ntt_primes
+from tests.oracles import centered
 
 #: The smallest bit size of the first modulus pool per dtype (u64 rings get a modulus >= 2**30, so
 #: that the 64-bit path really is exercised); the largest comes from ``DTYPE_LIMIT_BITS``.
@@ -54,12 +55,6 @@ def rings(
     limbs = draw(st.sampled_from(range(min_limbs, max_limbs + 1)))
     moduli = draw(st.permutations(pool))[:limbs]
     return RingSpec(n, tuple(moduli), dtype)
-
-
-def centered(x: int, Q: int) -> int:
-    """The representative of ``x mod Q`` in ``(-Q/2, Q/2]`` (``Q`` odd)."""
-    x %= Q
-    return x - Q if x > Q // 2 else x
 
 
 def edge_values(ring: RingSpec) -> list[int]:

@@ -7,8 +7,8 @@ looked up in the page line by line, so the page cannot drift from the convention
 checks that ``ren.ring`` agrees with the same numbers, and the last ones that ``Poly`` programs
 compute them (through the reference evaluator, and through ``tolist()`` once the engine exists).
 
-``python tests/test_docs_rings.py`` prints the rendered lines, to paste into the page after a
-change.
+``python -m tests.test_docs_rings`` (from the repository root) prints the rendered lines, to paste
+into the page after a change.
 """
 
 from __future__ import annotations
@@ -18,6 +18,15 @@ from fractions import Fraction
 from pathlib import Path
 
 from ren import ring as ren_ring
+from tests.oracles import (
+    automorphism,
+    brv,
+    centered,
+    negacyclic,
+    ntt_slots,
+    rounded_div,
+    slot_point,
+)
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "rings.md"
 
@@ -34,12 +43,7 @@ MONT_X, MONT_Y = 2, 7  # the Montgomery product example
 
 
 # --------------------------------------------------------------------------------------------
-# the definitions, with Python ints only
-
-
-def brv(k: int) -> int:
-    """Reverse the low ``log2(N)`` bits of ``k``."""
-    return sum(((k >> b) & 1) << (BITS - 1 - b) for b in range(BITS))
+# the definitions, with Python ints only (the shared ones come from tests/oracles.py)
 
 
 def primitive_roots(q: int) -> list[int]:
@@ -53,54 +57,9 @@ def psi(q: int) -> int:
     return min(primitive_roots(q))
 
 
-def evaluate(coeffs: list[int], x: int, q: int) -> int:
-    """``a(x) mod q`` by direct evaluation."""
-    return sum(c * pow(x, i, q) for i, c in enumerate(coeffs)) % q
-
-
-def slots(coeffs: list[int], q: int) -> list[int]:
-    """NTT form: slot ``k`` holds ``a(psi**(2*brv(k)+1)) mod q``."""
-    return [evaluate(coeffs, pow(psi(q), 2 * brv(k) + 1, q), q) for k in range(N)]
-
-
-def negacyclic(a: list[int], b: list[int]) -> list[int]:
-    """The schoolbook product in ``Z[X]/(X^n+1)``: ``X^n = -1``."""
-    out = [0] * N
-    for i, x in enumerate(a):
-        for j, y in enumerate(b):
-            if i + j < N:
-                out[i + j] += x * y
-            else:
-                out[i + j - N] -= x * y
-    return out
-
-
-def automorphism(a: list[int], g: int) -> list[int]:
-    """``a(X**g)``: coefficient ``i`` moves to ``i*g mod 2n``, negated when that is ``>= n``."""
-    out = [0] * N
-    for i, c in enumerate(a):
-        j = i * g % (2 * N)
-        if j < N:
-            out[j] += c
-        else:
-            out[j - N] -= c
-    return out
-
-
 def ntt_permutation(g: int) -> list[int]:
     """``out[k] = in[perm[k]]`` with ``perm[k] = brv(((g*(2*brv(k)+1)) mod 2n - 1) / 2)``."""
-    return [brv((g * (2 * brv(k) + 1) % (2 * N) - 1) // 2) for k in range(N)]
-
-
-def centered(x: int, m: int) -> int:
-    """The representative of ``x mod m`` in ``(-m/2, m/2]``."""
-    x %= m
-    return x - m if 2 * x > m else x
-
-
-def round_half_up(x: Fraction) -> int:
-    """``floor(x + 1/2)``: round to nearest, ties up."""
-    return math.floor(x + Fraction(1, 2))
+    return [brv((g * (2 * brv(k, BITS) + 1) % (2 * N) - 1) // 2, BITS) for k in range(N)]
 
 
 def mont(x: int, q: int) -> int:
@@ -134,29 +93,31 @@ def rendered_lines() -> list[str]:
         row("`R^2 mod q`", [R * R % q for q in MODULI]),
         row("`R^-1 mod q`", [pow(R, -1, q) for q in MODULI]),
         row("`q^-1 mod R`", [pow(q, -1, R) for q in MODULI]),
-        row("`brv(k)`", [brv(k) for k in range(N)]),
-        row("exponent `2*brv(k)+1`", [2 * brv(k) + 1 for k in range(N)]),
-        row(f"point mod {q0}", [pow(psi(q0), 2 * brv(k) + 1, q0) for k in range(N)]),
-        row(f"point mod {q1}", [pow(psi(q1), 2 * brv(k) + 1, q1) for k in range(N)]),
+        row("`brv(k)`", [brv(k, BITS) for k in range(N)]),
+        row("exponent `2*brv(k)+1`", [2 * brv(k, BITS) + 1 for k in range(N)]),
+        row(f"point mod {q0}", [slot_point(k, N, q0, psi(q0)) for k in range(N)]),
+        row(f"point mod {q1}", [slot_point(k, N, q1, psi(q1)) for k in range(N)]),
     ]
     for name, poly in (("a", A), ("b", B)):
         for q in MODULI:
             lines += [
                 row(f"`{name}` mod {q}", mod(poly, q)),
                 row(f"`{name}` words mod {q}", [mont(x, q) for x in mod(poly, q)]),
-                row(f"`{name}` slots mod {q}", slots(poly, q)),
-                row(f"`{name}` NTT words mod {q}", [mont(x, q) for x in slots(poly, q)]),
+                row(f"`{name}` slots mod {q}", ntt_slots(poly, q, psi(q))),
+                row(
+                    f"`{name}` NTT words mod {q}", [mont(x, q) for x in ntt_slots(poly, q, psi(q))]
+                ),
             ]
     words = [mont(x, q) for q in MODULI for x in mod(A, q)]  # limb-major: row 0, then row 1
     lines.append(f"the 16 `u32` words `{' '.join(map(str, words))}`, row 0 then row 1")
     ab = negacyclic(A, B)
     lines.append(row("`a*b` in `Z[X]/(X^8+1)`", ab))
     for q in MODULI:
-        sa, sb = slots(A, q), slots(B, q)
+        sa, sb = ntt_slots(A, q, psi(q)), ntt_slots(B, q, psi(q))
         lines += [
             row(f"`a*b` mod {q}", mod(ab, q)),
             row(f"slot products mod {q}", [x * y % q for x, y in zip(sa, sb, strict=True)]),
-            row(f"`a*b` slots mod {q}", slots(ab, q)),
+            row(f"`a*b` slots mod {q}", ntt_slots(ab, q, psi(q))),
         ]
     lines += [
         row("`tolist()`", [x % Q for x in ab]),
@@ -182,10 +143,10 @@ def rendered_lines() -> list[str]:
         row("`perm[k]`", ntt_permutation(G)),
     ]
     for q in MODULI:
-        sa = slots(A, q)
+        sa = ntt_slots(A, q, psi(q))
         lines += [
             row(f"`a` slots at `perm` mod {q}", [sa[p] for p in ntt_permutation(G)]),
-            row(f"`sigma_5(a)` slots mod {q}", slots(sigma, q)),
+            row(f"`sigma_5(a)` slots mod {q}", ntt_slots(sigma, q, psi(q))),
         ]
     lines.append(row("`sigma_15(a)` (conjugation)", automorphism(A, 2 * N - 1)))
     lines += [
@@ -193,10 +154,10 @@ def rendered_lines() -> list[str]:
         *(row(f"`c` mod {q}", mod(C, q)) for q in MODULI),
         row("`c_c` (centered mod 1649)", [centered(x, Q) for x in C]),
         row("`c_c / 97`", [str(Fraction(centered(x, Q), q1)) for x in C]),
-        row("`floor(c_c/97 + 1/2)`", [round_half_up(Fraction(centered(x, Q), q1)) for x in C]),
+        row("`floor(c_c/97 + 1/2)`", [rounded_div(centered(x, Q), q1) for x in C]),
         row(
             f"`c.rescale()` mod {q0}",
-            [round_half_up(Fraction(centered(x, Q), q1)) % q0 for x in C],
+            [rounded_div(centered(x, Q), q1) % q0 for x in C],
         ),
     ]
     return lines
@@ -225,10 +186,11 @@ def test_definitions_hold_on_the_example():
         p = psi(q)
         assert pow(p, 2 * N, q) == 1 and pow(p, N, q) == q - 1
         ab = negacyclic(A, B)
-        assert slots(ab, q) == [x * y % q for x, y in zip(slots(A, q), slots(B, q), strict=True)]
+        sa, sb = ntt_slots(A, q, p), ntt_slots(B, q, p)
+        assert ntt_slots(ab, q, p) == [x * y % q for x, y in zip(sa, sb, strict=True)]
         perm = ntt_permutation(G)
-        assert slots(automorphism(A, G), q) == [slots(A, q)[k] for k in perm]
-    assert sorted(brv(k) for k in range(N)) == list(range(N))
+        assert ntt_slots(automorphism(A, G), q, p) == [sa[k] for k in perm]
+    assert sorted(brv(k, BITS) for k in range(N)) == list(range(N))
 
 
 def test_ren_ring_agrees_with_the_example():
@@ -239,7 +201,7 @@ def test_ren_ring_agrees_with_the_example():
         t = ren_ring.ModulusTables.make(q, N, 32)
         assert (t.psi, t.psi_inv, t.n_inv) == (psi(q), pow(psi(q), -1, q), pow(N, -1, q))
         assert (t.r_mod_q, t.r2_mod_q, t.q_inv) == (R % q, R * R % q, pow(q, -1, R))
-    assert [ren_ring.bit_reverse(k, BITS) for k in range(N)] == [brv(k) for k in range(N)]
+    assert [ren_ring.bit_reverse(k, BITS) for k in range(N)] == [brv(k, BITS) for k in range(N)]
     assert ren_ring.galois_for_rotation(N, 1) == G
     dest, negate = ren_ring.automorphism_coeff_table(N, G)
     assert [int(d) for d in dest] == [i * G % (2 * N) % N for i in range(N)]
@@ -258,7 +220,7 @@ def test_reference_evaluator_computes_the_example():
     assert reference.evaluate(((a + b) * (a - 1)).node) == [x % Q for x in expr]
     assert reference.evaluate(a.rotate(1).node) == [x % Q for x in automorphism(A, G)]
     assert reference.evaluate(a.conjugate().node) == [x % Q for x in automorphism(A, 2 * N - 1)]
-    rescaled = [round_half_up(Fraction(centered(x, Q), MODULI[1])) % 17 for x in C]
+    rescaled = [rounded_div(centered(x, Q), MODULI[1]) % 17 for x in C]
     assert reference.evaluate(Poly(C, spec).rescale().node) == rescaled
 
 

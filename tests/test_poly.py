@@ -1,7 +1,7 @@
 """The ``Poly`` front end: every operation builds nodes (nothing runs), with the documented meaning.
 
-Oracle: the reference evaluator's value of the built graph against Python-integer math written
-here, and the graph shape the contract promises.
+Oracle: the reference evaluator's value of the built graph against Python-integer math (written
+here and in ``tests/oracles.py``), and the graph shape the contract promises.
 """
 
 import numpy as np
@@ -9,8 +9,9 @@ import pytest
 
 from ren.ir import GaloisArg, Op, RescaleArg
 from ren.poly import Poly
-from ren.reference import centered, evaluate
+from ren.reference import evaluate
 from ren.ring import Domain, RingSpec, ntt_primes
+from tests.oracles import automorphism, centered, negacyclic
 
 RING = RingSpec(8, (17, 97, 113))
 Q = RING.Q
@@ -24,19 +25,6 @@ def val(p: Poly) -> list[int]:
 
 def mod(xs):
     return [x % Q for x in xs]
-
-
-def schoolbook(a, b):
-    n = len(a)
-    out = [0] * n
-    for i in range(n):
-        for j in range(n):
-            k = i + j
-            if k < n:
-                out[k] += a[i] * b[j]
-            else:
-                out[k - n] -= a[i] * b[j]
-    return mod(out)
 
 
 def test_construction_reduces_any_int():
@@ -67,7 +55,7 @@ def test_operators_build_nodes_with_the_ring_meaning():
     assert val(a + b) == mod([x + y for x, y in zip(A, B, strict=True)])
     assert val(a - b) == mod([x - y for x, y in zip(A, B, strict=True)])
     assert val(-a) == mod([-x for x in A])
-    assert val(a * b) == schoolbook(A, B)
+    assert val(a * b) == negacyclic(A, B, Q)
     assert (a * b).domain is Domain.NTT
 
 
@@ -163,22 +151,14 @@ def test_bad_rescale():
 def test_rotations_and_automorphisms():
     n = RING.n
     a = Poly(A, RING)
-
-    def auto(g):
-        out = [0] * n
-        for i, c in enumerate(A):
-            j = i * g % (2 * n)
-            out[j % n] += c if j < n else -c
-        return mod(out)
-
     r = a.rotate(1)
     assert r.node.op is Op.ROTATE and r.node.arg == GaloisArg(5, 1)
-    assert val(r) == auto(5)
-    assert val(a.rotate(2)) == auto(25 % 16)
-    assert val(a.rotate(-1)) == auto(pow(5, -1, 16))
+    assert val(r) == automorphism(A, 5, Q)
+    assert val(a.rotate(2)) == automorphism(A, 25 % 16, Q)
+    assert val(a.rotate(-1)) == automorphism(A, pow(5, -1, 16), Q)
     assert a.rotate(0) is a and a.rotate(n // 2) is a
-    assert val(a.automorphism(3)) == auto(3)
-    assert val(a.conjugate()) == auto(2 * n - 1)
+    assert val(a.automorphism(3)) == automorphism(A, 3, Q)
+    assert val(a.conjugate()) == automorphism(A, 2 * n - 1, Q)
     assert a.automorphism(17) is a  # 17 = 1 mod 16
     with pytest.raises(ValueError, match="even"):
         a.automorphism(4)

@@ -3,15 +3,15 @@
 Inputs are built without the kernels: each leaf is an ``AS_RING(BUFFER)`` whose Montgomery words
 this file computes with Python ints (coefficient form: ``(c mod q) * R mod q``; NTT form: slot
 ``k`` = ``a(psi**(2*brv(k)+1))``, then Montgomery-encoded). The expected values come from a
-schoolbook negacyclic product, ``a(X^g)`` by substituting powers of ``X``, centered
-representatives, and rounding with ``fractions.Fraction``.
+schoolbook negacyclic product, ``a(X^g)`` by sending ``a_i X^i`` to ``a_i X^(i*g)`` with
+``X^n = -1``, centered representatives, and rounding with ``fractions.Fraction`` (the shared
+oracles of ``tests/oracles.py``).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -24,6 +24,14 @@ from ren.ir.op import DType, Op
 from ren.poly import Poly
 from ren.reference import crt, evaluate, evaluate_graph, expected_limbs, read_words
 from ren.ring import Domain, RingSpec, ntt_primes, primitive_root_2n
+from tests.oracles import (
+    automorphism,
+    centered,
+    negacyclic,
+    ntt_slots,
+    rounded_div,
+    smallest_root_brute,
+)
 from tests.strategies import coeff_lists
 
 RING_SMALL = RingSpec(8, (17, 97))
@@ -37,70 +45,18 @@ RINGS = [
 RING_LIST = [RING_SMALL, RING_30, RING_60]
 
 # --------------------------------------------------------------------------------------------
-# oracles with Python ints
-
-
-def centered(x: int, Q: int) -> int:
-    """The representative of ``x`` in ``(-Q/2, Q/2]``."""
-    r = x % Q
-    return r - Q if 2 * r > Q else r
-
-
-def schoolbook(a: list[int], b: list[int], Q: int) -> list[int]:
-    """``a * b`` in ``Z_Q[X]/(X^n + 1)``, one term at a time."""
-    n = len(a)
-    out = [0] * n
-    for i in range(n):
-        for j in range(n):
-            k = i + j
-            if k < n:
-                out[k] += a[i] * b[j]
-            else:
-                out[k - n] -= a[i] * b[j]
-    return [c % Q for c in out]
-
-
-def substitute(a: list[int], g: int, Q: int) -> list[int]:
-    """``a(X^g)`` as ``sum a_i * (X^g)^i``, powers built by schoolbook products."""
-    n = len(a)
-    x = [0, 1] + [0] * (n - 2)
-    xg = [1] + [0] * (n - 1)
-    for _ in range(g):
-        xg = schoolbook(xg, x, Q)
-    out, power = [0] * n, [1] + [0] * (n - 1)
-    for c in a:
-        out = [(o + c * p) % Q for o, p in zip(out, power, strict=True)]
-        power = schoolbook(power, xg, Q)
-    return out
-
-
-def brv(k: int, bits: int) -> int:
-    out = 0
-    for _ in range(bits):
-        out, k = (out << 1) | (k & 1), k >> 1
-    return out
+# oracles with Python ints (the shared ones live in tests/oracles.py)
 
 
 def smallest_root(q: int, n: int) -> int:
     """The smallest primitive ``2n``-th root mod ``q``: brute force for small ``q``; for large ``q``
     the library's root, checked here to be one and the least of all ``psi**odd``."""
     if q < 10**5:
-        return next(x for x in range(2, q) if pow(x, n, q) == q - 1)
+        return smallest_root_brute(q, n)
     psi = primitive_root_2n(q, n)
     assert pow(psi, n, q) == q - 1
     assert psi == min(pow(psi, j, q) for j in range(1, 2 * n, 2))
     return psi
-
-
-def ntt_slots(a: list[int], q: int, n: int) -> list[int]:
-    """Slot ``k`` = ``a(psi**(2*brv(k)+1)) mod q``, by direct evaluation."""
-    psi = smallest_root(q, n)
-    bits = n.bit_length() - 1
-    out = []
-    for k in range(n):
-        w = pow(psi, 2 * brv(k, bits) + 1, q)
-        out.append(sum(c * pow(w, i, q) for i, c in enumerate(a)) % q)
-    return out
 
 
 def words_for(coeffs: list[int], ring: RingSpec, domain: Domain) -> np.ndarray:
@@ -110,7 +66,7 @@ def words_for(coeffs: list[int], ring: RingSpec, domain: Domain) -> np.ndarray:
     for q in ring.moduli:
         plain = [c % q for c in coeffs]
         if domain is Domain.NTT:
-            plain = ntt_slots(plain, q, ring.n)
+            plain = ntt_slots(plain, q, smallest_root(q, ring.n))
         rows.append([x * R % q for x in plain])
     return np.array(rows, dtype=ring.np_dtype)
 
@@ -190,7 +146,7 @@ def test_expected_limbs_round_trip(ring, domain):
     assert limbs.shape == (ring.L, ring.n) and limbs.dtype == ring.np_dtype
     for i, q in enumerate(ring.moduli):
         row = [c % q for c in a]
-        want = ntt_slots(row, q, ring.n) if domain is Domain.NTT else row
+        want = ntt_slots(row, q, smallest_root(q, ring.n)) if domain is Domain.NTT else row
         assert [int(x) for x in limbs[i]] == want
     R = 2**ring.word_bits
     words = np.array(
@@ -251,8 +207,8 @@ def test_add_sub_neg_mul(ring):
         assert value(pa - pb) == [(x - y) % Q for x, y in zip(a, b, strict=True)]
         assert value(pb - pa) == [(y - x) % Q for x, y in zip(a, b, strict=True)]
         assert value(-pa) == [-x % Q for x in a]
-        assert value(pa * pb) == schoolbook(a, b, Q)
-        assert value(pa * pa) == schoolbook(a, a, Q)
+        assert value(pa * pb) == negacyclic(a, b, Q)
+        assert value(pa * pa) == negacyclic(a, a, Q)
         assert value(pa * pb - pb * pa) == [0] * ring.n
 
 
@@ -266,9 +222,9 @@ def test_arithmetic_property(data, ring):
     pa, pb, pc = leaf(a, ring), leaf(b, ring), leaf(c, ring, Domain.NTT)
     # (a + b) * c - a == a*c + b*c - a
     ab = [(x + y) % Q for x, y in zip(a, b, strict=True)]
-    want = [(x - y) % Q for x, y in zip(schoolbook(ab, [v % Q for v in c], Q), a, strict=True)]
+    want = [(x - y) % Q for x, y in zip(negacyclic(ab, [v % Q for v in c], Q), a, strict=True)]
     assert value((pa + pb) * pc - pa) == want
-    assert value(-(pa * pb)) == [-x % Q for x in schoolbook(a, b, Q)]
+    assert value(-(pa * pb)) == [-x % Q for x in negacyclic(a, b, Q)]
 
 
 def test_multiply_by_x_is_negacyclic():
@@ -307,7 +263,7 @@ def test_const_alone(ring):
         k = Poly.const(c, ring)
         assert value(k) == want
         assert value(k.ntt()) == want  # the constant c in every slot is still the value c
-        assert value(k * k) == schoolbook(want, want, Q)
+        assert value(k * k) == negacyclic(want, want, Q)
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,11 +354,6 @@ def test_to_ring_to_a_u64_ring_and_back():
 # rescale
 
 
-def rounded_div(x: int, P: int) -> int:
-    """``floor(x/P + 1/2)`` with exact rationals."""
-    return math.floor(Fraction(x, P) + Fraction(1, 2))
-
-
 def rescale_inputs(ring: RingSpec, P: int, rnd: random.Random) -> list[list[int]]:
     """Coefficient lists (``n`` each) covering the rounding edges for the divisor ``P``."""
     Q, h = ring.Q, ring.Q // 2
@@ -480,7 +431,7 @@ def test_rotate(ring, domain):
         got = pa.rotate(k)
         if g == 1:
             assert got is pa
-        assert value(got) == substitute([c % Q for c in a], g, Q), k
+        assert value(got) == automorphism([c % Q for c in a], g, Q), k
     assert pa.rotate(0) is pa
     assert pa.rotate(n // 2) is pa  # 5 has order n/2 modulo 2n
 
@@ -492,7 +443,7 @@ def test_automorphism_every_galois_element(ring):
     a = [c % Q for c in rand_coeffs(rnd, ring)]
     pa, pn = leaf(a, ring), leaf(a, ring, Domain.NTT)
     for g in range(1, 2 * n, 2):
-        want = substitute(a, g, Q)
+        want = automorphism(a, g, Q)
         assert value(pa.automorphism(g)) == want, g
         assert value(pn.automorphism(g + 2 * n)) == want, g  # g is taken mod 2n
     with pytest.raises(ValueError, match="even"):
@@ -505,7 +456,7 @@ def test_conjugate(ring):
     n, Q = ring.n, ring.Q
     a = [c % Q for c in rand_coeffs(rnd, ring)]
     pa = leaf(a, ring)
-    want = substitute(a, 2 * n - 1, Q)
+    want = automorphism(a, 2 * n - 1, Q)
     # X -> X^-1 = -X^(n-1): coefficient i goes to n - i, negated
     assert want == [a[0]] + [-a[n - i] % Q for i in range(1, n)]
     assert value(pa.conjugate()) == want
@@ -521,7 +472,7 @@ def test_automorphism_is_a_ring_homomorphism():
     lhs = value((pa * pb).rotate(3))
     rhs = value(pa.rotate(3) * pb.rotate(3))
     g = pow(5, 3, 2 * ring.n)
-    assert lhs == rhs == substitute(schoolbook(a, b, Q), g, Q)
+    assert lhs == rhs == automorphism(negacyclic(a, b, Q), g, Q)
 
 
 # --------------------------------------------------------------------------------------------
@@ -538,7 +489,7 @@ def test_sink_returns_a_tuple():
     got = evaluate(sink)
     assert isinstance(got, tuple) and len(got) == 3
     assert got[0] == [9] * 8
-    assert got[1] == schoolbook(a, b, ring.Q)
+    assert got[1] == negacyclic(a, b, ring.Q)
     assert got[2] == [rounded_div(x, 97) % 17 for x in a]
     values = evaluate_graph(sink)
     assert values[sink] == got

@@ -2,9 +2,9 @@
 
 Oracles: a sieve of Eratosthenes and trial division for small primes, Fermat tests with several
 bases for large ones (never ``ren.ring.is_prime``); primitive roots by brute force; Montgomery
-constants from their defining congruences; automorphisms by substituting ``X^g`` into the
-polynomial with schoolbook negacyclic products, and NTT slots by direct evaluation at the odd
-powers of ``psi``.
+constants from their defining congruences; automorphisms by sending ``a_i X^i`` to ``a_i X^(i*g)``
+with ``X^n = -1``, and NTT slots by direct evaluation at the odd powers of ``psi`` (the last two
+and bit reversal from ``tests/oracles.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ren.ring import (
     ntt_primes,
     primitive_root_2n,
 )
+from tests.oracles import automorphism, brv, ntt_slots, slot_point, smallest_root_brute
 
 # --------------------------------------------------------------------------------------------
 # independent oracles
@@ -66,60 +67,6 @@ def probably_prime(x: int) -> bool:
         if x % p == 0:
             return x == p
     return all(pow(a, x - 1, x) == 1 for a in FERMAT_BASES)
-
-
-def brv(k: int, bits: int) -> int:
-    """Bit reversal by shifting, one bit at a time."""
-    out = 0
-    for _ in range(bits):
-        out, k = (out << 1) | (k & 1), k >> 1
-    return out
-
-
-def smallest_root_brute(q: int, n: int) -> int:
-    """The smallest ``x`` with ``x**n = -1 mod q`` (for ``n`` a power of two, that is the same as
-    ``x`` having multiplicative order exactly ``2n``)."""
-    return next(x for x in range(2, q) if pow(x, n, q) == q - 1)
-
-
-def negacyclic(a: list[int], b: list[int], q: int) -> list[int]:
-    """Schoolbook product in ``Z_q[X]/(X^n + 1)``."""
-    n = len(a)
-    out = [0] * n
-    for i in range(n):
-        for j in range(n):
-            if i + j < n:
-                out[i + j] += a[i] * b[j]
-            else:
-                out[i + j - n] -= a[i] * b[j]
-    return [c % q for c in out]
-
-
-def substitute(a: list[int], g: int, q: int) -> list[int]:
-    """``a(X^g)`` mod ``(q, X^n + 1)`` by polynomial arithmetic: ``sum a_i * (X^g)^i``."""
-    n = len(a)
-    x = [0] * n
-    x[1] = 1
-    xg = [1] + [0] * (n - 1)
-    for _ in range(g):
-        xg = negacyclic(xg, x, q)
-    out = [0] * n
-    power = [1] + [0] * (n - 1)  # (X^g)^i
-    for c in a:
-        out = [(o + c * p) % q for o, p in zip(out, power, strict=True)]
-        power = negacyclic(power, xg, q)
-    return out
-
-
-def slots(a: list[int], q: int, psi: int) -> list[int]:
-    """NTT slots by definition: slot ``k`` is ``a(psi**(2*brv(k)+1)) mod q``."""
-    n = len(a)
-    bits = n.bit_length() - 1
-    out = []
-    for k in range(n):
-        w = pow(psi, 2 * brv(k, bits) + 1, q)
-        out.append(sum(c * pow(w, i, q) for i, c in enumerate(a)) % q)
-    return out
 
 
 def next_ntt_prime_above(x: int, n: int) -> int:
@@ -514,7 +461,7 @@ def test_automorphism_coeff_table_is_substitution(n):
     galois = list(range(1, 2 * n, 2)) if n <= 8 else rnd.sample(range(1, 2 * n, 2), 6)
     for g in galois:
         a = [rnd.randrange(q) for _ in range(n)]
-        assert apply_coeff_table(a, n, g, q) == substitute(a, g, q), g
+        assert apply_coeff_table(a, n, g, q) == automorphism(a, g, q), g
         # g is taken mod 2n (and numpy ints are fine)
         assert apply_coeff_table(a, n, g + 2 * n, q) == apply_coeff_table(a, n, g, q)
         assert apply_coeff_table(a, n, np.int64(g), q) == apply_coeff_table(a, n, g, q)
@@ -531,8 +478,8 @@ def test_automorphism_ntt_table_permutes_slots(n):
             perm = automorphism_ntt_table(n, g)
             assert sorted(int(p) for p in perm) == list(range(n))
             a = [rnd.randrange(q) for _ in range(n)]
-            before = slots(a, q, psi)
-            after = slots(substitute(a, g, q), q, psi)
+            before = ntt_slots(a, q, psi)
+            after = ntt_slots(automorphism(a, g, q), q, psi)
             assert after == [before[int(perm[k])] for k in range(n)], (q, g)
 
 
@@ -571,16 +518,15 @@ def test_conjugation_maps_x_to_x_inverse():
     rnd = random.Random(7)
     a = [rnd.randrange(q) for _ in range(n)]
     conj = apply_coeff_table(a, n, g, q)
-    assert conj == substitute(a, g, q)
+    assert conj == automorphism(a, g, q)
     # X^(2n-1) = X^-1 = -X^(n-1): coefficient 0 stays, coefficient i goes to n-i, negated
     assert conj == [a[0]] + [(-a[n - i]) % q for i in range(1, n)]
     # in NTT form: slot of root w goes to the slot of w**-1
     psi = primitive_root_2n(q, n)
     perm = automorphism_ntt_table(n, g)
-    bits = n.bit_length() - 1
     for k in range(n):
-        w = pow(psi, 2 * brv(k, bits) + 1, q)
-        w_src = pow(psi, 2 * brv(int(perm[k]), bits) + 1, q)
+        w = slot_point(k, n, q, psi)
+        w_src = slot_point(int(perm[k]), n, q, psi)
         assert w_src == pow(w, -1, q)
     # and it is an involution
     assert apply_coeff_table(conj, n, g, q) == a

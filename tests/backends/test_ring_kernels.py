@@ -15,11 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ren.backends import ring_kernels as rk
-from ren.ring import Domain, RingSpec, bit_reverse, ntt_primes, primitive_root_2n
-from tests.strategies import centered, coeff_lists, rings
+from ren.ring import Domain, RingSpec, ntt_primes, primitive_root_2n
+from tests.oracles import automorphism, centered, crt, evaluate_at, negacyclic, slot_point
+from tests.strategies import coeff_lists, rings
 
 # --------------------------------------------------------------------------------------------
-# Python oracles
+# Python oracles (the big-integer ones live in tests/oracles.py)
 
 
 def check_words(ring: RingSpec, words: np.ndarray) -> None:
@@ -46,51 +47,6 @@ def random_residues(ring: RingSpec, seed: int) -> np.ndarray:
     out[:, 0] = 0
     out[:, 1] = np.array(ring.moduli) - 1
     return out.astype(np.uint64)
-
-
-def schoolbook(a: list[int], b: list[int], q: int) -> list[int]:
-    """The negacyclic product ``a * b mod (X^n + 1, q)``."""
-    n = len(a)
-    out = [0] * n
-    for i, x in enumerate(a):
-        for j, y in enumerate(b):
-            if i + j < n:
-                out[i + j] += x * y
-            else:
-                out[i + j - n] -= x * y
-    return [v % q for v in out]
-
-
-def horner(coeffs: list[int], z: int, q: int) -> int:
-    acc = 0
-    for c in reversed(coeffs):
-        acc = (acc * z + c) % q
-    return acc
-
-
-def slot_point(q: int, n: int, k: int) -> int:
-    """The evaluation point of NTT slot ``k``: ``psi**(2*brv(k)+1) mod q``."""
-    return pow(primitive_root_2n(q, n), 2 * bit_reverse(k, n.bit_length() - 1) + 1, q)
-
-
-def apply_galois(coeffs: list[int], g: int) -> list[int]:
-    """``a(X**g)`` in ``Z[X]/(X^n + 1)``."""
-    n = len(coeffs)
-    out = [0] * n
-    for i, c in enumerate(coeffs):
-        e = i * g % (2 * n)
-        if e < n:
-            out[e] += c
-        else:
-            out[e - n] -= c
-    return out
-
-
-def python_crt(residues: list[int], moduli: tuple[int, ...]) -> int:
-    Q = 1
-    for q in moduli:
-        Q *= q
-    return sum(r * (Q // q) * pow(Q // q, -1, q) for r, q in zip(residues, moduli, strict=True)) % Q
 
 
 def ring_id(ring: RingSpec) -> str:
@@ -222,7 +178,7 @@ def test_crt_of_random_residues(ring, seed):
     words = rk.to_mont(ring, res.astype(ring.np_dtype))
     got = rk.crt(ring, words)
     cols = res.T.tolist()
-    assert got == [python_crt(col, ring.moduli) for col in cols]
+    assert got == [crt(col, ring.moduli) for col in cols]
     assert all(type(x) is int for x in got)
     Q = ring.Q
     assert rk.crt(ring, words, centered=True) == [centered(x, Q) for x in got]
@@ -283,9 +239,9 @@ def test_ntt_slots_are_evaluations(data):
     slots = limbs(ring, rk.ntt(ring, rk.encode_coeffs(ring, coeffs)))
     for i, q in enumerate(ring.moduli):
         a = [c % q for c in coeffs]
+        psi = primitive_root_2n(q, ring.n)
         for k in range(ring.n):
-            z = slot_point(q, ring.n, k)
-            assert slots[i][k] == sum(c * pow(z, j, q) for j, c in enumerate(a)) % q
+            assert slots[i][k] == evaluate_at(a, slot_point(k, ring.n, q, psi), q)
 
 
 @settings(max_examples=15)
@@ -297,8 +253,9 @@ def test_ntt_slots_spot_checks_large_n(data):
     rnd = random.Random(data.draw(st.integers(0, 2**32)))
     for i, q in enumerate(ring.moduli):
         a = [c % q for c in coeffs]
+        psi = primitive_root_2n(q, ring.n)
         for k in [0, ring.n - 1, *rnd.sample(range(ring.n), 6)]:
-            assert slots[i][k] == horner(a, slot_point(q, ring.n, k), q)
+            assert slots[i][k] == evaluate_at(a, slot_point(k, ring.n, q, psi), q)
 
 
 @given(st.data())
@@ -309,7 +266,7 @@ def test_ntt_products_are_negacyclic(data):
     wa, wb = rk.encode_coeffs(ring, a), rk.encode_coeffs(ring, b)
     prod = rk.intt(ring, rk.mont_mul(ring, rk.ntt(ring, wa), rk.ntt(ring, wb)))
     assert limbs(ring, prod) == [
-        schoolbook(x, y, q)
+        negacyclic(x, y, q)
         for x, y, q in zip(reduce(ring, a), reduce(ring, b), ring.moduli, strict=True)
     ]
 
@@ -350,7 +307,7 @@ def test_automorphism_is_x_to_the_g(data, g):
     words = rk.encode_coeffs(ring, coeffs)
     out = rk.automorphism(ring, words, g, Domain.COEFF)
     assert out.dtype == ring.np_dtype
-    assert limbs(ring, out) == reduce(ring, apply_galois(coeffs, g % (2 * ring.n)))
+    assert limbs(ring, out) == reduce(ring, automorphism(coeffs, g % (2 * ring.n)))
     # in NTT form it is the slot permutation
     got = rk.automorphism(ring, rk.ntt(ring, words), g, Domain.NTT)
     assert (got == rk.ntt(ring, out)).all()
