@@ -68,6 +68,16 @@ class Buffer:
         """Whether the buffer holds data."""
         return self.array is not None
 
+    def ensure_allocated(self) -> Buffer:
+        """Give the buffer storage (zeros) if it has none; buffers allocate on first use."""
+        if self.array is None:
+            self.array = np.zeros(self.size, dtype=NUMPY_DTYPES[self.dtype])
+        return self
+
+    def deallocate(self) -> None:
+        """Drop the buffer's storage. Realizing a graph that still reads it is an error."""
+        self.array = None
+
     def __repr__(self) -> str:
         state = "" if self.allocated else ", unallocated"
         return f"Buffer(#{self.id} {self.device} {self.size}x{self.dtype}{state})"

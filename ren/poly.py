@@ -15,6 +15,7 @@ extension in coefficient form, a sum in NTT form when any non-constant operand i
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ import numpy as np
 from ren import sampling
 from ren.backends import ring_kernels as rk
 from ren.device import Buffer, canonical_device
+from ren.engine.realize import realize_nodes
 from ren.ir.facts import facts
 from ren.ir.node import (
     BufferArg,
@@ -35,10 +37,14 @@ from ren.ir.node import (
     ToRingArg,
 )
 from ren.ir.op import DType, Op
+from ren.ir.rewrite import Pat, graph_rewrite
 from ren.ring import Domain, RingSpec, galois_for_rotation
 from ren.sampling import RngLike
 
-__all__ = ["Poly"]
+__all__ = ["Poly", "realize"]
+
+#: Every live ``Poly``: after a realization, the ones whose graph overlapped are repointed.
+_LIVE: weakref.WeakSet[Poly] = weakref.WeakSet()
 
 
 def _check_ring(ring: Any) -> RingSpec:
@@ -69,12 +75,14 @@ class Poly:
         ring = _check_ring(ring)
         words = rk.encode_coeffs(ring, coeffs)
         self.node = _buffer_node(words, ring, Domain.COEFF, canonical_device(device))
+        _LIVE.add(self)
 
     # --- constructors ------------------------------------------------------------------------
     @classmethod
     def _wrap(cls, node: Node) -> Poly:
         p = object.__new__(cls)
         p.node = node
+        _LIVE.add(p)
         return p
 
     @classmethod
@@ -287,6 +295,92 @@ class Poly:
     def contiguous(self) -> Poly:
         """The same value, materialized in its own buffer when realized."""
         return Poly._wrap(Node(Op.CONTIGUOUS, self.node.dtype, (self.node,)))
+
+    # --- realization -------------------------------------------------------------------------
+    @property
+    def realized(self) -> bool:
+        """Whether the value is in a buffer that holds data (nothing left to compute)."""
+        return _storage(self.node) is not None
+
+    def realize(self, *others: Poly) -> Poly:
+        """Compute this poly (and ``others``, together: shared work runs once); returns ``self``.
+
+        Afterwards every ``Poly`` whose graph used one of these values reads its buffer.
+        """
+        realize(self, *others)
+        return self
+
+    def _words(self) -> np.ndarray:
+        if not self.realized:
+            self.realize()
+        return _storage(self.node).reshape(len(self.ring.moduli), self.ring.n)
+
+    def tolist(self, centered: bool = False) -> list[int]:
+        """The coefficients as Python ints in ``[0, Q)``, or ``(-Q/2, Q/2]`` when ``centered``,
+        whatever the domain (an NTT-form value is converted). Realizes first when needed."""
+        words = self._words()
+        if self.domain is Domain.NTT:
+            words = rk.intt(self.ring, words)
+        return rk.crt(self.ring, words, centered=centered)
+
+    def limbs(self) -> np.ndarray:
+        """The stored residues, plain (not Montgomery): an ``(L, n)`` array, row ``i`` modulo
+        ``q_i``, in the poly's domain (NTT slots in ``ren.ring``'s order for an NTT-form poly)."""
+        return rk.from_mont(self.ring, self._words())
+
+    def tobytes(self) -> bytes:
+        """The stored buffer as it is: Montgomery words, little-endian, limb-major."""
+        words = self._words()
+        return words.astype(words.dtype.newbyteorder("<"), copy=False).tobytes()
+
+
+def realize(*polys: Poly) -> tuple[Poly, ...]:
+    """Compute ``polys`` together under one ``SINK``; returns them.
+
+    Every live ``Poly`` whose graph overlapped the realized work is repointed through the
+    ``becomes_map`` to the realized buffers, so nothing is computed twice.
+    """
+    for p in polys:
+        if not isinstance(p, Poly):
+            raise TypeError(f"realize takes Poly values, got {type(p).__name__}")
+    todo = tuple(p.node for p in polys if not p.realized)
+    if not todo:
+        return polys
+    becomes = realize_nodes(todo).becomes_map
+    _repoint(becomes)
+    return polys
+
+
+def _repoint(becomes: dict[Node, Node]) -> None:
+    """Point every live poly at realized buffers instead of the graphs they replace."""
+    becomes = {old: new for old, new in becomes.items() if old is not new}
+    if not becomes:
+        return
+    rule = [(Pat(name="node", where=lambda n: n in becomes), lambda node: becomes[node])]
+    for p in list(_LIVE):
+        if p.node in becomes:
+            p.node = becomes[p.node]
+        elif not _storage_or_const(p.node) and any(n in becomes for n in p.node.toposort()):
+            p.node = graph_rewrite(p.node, rule)
+
+
+def _storage(node: Node) -> np.ndarray | None:
+    """The words of a stored value (an ``AS_RING`` over a filled buffer or a view of one)."""
+    if node.op is not Op.AS_RING:
+        return None
+    store = node.src[0]
+    if store.op is Op.BUFFER:
+        return store.arg.buffer.array
+    if store.op is Op.BUFFER_VIEW and store.src[0].op is Op.BUFFER:
+        array = store.src[0].arg.buffer.array
+        if array is None:
+            return None
+        return array[store.arg.offset : store.arg.offset + store.arg.size]
+    return None
+
+
+def _storage_or_const(node: Node) -> bool:
+    return node.op is Op.AS_RING and node.src[0].op in (Op.BUFFER, Op.BUFFER_VIEW, Op.CONST)
 
 
 def _buffer_node(words: np.ndarray, ring: RingSpec, domain: Domain, device: str) -> Node:

@@ -7,6 +7,8 @@ on top of a deep, already-seen graph costs one step.
 The rules (the front end's meaning of each op; the verifier checks the sources agree):
 
 * ``AS_RING`` states ring and domain; ``BUFFER``/``CONST``/``COPY`` state the device.
+* Kernel-level ``INDEX``/``LOAD`` state ring and domain in their arg; a lowered constant ``IMM``
+  has a ring but no domain of its own (it is read in the domain of the op that uses it).
 * ``NTT`` gives NTT form, ``INTT`` coefficient form, ``RESCALE`` and a non-view ``TO_RING``
   coefficient form (they compute there); a view ``TO_RING`` (a contiguous run of the moduli) keeps
   the source's domain.
@@ -40,10 +42,11 @@ _table: weakref.WeakKeyDictionary[Node, Facts] = weakref.WeakKeyDictionary()
 
 
 def is_const(node: Node) -> bool:
-    """Whether ``node`` is a ring constant: ``AS_RING(CONST)``, maybe under NEG/NTT/INTT."""
+    """Whether ``node`` is a ring constant: ``AS_RING(CONST)`` (maybe under NEG/NTT/INTT) or its
+    lowered form ``IMM``."""
     while node.op in (Op.NEG, Op.NTT, Op.INTT) and node.src:
         node = node.src[0]
-    return node.op is Op.AS_RING and node.src[0].op is Op.CONST
+    return node.op is Op.IMM or (node.op is Op.AS_RING and node.src[0].op is Op.CONST)
 
 
 def _derive(node: Node, src: list[Facts]) -> Facts:
@@ -54,6 +57,12 @@ def _derive(node: Node, src: list[Facts]) -> Facts:
         return Facts(None, None, arg.device)
     if op is Op.AS_RING:
         return Facts(arg.ring, arg.domain, src[0].device)
+    if op is Op.IMM:  # a lowered constant takes the domain of the op that uses it
+        return Facts(arg.ring, None, arg.device)
+    if op in (Op.INDEX, Op.LOAD):
+        return Facts(arg.ring, arg.domain, src[0].device)
+    if op in (Op.SLOT, Op.GIDX, Op.KERNEL):
+        return _NONE
     if not src or op is Op.SINK:
         return _NONE
     first = src[0]
@@ -79,7 +88,9 @@ def _derive(node: Node, src: list[Facts]) -> Facts:
         return first._replace(domain=domain)
     if op is Op.ROTATE:
         return first if is_const(node.src[0]) else first._replace(domain=Domain.NTT)
-    # NEG, CONTIGUOUS, AUTOMORPHISM, BUFFERIZE, BUFFER_VIEW and later ops keep their source's facts
+    if op is Op.STORE:  # STORE(buffer, value): nothing to read, on the buffer's device
+        return Facts(None, None, first.device)
+    # NEG, CONTIGUOUS, AUTOMORPHISM, BUFFERIZE, BUFFER_VIEW, AFTER keep their first source's facts
     return first
 
 

@@ -24,9 +24,14 @@ __all__ = [
     "ConstArg",
     "CopyArg",
     "GaloisArg",
+    "ImmArg",
+    "IndexArg",
+    "KernelArg",
+    "KernelInfo",
     "Node",
     "RescaleArg",
     "RingArg",
+    "SlotArg",
     "ToRingArg",
     "ViewArg",
     "toposort",
@@ -245,3 +250,84 @@ def _fmt_arg(node: Node, buffers: dict[int, str]) -> str:
         name = buffers.setdefault(id(node.arg.buffer), f"b{len(buffers)}")
         return f" {name} {node.arg!r}"
     return f" {node.arg!r}"
+
+
+# --------------------------------------------------------------------------------------------
+# args of the scheduler's and kernels' ops
+
+
+@dataclass(frozen=True)
+class ImmArg:
+    """``IMM``: the constant polynomial ``value`` of ``ring`` (on ``device``), lowered.
+
+    ``layout`` says which words hold it: ``"all"`` (every word: a constant in NTT form, or a scalar
+    factor in either form) or ``"first"`` (coefficient 0 of each limb, zeros elsewhere: a constant
+    added in coefficient form). The value is the same ring element either way.
+    """
+
+    value: int
+    ring: RingSpec
+    device: str
+    layout: str = "all"
+
+    def __repr__(self) -> str:
+        return f"{self.value} {self.layout} n={self.ring.n} q={self.ring.moduli}"
+
+
+@dataclass(frozen=True)
+class IndexArg:
+    """``INDEX``/``LOAD``: read a value of ``ring`` in ``domain`` from a buffer.
+
+    Output word ``(limb i, slot k)`` reads buffer word ``(i + limb_offset) * n + j``: ``j = k``,
+    or ``j = perm_g[k]`` (the NTT-form automorphism gather) when ``galois`` is set.
+    """
+
+    ring: RingSpec
+    domain: Domain
+    limb_offset: int = 0
+    galois: int | None = None
+
+    def __repr__(self) -> str:
+        out = f"n={self.ring.n} q={self.ring.moduli} {self.domain.value}"
+        if self.limb_offset:
+            out += f" +{self.limb_offset} limbs"
+        return out + (f" gather g={self.galois}" if self.galois is not None else "")
+
+
+@dataclass(frozen=True)
+class SlotArg:
+    """``SLOT``: the kernel's ``index``-th buffer parameter (0 is the output)."""
+
+    index: int
+
+    def __repr__(self) -> str:
+        return f"#{self.index}"
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """What a kernel is: its family, the ring and domain it writes, its device, a short name.
+
+    ``kind`` is ``"elementwise"`` or the polynomial family: ``"ntt"``, ``"intt"``, ``"rescale"``,
+    ``"base_convert"``, ``"copy"``.
+    """
+
+    kind: str
+    ring: RingSpec
+    domain: Domain
+    device: str
+    name: str
+
+    def __repr__(self) -> str:
+        return f"{self.name} [{self.kind}] {self.device} n={self.ring.n} L={self.ring.L}"
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """``KERNEL``: the kernel body ``ast`` (a ``STORE`` over ``SLOT`` parameters) and its info."""
+
+    ast: Node
+    info: KernelInfo
+
+    def __repr__(self) -> str:
+        return repr(self.info)

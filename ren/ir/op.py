@@ -45,6 +45,7 @@ class Op(enum.Enum):
     GIDX = "gidx"  # the global index of the word being computed
     INDEX = "index"  # address arithmetic: buffer + offset
     LOAD = "load"  # read a word
+    IMM = "imm"  # a lowered constant: its words per limb, in every slot or coefficient 0 only
 
 
 class DType(enum.Enum):
@@ -83,9 +84,11 @@ FRONTEND = frozenset(
 )
 STORAGE = frozenset({Op.BUFFER, Op.BUFFER_VIEW, Op.AS_RING})
 SCHEDULING = frozenset({Op.SINK, Op.BUFFERIZE, Op.STORE, Op.AFTER, Op.AUTOMORPHISM})
-KERNEL = frozenset({Op.KERNEL, Op.SLOT, Op.GIDX, Op.INDEX, Op.LOAD})
+KERNEL = frozenset({Op.KERNEL, Op.SLOT, Op.GIDX, Op.INDEX, Op.LOAD, Op.IMM})
 
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL})
 ALU = BINARY | {Op.NEG}  # elementwise modular arithmetic (MUL is elementwise only in NTT form)
 DOMAIN_CHANGE = frozenset({Op.NTT, Op.INTT})
 SAME_VALUE = frozenset({Op.NTT, Op.INTT, Op.COPY, Op.CONTIGUOUS})  # value-preserving unary ops
+# Whole-polynomial ops: each is one kernel of its own family (not fused with elementwise work).
+POLY_KERNEL = frozenset({Op.NTT, Op.INTT, Op.RESCALE, Op.TO_RING, Op.COPY})

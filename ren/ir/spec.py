@@ -14,19 +14,24 @@ from collections.abc import Callable
 
 from ren.device import DEVICES
 from ren.errors import SpecError
-from ren.ir.facts import facts
+from ren.ir.facts import facts, is_const
 from ren.ir.node import (
     BufferArg,
     ConstArg,
     CopyArg,
     GaloisArg,
+    ImmArg,
+    IndexArg,
+    KernelArg,
     Node,
     RescaleArg,
     RingArg,
+    SlotArg,
     ToRingArg,
     ViewArg,
 )
 from ren.ir.op import DType, Op
+from ren.ring import Domain
 
 __all__ = ["SPEC", "verify"]
 
@@ -94,13 +99,19 @@ def _buffer_view(node: Node) -> str | None:
     if err := _nsrc(node, 1) or _arg(node, ViewArg):
         return err
     base = node.src[0]
-    if base.op is not Op.BUFFER:
+    if base.op not in (Op.BUFFER, Op.AFTER):
         return f"views a {base.op.name}, not a BUFFER"
     a = node.arg
-    if a.offset < 0 or a.size < 0 or a.offset + a.size > base.arg.buffer.size:
-        size = base.arg.buffer.size
+    size = _storage_size(base)
+    if a.offset < 0 or a.size < 0 or a.offset + a.size > size:
         return f"window [{a.offset}, {a.offset + a.size}) is outside its {size}-word buffer"
     return None
+
+
+def _storage_size(node: Node) -> int:
+    while node.op is not Op.BUFFER:
+        node = node.src[0]
+    return node.arg.buffer.size
 
 
 def _as_ring(node: Node) -> str | None:
@@ -109,11 +120,12 @@ def _as_ring(node: Node) -> str | None:
     ring, src = node.arg.ring, node.src[0]
     if node.dtype is not DType.of_ring(ring.dtype):
         return f"dtype {node.dtype.value} differs from the ring's {ring.dtype}"
-    if src.op not in (Op.BUFFER, Op.BUFFER_VIEW, Op.CONST):
-        return f"attaches a ring to a {src.op.name}; only BUFFER, BUFFER_VIEW or CONST"
-    size = {Op.BUFFER: lambda: src.arg.buffer.size, Op.BUFFER_VIEW: lambda: src.arg.size}
-    if src.op in size and size[src.op]() != ring.size:
-        return f"ring {ring} needs {ring.size} words, its storage has {size[src.op]()}"
+    if src.op not in (Op.BUFFER, Op.BUFFER_VIEW, Op.AFTER, Op.CONST):
+        return f"attaches a ring to a {src.op.name}; only BUFFER, BUFFER_VIEW, AFTER or CONST"
+    if src.op is not Op.CONST:
+        size = src.arg.size if src.op is Op.BUFFER_VIEW else _storage_size(src)
+        if size != ring.size:
+            return f"ring {ring} needs {ring.size} words, its storage has {size}"
     if src.dtype is not node.dtype:
         return f"storage dtype {src.dtype.value} differs from the ring's {ring.dtype}"
     return None
@@ -169,6 +181,83 @@ def _sink(node: Node) -> str | None:
     return None
 
 
+def _bufferize(node: Node) -> str | None:
+    return _nsrc(node, 1) or _ring_src(node)
+
+
+def _store(node: Node) -> str | None:
+    if err := _nsrc(node, 2):
+        return err
+    if node.dtype is not DType.VOID:
+        return f"dtype must be void, is {node.dtype.value}"
+    if node.src[0].op not in (Op.BUFFER, Op.SLOT):
+        return f"stores into a {node.src[0].op.name}, not a BUFFER or SLOT"
+    return None
+
+
+def _after(node: Node) -> str | None:
+    if len(node.src) < 2:
+        return f"takes a buffer and what it waits for, has {len(node.src)} source(s)"
+    if node.src[0].op is not Op.BUFFER:
+        return f"orders a {node.src[0].op.name}, not a BUFFER"
+    if any(s.op not in (Op.STORE, Op.KERNEL) for s in node.src[1:]):
+        return "waits for something that is not a STORE or KERNEL"
+    return None
+
+
+def _imm(node: Node) -> str | None:
+    if err := _nsrc(node, 0) or _arg(node, ImmArg):
+        return err
+    if node.arg.layout not in ("all", "first"):
+        return f"layout {node.arg.layout!r} is not 'all' or 'first'"
+    if node.dtype is not DType.of_ring(node.arg.ring.dtype):
+        return f"dtype {node.dtype.value} differs from the ring's {node.arg.ring.dtype}"
+    return None
+
+
+def _index(node: Node) -> str | None:
+    if err := _nsrc(node, 2) or _arg(node, IndexArg):
+        return err
+    base, idx = node.src
+    if base.op not in (Op.BUFFER, Op.AFTER, Op.SLOT):
+        return f"indexes a {base.op.name}, not a BUFFER, AFTER or SLOT"
+    if idx.op is not Op.GIDX:
+        return f"index expression is a {idx.op.name}, not GIDX"
+    return None
+
+
+def _load(node: Node) -> str | None:
+    if err := _nsrc(node, 1) or _arg(node, IndexArg):
+        return err
+    if node.src[0].op is not Op.INDEX or node.src[0].arg != node.arg:
+        return "reads something that is not its INDEX"
+    return None
+
+
+def _slot(node: Node) -> str | None:
+    return _nsrc(node, 0) or _arg(node, SlotArg)
+
+
+def _gidx(node: Node) -> str | None:
+    if node.src or node.dtype is not DType.INDEX:
+        return "GIDX has no sources and dtype index"
+    return None
+
+
+def _kernel(node: Node) -> str | None:
+    if err := _arg(node, KernelArg):
+        return err
+    if any(s.op not in (Op.BUFFER, Op.AFTER) for s in node.src):
+        return "its parameters must be BUFFER or AFTER nodes"
+    ast = node.arg.ast
+    if ast.op is not Op.STORE:
+        return f"its body is a {ast.op.name}, not a STORE"
+    slots = {n.arg.index for n in ast.toposort() if n.op is Op.SLOT}
+    if slots != set(range(len(node.src))):
+        return f"its body uses slots {sorted(slots)} but it has {len(node.src)} parameters"
+    return None
+
+
 #: The rule of each op: a function returning ``None`` or what is wrong.
 SPEC: dict[Op, Callable[[Node], str | None]] = {
     Op.ADD: _binary,
@@ -188,14 +277,53 @@ SPEC: dict[Op, Callable[[Node], str | None]] = {
     Op.BUFFER_VIEW: _buffer_view,
     Op.AS_RING: _as_ring,
     Op.SINK: _sink,
+    Op.BUFFERIZE: _bufferize,
+    Op.STORE: _store,
+    Op.AFTER: _after,
+    Op.IMM: _imm,
+    Op.INDEX: _index,
+    Op.LOAD: _load,
+    Op.SLOT: _slot,
+    Op.GIDX: _gidx,
+    Op.KERNEL: _kernel,
 }
 
 
-def verify(sink: Node) -> Node:
-    """Check every node below ``sink``; return it, or raise ``SpecError`` at the first bad one."""
+def _domains(node: Node) -> str | None:
+    """Once domains are final: every op reads its non-constant sources in its own domain."""
+    op = node.op
+    if op in (Op.ADD, Op.SUB, Op.MUL, Op.AUTOMORPHISM):
+        want = facts(node).domain
+        for i, s in enumerate(node.src):
+            got = facts(s).domain
+            if not is_const(s) and got is not want:
+                return f"source {i} is in {got.value} form, the op computes in {want.value}"
+        if op is Op.MUL and not any(is_const(s) for s in node.src) and want is not Domain.NTT:
+            return "a product of two non-constants must be computed in NTT form"
+        if op is Op.AUTOMORPHISM and want is not Domain.NTT:
+            return "an automorphism must read NTT form"
+    if op is Op.RESCALE and facts(node.src[0]).domain is not Domain.COEFF:
+        return "rescale must read coefficient form"
+    src = facts(node.src[0]) if node.src else None
+    extends = op is Op.TO_RING and src.ring.contiguous_offset(node.arg.ring) is None
+    if extends and src.domain is not Domain.COEFF:
+        return "a basis extension must read coefficient form"
+    return None
+
+
+def verify(sink: Node, domains: bool = False) -> Node:
+    """Check every node below ``sink``; return it, or raise ``SpecError`` at the first bad one.
+
+    With ``domains=True`` (the scheduler sets it once domains are injected) also check that every
+    op reads its sources in the domain it computes in.
+    """
     for node in sink.toposort():
         check = SPEC.get(node.op)
         err = f"no verifier rule for op {node.op.name}" if check is None else check(node)
+        if not err and domains:
+            err = _domains(node)
+        if not err and node.op is Op.KERNEL:
+            verify(node.arg.ast, domains=domains)
         if err:
             raise SpecError(f"bad {node.op.name} node {node!r}: {err}")
     return sink

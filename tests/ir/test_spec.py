@@ -69,7 +69,13 @@ def test_malformed_graphs_name_the_node_and_rule():
     bad(Node(Op.AS_RING, U, (buf,), RingArg(small, Domain.COEFF)), "needs 8 words")
     bad(Node(Op.BUFFER_VIEW, U, (buf,), ViewArg(16, 16)), "outside")
     bad(Node(Op.BUFFER, DType.U64, (), BufferArg(buf.arg.buffer)), "differs from its buffer")
-    bad(Node(Op.KERNEL, DType.VOID, ()), "no verifier rule")
+    bad(Node(Op.KERNEL, DType.VOID, ()), "KernelArg")
+
+
+def test_every_op_has_a_rule():
+    from ren.ir.spec import SPEC
+
+    assert set(SPEC) == set(Op)
 
 
 def test_nested_bad_node_is_found():

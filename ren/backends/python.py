@@ -1,0 +1,112 @@
+"""The python backend: interprets kernel bodies with NumPy. The reference for every backend.
+
+A kernel body is ``STORE(SLOT 0, value)``. The interpreter evaluates ``value`` once over whole
+``(L, n)`` arrays (all limbs, all slots at once), one obvious NumPy step per op, with the ring
+kernels of ``ren.backends.ring_kernels``:
+
+* ``LOAD``: rows ``limb_offset .. limb_offset + L`` of the slot's buffer, gathered by the
+  NTT-form automorphism permutation when the load has a Galois element;
+* ``IMM``: the constant's Montgomery words per limb, in every word or in coefficient 0 only;
+* ``ADD``/``SUB``/``NEG``/``MUL``: modular add, sub, negate, Montgomery product, per limb;
+* ``NTT``/``INTT``/``RESCALE``/``TO_RING`` (basis extension)/``COPY``: the whole-polynomial
+  kernels.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from ren.backends import ring_kernels as rk
+from ren.device import Buffer
+from ren.errors import RenError
+from ren.ir.facts import facts
+from ren.ir.node import KernelInfo, Node
+from ren.ir.op import Op
+from ren.ring import Domain, automorphism_ntt_table
+
+__all__ = ["compile", "interpret"]
+
+
+def _imm(node: Node) -> np.ndarray:
+    arg = node.arg
+    ring = arg.ring
+    col = np.array(
+        [[arg.value % q * (1 << ring.word_bits) % q] for q in ring.moduli], dtype=ring.np_dtype
+    )
+    if arg.layout == "all":
+        return np.broadcast_to(col, (ring.L, ring.n))
+    out = np.zeros((ring.L, ring.n), dtype=ring.np_dtype)
+    out[:, :1] = col
+    return out
+
+
+def _load(node: Node, bufs: tuple[Buffer, ...]) -> np.ndarray:
+    arg = node.arg
+    ring = arg.ring
+    slot = node.src[0].src[0].arg.index
+    rows = bufs[slot].array.reshape(-1, ring.n)[arg.limb_offset : arg.limb_offset + ring.L]
+    if arg.galois is None:
+        return rows
+    if arg.domain is Domain.NTT:
+        return rows[:, automorphism_ntt_table(ring.n, arg.galois)]
+    return rk.automorphism(ring, rows, arg.galois, Domain.COEFF)
+
+
+def _eval(node: Node, src: list[np.ndarray], bufs: tuple[Buffer, ...]) -> np.ndarray | None:
+    op = node.op
+    if op is Op.LOAD:
+        return _load(node, bufs)
+    if op is Op.IMM:
+        return _imm(node)
+    if op in (Op.INDEX, Op.GIDX, Op.SLOT):
+        return None
+    ring = facts(node).ring
+    if op is Op.ADD:
+        return rk.add(ring, *src)
+    if op is Op.SUB:
+        return rk.sub(ring, *src)
+    if op is Op.NEG:
+        return rk.neg(ring, src[0])
+    if op is Op.MUL:
+        return rk.mont_mul(ring, *src)
+    src_ring = facts(node.src[0]).ring
+    if op is Op.NTT:
+        return rk.ntt(src_ring, src[0])
+    if op is Op.INTT:
+        return rk.intt(src_ring, src[0])
+    if op is Op.RESCALE:
+        return rk.rescale(src_ring, src[0], node.arg.moduli)
+    if op is Op.TO_RING:
+        return rk.base_convert(src_ring, src[0], node.arg.ring)
+    if op is Op.COPY:
+        return np.array(src[0], copy=True)
+    raise RenError(f"the python backend has no rule for {op.name} in a kernel body")
+
+
+def interpret(ast: Node, bufs: tuple[Buffer, ...]) -> None:
+    """Run the kernel body ``ast`` (``STORE(SLOT 0, value)``) on ``bufs``."""
+    _run_order(ast)(bufs)
+
+
+@functools.lru_cache(maxsize=4096)
+def _run_order(ast: Node) -> Callable[[tuple[Buffer, ...]], None]:
+    value = ast.src[1]
+    order = [n for n in value.toposort() if n.op not in (Op.INDEX, Op.GIDX, Op.SLOT)]
+
+    def run(bufs: tuple[Buffer, ...]) -> None:
+        vals: dict[Node, np.ndarray] = {}
+        for node in order:
+            vals[node] = _eval(node, [vals.get(s) for s in node.src], bufs)
+        out = bufs[0].array
+        out[:] = np.asarray(vals[value], dtype=out.dtype).reshape(-1)
+
+    return run
+
+
+def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
+    """The runner of a kernel body: for the python backend, its interpreter."""
+    del info  # everything the interpreter needs is in the body
+    return _run_order(ast)

@@ -1,0 +1,1 @@
+"""Ren's engine: the scheduler driver, memory planning, realization and the JIT."""

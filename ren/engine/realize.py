@@ -1,0 +1,117 @@
+"""Realization: scheduled kernels -> exec units -> run, and ``realize`` of a set of outputs.
+
+``make_exec_units`` lowers each ``ScheduledKernel`` for its device's backend (the module
+``ren.backends.<device>``, which provides ``compile(ast, info) -> callable(bufs)``).
+``run_exec_units`` consumes the list as it runs, so each unit (and the buffers only it held) is
+released after it ran; buffers are allocated just before the first unit that uses them. A
+``recorder`` sees every unit (the JIT records a plan this way).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+
+from ren.device import Buffer
+from ren.engine.memory import plan_memory
+from ren.engine.schedule import ScheduledKernel, schedule
+from ren.errors import RenError
+from ren.ir.node import Node
+from ren.ir.op import DType, Op
+from ren.passes import ScheduleContext
+
+__all__ = ["ExecUnit", "backend", "make_exec_units", "realize_nodes", "run_exec_units"]
+
+
+@dataclass
+class ExecUnit:
+    """One runnable step: a compiled kernel bound to its buffers (slot order; slot 0 is written)."""
+
+    name: str
+    device: str
+    bufs: tuple[Buffer, ...]
+    fn: Callable[[tuple[Buffer, ...]], None]
+    kernel: ScheduledKernel
+
+    def __call__(self) -> None:
+        self.fn(self.bufs)
+
+    def __repr__(self) -> str:
+        return f"<ExecUnit {self.name} {self.device} bufs={[b.id for b in self.bufs]}>"
+
+
+_backends: dict[str, ModuleType] = {}
+
+
+def backend(device: str) -> ModuleType:
+    """The backend module of ``device`` (``ren.backends.<device>``)."""
+    if device not in _backends:
+        try:
+            _backends[device] = importlib.import_module(f"ren.backends.{device}")
+        except ModuleNotFoundError as e:
+            if e.name != f"ren.backends.{device}":
+                raise
+            raise RenError(
+                f"device {device!r} has no backend in this version of Ren; realize on 'python' "
+                f"(Poly(..., device='python') or REN_DEVICE=python)"
+            ) from None
+    return _backends[device]
+
+
+def make_exec_units(sched: list[ScheduledKernel]) -> list[ExecUnit]:
+    """Compile each scheduled kernel for its device and bind it to its buffers."""
+    return [
+        ExecUnit(
+            k.info.name, k.info.device, k.bufs, backend(k.info.device).compile(k.ast, k.info), k
+        )
+        for k in sched
+    ]
+
+
+def run_exec_units(
+    units: list[ExecUnit], recorder: Callable[[ExecUnit], None] | None = None
+) -> None:
+    """Run ``units`` in order, consuming the list. Buffers are allocated just before first use."""
+    debug = int(os.environ.get("REN_DEBUG", "0") or 0)
+    while units:
+        unit = units.pop(0)
+        if recorder is not None:
+            recorder(unit)
+        for buf in unit.bufs:
+            buf.ensure_allocated()
+        start = time.perf_counter()
+        unit()
+        if debug >= 2:
+            ms = (time.perf_counter() - start) * 1e3
+            print(f"  {unit.name:<40} {ms:8.3f} ms", file=sys.stderr)
+
+
+def _check_inputs(sched: list[ScheduledKernel]) -> None:
+    """Every buffer read but not written by this schedule must hold data."""
+    written = {id(k.bufs[0]) for k in sched}
+    for k in sched:
+        for buf in k.bufs[1:]:
+            if id(buf) not in written and not buf.allocated:
+                raise RenError(
+                    f"kernel {k.info.name} reads {buf!r}, which holds no data: it was freed "
+                    "(Buffer.deallocate) before this graph was realized"
+                )
+
+
+def realize_nodes(nodes: tuple[Node, ...]) -> ScheduleContext:
+    """Compute every node in ``nodes`` together (one ``SINK``, shared work once).
+
+    Returns the schedule context: its ``becomes_map`` maps each output node to the node of its
+    realized value.
+    """
+    sink = Node(Op.SINK, DType.VOID, tuple(nodes))
+    sched, ctx = schedule(sink)
+    sched, _plan = plan_memory(sched)
+    _check_inputs(sched)
+    run_exec_units(make_exec_units(sched))
+    return ctx

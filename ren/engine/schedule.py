@@ -1,0 +1,123 @@
+"""The scheduler: runs the passes in order and reads the kernels off the final graph.
+
+``schedule(sink)`` takes the ``SINK`` of every requested output and returns the
+``ScheduledKernel`` list in a valid execution order, plus the ``ScheduleContext`` (the
+``becomes_map`` and every rule that fired). After each pass the driver calls the dump hook
+(``REN_DUMP=<dir>`` or ``ren.viz.dump_to``) and, with ``REN_CHECK=1``, the verifier.
+``REN_DEBUG>=1`` prints each pass's name and time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from ren.device import Buffer
+from ren.engine import dump
+from ren.ir.node import KernelInfo, Node
+from ren.ir.op import DType, Op
+from ren.ir.spec import verify
+from ren.passes import (
+    ScheduleContext,
+    becomes_map,
+    bufferize,
+    fold_domains,
+    indexify,
+    inject_domains,
+    kernelize,
+    lower_automorphism,
+    lower_bufferize,
+    lower_constants,
+    lower_rotate,
+    simplify,
+    views,
+)
+
+__all__ = ["PASSES", "ScheduledKernel", "schedule"]
+
+#: The pass order, each with the reason it sits where it does.
+PASSES = (
+    (simplify, "fold constants and identities first, so later passes see less"),
+    (lower_rotate, "turn ROTATE into NTT-form AUTOMORPHISM before domains are decided"),
+    (inject_domains, "every op now names its domain; put NTT/INTT where one is needed"),
+    (fold_domains, "injection can create NTT(INTT(x)); remove round trips before materializing"),
+    (bufferize, "decide buffers once the conversions (whole-polynomial kernels) are final"),
+    (lower_bufferize, "give each boundary a real buffer, a store and an ordering"),
+    (becomes_map, "outputs now have buffers: record what each requested node becomes"),
+    (lower_automorphism, "push permutations to the stored values they read, inside fused work"),
+    (lower_constants, "domains and fusion are final: a constant's words depend on its user"),
+    (views, "limb views of stored values become windows; of fused work, views in the loads"),
+    (indexify, "every read of storage becomes an indexed (maybe gathered) load"),
+    (kernelize, "each store becomes a kernel over numbered buffer slots"),
+)
+
+
+@dataclass(frozen=True)
+class ScheduledKernel:
+    """One kernel to run: its body (``STORE`` over ``SLOT``s), the buffers bound to the slots
+    (slot 0 is written), and what it is."""
+
+    ast: Node
+    bufs: tuple[Buffer, ...]
+    info: KernelInfo
+
+    def __repr__(self) -> str:
+        return f"<ScheduledKernel {self.info.name} bufs={[b.id for b in self.bufs]}>"
+
+
+def _pass_name(module: object) -> str:
+    return module.__name__.rsplit(".", 1)[-1]
+
+
+def _debug() -> int:
+    try:
+        return int(os.environ.get("REN_DEBUG", "0"))
+    except ValueError:
+        return 0
+
+
+def schedule(
+    sink: Node, ctx: ScheduleContext | None = None
+) -> tuple[list[ScheduledKernel], ScheduleContext]:
+    """Run the passes over ``sink`` and list its kernels in execution order."""
+    if sink.op is not Op.SINK:
+        sink = Node(Op.SINK, DType.VOID, (sink,))
+    ctx = ctx or ScheduleContext(outputs=sink.src)
+    check = os.environ.get("REN_CHECK") == "1"
+    debug = _debug()
+    if check:
+        verify(sink)
+    dump.dump_input(sink)
+    for step, (module, _why) in enumerate(PASSES, start=1):
+        name = _pass_name(module)
+        start = time.perf_counter()
+        out = module.run(sink, ctx)
+        elapsed = time.perf_counter() - start
+        ctx.timings[name] = elapsed
+        if debug >= 1:
+            print(f"  pass {step:2d} {name:<20} {elapsed * 1e3:8.2f} ms", file=sys.stderr)
+        if debug >= 3:
+            print(out, file=sys.stderr)
+        dump.dump_pass(step, name, out, sink)
+        if check:
+            verify(out, domains=step >= 4)
+        sink = out
+    return kernels_of(sink), ctx
+
+
+def kernels_of(sink: Node) -> list[ScheduledKernel]:
+    """The ``KERNEL`` nodes of a kernelized graph, sources first (a valid execution order)."""
+    out = []
+    for node in sink.toposort():
+        if node.op is Op.KERNEL:
+            bufs = tuple(_buffer(s) for s in node.src)
+            out.append(ScheduledKernel(node.arg.ast, bufs, node.arg.info))
+    return out
+
+
+def _buffer(node: Node) -> Buffer:
+    while node.op is not Op.BUFFER:
+        node = node.src[0]  # AFTER(B, ...) -> B
+    return node.arg.buffer

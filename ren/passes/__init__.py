@@ -1,0 +1,49 @@
+"""The scheduler's passes, one module each, in the order ``ren/engine/schedule.py`` runs them.
+
+Every pass module has a docstring (what it does, *Requires*, *Establishes*), its ``rules``, and
+``run(sink, ctx=None) -> sink``. ``ctx`` is the ``ScheduleContext`` of one realization; a pass that
+needs none ignores it, so ``run(sink)`` works for every pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ren.ir.node import Node
+from ren.ir.op import Op
+from ren.ir.rewrite import Rewrite
+
+__all__ = ["ScheduleContext", "is_stored", "make"]
+
+
+@dataclass
+class ScheduleContext:
+    """What one realization's passes share.
+
+    Attributes:
+        outputs: the requested output nodes, in order (the sources of the original ``SINK``).
+        becomes_map: filled by ``becomes_map``: each output node -> the node of its realized value
+            (an ``AS_RING`` over its buffer, or over a view of one).
+        record: every rule that fired, per pass name (``Rewrite(rule, before, after)``).
+        timings: seconds each pass took, per pass name.
+    """
+
+    outputs: tuple[Node, ...] = ()
+    becomes_map: dict[Node, Node] = field(default_factory=dict)
+    record: dict[str, list[Rewrite]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def rewrites(self, name: str) -> list[Rewrite]:
+        """The list a pass appends the rules it fired to."""
+        return self.record.setdefault(name, [])
+
+
+def is_stored(node: Node) -> bool:
+    """Whether ``node`` is a value already held in storage: ``AS_RING`` over a buffer, a buffer
+    that a kernel of this realization writes (``AFTER``), or a view of either."""
+    return node.op is Op.AS_RING and node.src[0].op in (Op.BUFFER, Op.AFTER, Op.BUFFER_VIEW)
+
+
+def make(op: Op, *src: Node, arg: object = None) -> Node:
+    """``Node(op, dtype of the first source, src, arg)``: the shape of most rewrites."""
+    return Node(op, src[0].dtype, src, arg)

@@ -1,0 +1,120 @@
+"""Pass 5, ``bufferize``: decide where values are materialized, marking them ``BUFFERIZE(x)``.
+
+A value gets a buffer of its own when (the rules, each a predicate over the graph):
+
+* ``output``: it is a requested output (a ``SINK`` source), unless it already is stored (a buffer,
+  or a view of a contiguous run of a buffer's moduli, which needs no kernel);
+* ``poly_kernel``: it is computed by a whole-polynomial kernel (``NTT``, ``INTT``, ``RESCALE``, a
+  basis-extending ``TO_RING``, ``COPY``): those kernels write a buffer;
+* ``poly_input``: it is read by such a kernel and is not stored already (those kernels read whole
+  buffers, not fused expressions);
+* ``shared``: it is elementwise work used by more than one node, so it runs once;
+* ``contiguous``: ``CONTIGUOUS(x)`` asks for it (and then ``CONTIGUOUS`` itself goes away).
+
+Everything else stays fusable: chains of ``ADD``/``SUB``/``NEG``/``MUL``, constants, automorphism
+gathers and limb views end up in one kernel per materialized value.
+
+*Requires*: domains injected and round trips folded (passes 3 and 4).
+
+*Establishes*: every output and every input and output of a polynomial kernel is ``BUFFERIZE``
+or stored; no ``CONTIGUOUS``. Values are unchanged (``BUFFERIZE`` is the identity on values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ren.ir.facts import facts, is_const
+from ren.ir.node import Node
+from ren.ir.op import Op
+from ren.ir.rewrite import Rewrite
+from ren.passes import ScheduleContext, is_stored, make
+
+__all__ = ["is_poly_kernel", "rules", "run"]
+
+
+def is_view(node: Node) -> bool:
+    """A ``TO_RING`` onto a contiguous run of its source's moduli (no compute)."""
+    return (
+        node.op is Op.TO_RING
+        and facts(node.src[0]).ring.contiguous_offset(node.arg.ring) is not None
+    )
+
+
+def is_poly_kernel(node: Node) -> bool:
+    """Computed by a whole-polynomial kernel rather than elementwise."""
+    if node.op is Op.TO_RING:
+        return not is_view(node)
+    return node.op in (Op.NTT, Op.INTT, Op.RESCALE, Op.COPY)
+
+
+def stored_or_view(node: Node) -> bool:
+    """Already in storage: a buffer, or views of one (no kernel needed to read it whole)."""
+    while is_view(node):
+        node = node.src[0]
+    return is_stored(node)
+
+
+def _leafy(node: Node) -> bool:
+    return stored_or_view(node) or is_const(node) or node.op is Op.BUFFERIZE
+
+
+# Each rule: (name, predicate(node, users, outputs)) -> materialize node?
+Rule = Callable[[Node, dict[Node, set[Node]], set[Node]], bool]
+rules: tuple[tuple[str, Rule], ...] = (
+    ("output", lambda n, users, outputs: n in outputs and not stored_or_view(n)),
+    ("poly_kernel", lambda n, users, outputs: is_poly_kernel(n)),
+    (
+        "poly_input",
+        lambda n, users, outputs: (
+            not _leafy(n) and any(is_poly_kernel(u) for u in users.get(n, ()))
+        ),
+    ),
+    (
+        "shared",
+        lambda n, users, outputs: (
+            not _leafy(n) and n.op is not Op.CONTIGUOUS and len(users.get(n, ())) > 1
+        ),
+    ),
+)
+
+
+def _users(sink: Node) -> dict[Node, set[Node]]:
+    users: dict[Node, set[Node]] = {}
+    for node in sink.toposort():
+        for s in node.src:
+            users.setdefault(s, set()).add(node)
+    return users
+
+
+def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Mark materialization boundaries: one walk to decide, one bottom-up rebuild."""
+    users = _users(sink)
+    outputs = set(sink.src)
+    fired = ctx.rewrites("bufferize") if ctx is not None else None
+    new: dict[Node, Node] = {}
+    for node in sink.toposort():
+        cur = node.replace(src=tuple(new[s] for s in node.src)) if node.src else node
+        if node.op is Op.CONTIGUOUS:  # contiguous(x) -> bufferize(x), or x when stored
+            x = cur.src[0]
+            out = x if stored_or_view(x) or x.op is Op.BUFFERIZE else make(Op.BUFFERIZE, x)
+            _note(fired, "contiguous", cur, out)
+        elif node.op is not Op.SINK and (why := _why(node, users, outputs)):
+            out = make(Op.BUFFERIZE, cur)
+            _note(fired, why, cur, out)
+        else:
+            out = cur
+        new[node] = out
+    return new[sink]
+
+
+def _why(node: Node, users: dict[Node, set[Node]], outputs: set[Node]) -> str | None:
+    for name, rule in rules:
+        if rule(node, users, outputs):
+            return name
+    return None
+
+
+def _note(fired, why: str, before: Node, after: Node) -> None:
+    if fired is not None and before is not after:
+        fired.append(Rewrite(why, before, after))

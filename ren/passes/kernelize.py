@@ -1,0 +1,101 @@
+"""Pass 12, ``kernelize``: every store becomes a kernel with numbered buffer parameters.
+
+``AFTER(B, STORE(B, value))`` -> ``AFTER(B, KERNEL(B, b1, b2, ...))`` where the ``KERNEL``'s arg
+holds the kernel body, ``STORE(SLOT 0, value')``, in which each buffer the value reads is
+replaced by ``SLOT i`` (in order of first use), and a ``KernelInfo``: the family (``elementwise``
+or ``ntt``, ``intt``, ``rescale``, ``base_convert``, ``copy``), the ring and domain written, the
+device, and a short name. The ``KERNEL``'s sources are the buffers in slot order; the ones that
+other kernels fill are ``AFTER`` nodes, so a walk of the graph meets kernels in a valid order.
+
+Because buffers become slots, two kernels that do the same thing to different buffers have the
+same body (the same interned node): a code cache keyed on the body compiles it once.
+
+*Requires*: ``indexify`` ran.
+
+*Establishes*: no ``STORE`` outside a kernel body; ``schedule`` can read the kernels off the graph.
+"""
+
+from __future__ import annotations
+
+from ren.ir.facts import facts
+from ren.ir.node import ImmArg, KernelArg, KernelInfo, Node, SlotArg
+from ren.ir.op import DType, Op
+from ren.ir.rewrite import Pat, Rules, graph_rewrite
+from ren.passes import ScheduleContext
+from ren.ring import Domain
+
+__all__ = ["KIND", "rules", "run"]
+
+#: The kernel family of a store whose value is this op (anything else is elementwise).
+KIND = {
+    Op.NTT: "ntt",
+    Op.INTT: "intt",
+    Op.RESCALE: "rescale",
+    Op.TO_RING: "base_convert",
+    Op.COPY: "copy",
+}
+
+
+def _slots(value: Node, out: Node) -> tuple[Node, tuple[Node, ...]]:
+    """``value`` with every ``INDEX`` base replaced by its ``SLOT``, and the bases in slot order."""
+    bases: list[Node] = [out]
+    new: dict[Node, Node] = {}
+    stack: list[tuple[Node, bool]] = [(value, False)]
+    while stack:
+        node, ready = stack.pop()
+        if node in new:
+            continue
+        if node.op is Op.INDEX:  # do not walk into the buffer's own graph
+            base = node.src[0]
+            if base not in bases:
+                bases.append(base)
+            slot = Node(Op.SLOT, base.dtype, (), SlotArg(bases.index(base)))
+            new[node] = node.replace(src=(slot, node.src[1]))
+        elif ready:
+            new[node] = node.replace(src=tuple(new[s] for s in node.src)) if node.src else node
+        else:
+            stack.append((node, True))
+            stack.extend((s, False) for s in reversed(node.src) if s not in new)
+    return new[value], tuple(bases)
+
+
+def kernelize(buf: Node, value: Node) -> Node:
+    """after(B, store(B, value)) -> after(B, kernel(B, inputs...))"""
+    body, bases = _slots(value, buf)
+    out_slot = Node(Op.SLOT, buf.dtype, (), SlotArg(0))
+    ast = Node(Op.STORE, DType.VOID, (out_slot, body))
+    f = facts(value)
+    domain = f.domain
+    if domain is None:  # a stored constant: its layout says its domain
+        domain = (
+            Domain.COEFF
+            if isinstance(value.arg, ImmArg) and value.arg.layout == "first"
+            else Domain.NTT
+        )
+    kind = KIND.get(value.op, "elementwise")
+    ring = f.ring
+    name = f"{kind}_n{ring.n}_L{ring.L}_{ring.dtype}"
+    info = KernelInfo(kind, ring, domain, buf.arg.buffer.device, name)
+    kernel = Node(Op.KERNEL, DType.VOID, bases, KernelArg(ast, info))
+    return Node(Op.AFTER, buf.dtype, (buf, kernel))
+
+
+rules = Rules(
+    [
+        (
+            Pat(
+                Op.AFTER,
+                src=(
+                    Pat(Op.BUFFER, name="buf"),
+                    Pat(Op.STORE, src=(Pat(Op.BUFFER), Pat.var("value"))),
+                ),
+            ),
+            kernelize,
+        )
+    ]
+)
+
+
+def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    record = ctx.rewrites("kernelize") if ctx is not None else None
+    return graph_rewrite(sink, rules, record=record)
