@@ -6,6 +6,12 @@ domain it is represented in), and every op is one obvious function of its source
 Stored words are read by their definition too (Montgomery: ``w * R**-1 mod q``; NTT slot ``k`` is
 ``a(psi**(2*brv(k)+1))``). Passes and backends are tested against it.
 
+It also evaluates the graphs the scheduler makes on the way to kernels, up to ``indexify``: a
+``STORE``d value is the value of what is stored, ``AFTER`` and ``BUFFERIZE`` are that value, a
+``BUFFER_VIEW`` keeps the viewed limbs, ``IMM`` is the constant polynomial ``c`` (whatever its
+layout), and a ``LOAD`` is the (viewed, maybe permuted) value it reads. So every pass can be
+checked by evaluating its input and its output.
+
 It is slow on purpose (products are schoolbook, ``O(n**2)``; NTT-form inputs are read by solving
 the evaluation at every root). Use small rings.
 """
@@ -126,27 +132,53 @@ def expected_limbs(value: Value, ring: RingSpec, domain: Domain) -> np.ndarray:
     return np.array(rows, dtype=ring.np_dtype)
 
 
+class Stored(tuple):
+    """What a ``STORE``/``AFTER`` holds: ``(value, ring)``, read through views and loads."""
+
+
+def _read_storage(store: Node, src_value: object, ring: RingSpec, domain: Domain, offset: int = 0):
+    """The value of ``ring`` held ``offset`` limbs into ``store`` (a buffer, or a stored value)."""
+    if store.op is Op.BUFFER:
+        data = store.arg.buffer.array
+        if data is None:
+            raise ValueError(f"{store!r} holds no data")
+        start = offset * ring.n
+        return read_words(data[start : start + ring.size], ring, domain)
+    if isinstance(src_value, Stored):  # AFTER: the stored value, restricted to the viewed limbs
+        value, base_ring = src_value
+        return [centered(x, base_ring.Q) % ring.Q for x in value]
+    raise ValueError(f"{store.op.name} holds no readable value")
+
+
 def _eval_node(node: Node, src: list[Value]) -> Value | tuple[Value, ...] | None:
     op, arg = node.op, node.arg
-    ring = facts(node).ring
     if op is Op.SINK:
         return tuple(src)
-    if op in (Op.BUFFER, Op.BUFFER_VIEW, Op.CONST):
-        return None  # storage: AS_RING above it gives it a ring and a value
+    if op in (Op.BUFFER, Op.CONST, Op.GIDX, Op.SLOT, Op.KERNEL):
+        return None  # storage and index nodes: the ops above them give them a value
+    if op is Op.STORE:
+        return Stored((src[1], facts(node.src[1]).ring))
+    if op is Op.AFTER:
+        return src[1] if isinstance(src[1], Stored) else None
+    if op in (Op.BUFFER_VIEW, Op.INDEX):
+        return src[0]  # read by the AS_RING/LOAD above, which knows the ring and offset
+    ring = facts(node).ring
     if op is Op.AS_RING:
         inner = node.src[0]
         if inner.op is Op.CONST:
             return [inner.arg.value % ring.Q] + [0] * (ring.n - 1)
-        if inner.op is Op.BUFFER:
-            data = inner.arg.buffer.array
-        elif inner.op is Op.BUFFER_VIEW:
-            base = inner.src[0].arg.buffer.array
-            data = base[inner.arg.offset : inner.arg.offset + inner.arg.size]
-        else:
-            raise ValueError(f"AS_RING over {inner.op.name} has no value")
-        if data is None:
-            raise ValueError(f"{inner!r} holds no data")
-        return read_words(data, arg.ring, arg.domain)
+        if inner.op is Op.BUFFER_VIEW:
+            offset = inner.arg.offset // ring.n
+            return _read_storage(inner.src[0], src[0], arg.ring, arg.domain, offset)
+        return _read_storage(inner, src[0], arg.ring, arg.domain)
+    if op is Op.LOAD:
+        index = node.src[0]
+        value = _read_storage(index.src[0], src[0], arg.ring, arg.domain, arg.limb_offset)
+        return value if arg.galois is None else automorphism(value, arg.galois, ring.Q)
+    if op is Op.IMM:
+        return [arg.value % ring.Q] + [0] * (ring.n - 1)  # the constant polynomial, any layout
+    if op is Op.BUFFERIZE:
+        return src[0]
     Q = ring.Q
     if op is Op.ADD:
         return [(x + y) % Q for x, y in zip(src[0], src[1], strict=True)]

@@ -64,7 +64,8 @@ def _same_ring_and_device(node: Node) -> str | None:
     for f in fs[1:]:
         if f.ring != fs[0].ring:
             return f"sources are in different rings: {fs[0].ring} and {f.ring}"
-        if f.device != fs[0].device:
+        known = f.device is not None and fs[0].device is not None  # kernel slots have no device
+        if known and f.device != fs[0].device:
             return f"sources are on different devices: {fs[0].device} and {f.device}"
     if node.dtype is not DType.of_ring(fs[0].ring.dtype):
         return f"dtype {node.dtype.value} differs from the ring's {fs[0].ring.dtype}"
