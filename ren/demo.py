@@ -1,28 +1,21 @@
-"""Ren's demo: build a lazy polynomial program, print its graph, and compute its value twice.
+"""Ren's demo: build a lazy polynomial program, print its graph and kernels, realize it.
 
 Run it with ``bash scripts/demo.sh`` (or ``python -m ren.demo``). The program is
 ``(a + b) * (a - 1)`` in ``Z_Q[X]/(X^8 + 1)`` with ``Q = 17 * 97``. Building it runs nothing; the
-demo then computes the value with the reference evaluator (Python integers, the definition of every
-op) and with the NumPy ring kernels (Montgomery words, negacyclic NTT, pointwise product, inverse
-NTT), and checks they agree.
+demo prints the lazy graph, the kernels the scheduler makes of it, then realizes it on the NumPy
+backend and checks the coefficients against the reference evaluator (Python integers, the
+definition of every op).
 """
 
 from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
-from ren.backends import ring_kernels as rk
+from ren.engine.schedule import schedule
+from ren.ir import DType, Node, Op
 from ren.poly import Poly
-from ren.reference import evaluate, read_words
-from ren.ring import Domain, RingSpec
-
-
-def _words(p: Poly) -> np.ndarray:
-    """The ``(L, n)`` Montgomery words of a poly built from coefficients."""
-    buf = p.node.src[0].arg.buffer
-    return buf.array.reshape(len(p.ring.moduli), p.ring.n)
+from ren.reference import evaluate
+from ren.ring import RingSpec
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,21 +34,19 @@ def main(argv: list[str] | None = None) -> int:
     print("lazy graph (nothing has run yet):")
     print(expr.node)
 
+    kernels, _ = schedule(Node(Op.SINK, DType.VOID, (expr.node,)))
+    print(f"\nscheduled kernels ({len(kernels)}):")
+    for k in kernels:
+        print(f"  {k.info.name:<28} {k.info.kind:<12} writes {k.info.domain.value} form")
+
     reference = evaluate(expr.node)
-    print("\nreference evaluator (Python integers):")
-    print(f"  {reference}")
-
-    # The same value with the NumPy ring kernels, the way a fused NTT-form kernel computes it.
-    one = rk.encode_coeffs(ring, [1] + [0] * (ring.n - 1))
-    lhs = rk.ntt(ring, rk.add(ring, _words(a), _words(b)))
-    rhs = rk.ntt(ring, rk.sub(ring, _words(a), one))
-    words = rk.intt(ring, rk.mont_mul(ring, lhs, rhs))
-    kernels = rk.crt(ring, words)
-    print("NumPy ring kernels (Montgomery words, NTT, pointwise product, inverse NTT):")
-    print(f"  {kernels}")
-    print(f"  limbs mod {ring.moduli}: {rk.from_mont(ring, words).tolist()}")
-
-    same = kernels == reference == read_words(words.reshape(-1), ring, Domain.COEFF)
+    expr.realize()
+    print(f"\nrealized: {expr!r}")
+    print(f"  coefficients: {expr.tolist()}")
+    print(f"  centered:     {expr.tolist(centered=True)}")
+    print(f"  limbs (NTT slots mod {ring.moduli}): {expr.limbs().tolist()}")
+    print(f"reference evaluator (Python integers): {reference}")
+    same = expr.tolist() == reference
     print(f"\nagree: {same}")
     return 0 if same else 1
 

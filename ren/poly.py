@@ -352,16 +352,52 @@ def realize(*polys: Poly) -> tuple[Poly, ...]:
 
 
 def _repoint(becomes: dict[Node, Node]) -> None:
-    """Point every live poly at realized buffers instead of the graphs they replace."""
+    """Point every live poly at realized buffers instead of the graphs they replace.
+
+    A poly that *is* a realized output takes its buffer. A poly whose graph *uses* one reads the
+    buffer instead (one shared walk over all live graphs, one rewrite). Constants are the
+    exception: a graph using a constant keeps it inline (cheaper than reading a buffer).
+    """
     becomes = {old: new for old, new in becomes.items() if old is not new}
     if not becomes:
         return
-    rule = [(Pat(name="node", where=lambda n: n in becomes), lambda node: becomes[node])]
-    for p in list(_LIVE):
+    polys = list(_LIVE)
+    for p in polys:
         if p.node in becomes:
             p.node = becomes[p.node]
-        elif not _storage_or_const(p.node) and any(n in becomes for n in p.node.toposort()):
-            p.node = graph_rewrite(p.node, rule)
+    inner = {old: new for old, new in becomes.items() if not _storage_or_const(old)}
+    if not inner:
+        return
+    uses = _uses_any(inner, [p.node for p in polys])
+    affected = [p for p in polys if uses[p.node]]
+    if not affected:
+        return
+    rule = [(Pat(name="node", where=lambda n: n in inner), lambda node: inner[node])]
+    sink = graph_rewrite(Node(Op.SINK, DType.VOID, tuple(p.node for p in affected)), rule)
+    for p, node in zip(affected, sink.src, strict=True):
+        p.node = node
+
+
+def _uses_any(keys: dict[Node, Node], roots: list[Node]) -> dict[Node, bool]:
+    """For every node below ``roots``: does its graph contain one of ``keys``? (memoized, iterative;
+    stops at stored values, which contain nothing to replace)."""
+    memo: dict[Node, bool] = {}
+    for root in roots:
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in memo:
+                continue
+            if node in keys:
+                memo[node] = True
+            elif _storage_or_const(node):
+                memo[node] = False
+            elif ready:
+                memo[node] = any(memo[s] for s in node.src)
+            else:
+                stack.append((node, True))
+                stack.extend((s, False) for s in node.src if s not in memo)
+    return memo
 
 
 def _storage(node: Node) -> np.ndarray | None:

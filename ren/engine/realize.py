@@ -10,7 +10,6 @@ released after it ran; buffers are allocated just before the first unit that use
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from ren.device import Buffer
+from ren.engine import debug_level
 from ren.engine.memory import plan_memory
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.errors import RenError
@@ -77,7 +77,7 @@ def run_exec_units(
     units: list[ExecUnit], recorder: Callable[[ExecUnit], None] | None = None
 ) -> None:
     """Run ``units`` in order, consuming the list. Buffers are allocated just before first use."""
-    debug = int(os.environ.get("REN_DEBUG", "0") or 0)
+    debug = debug_level()
     while units:
         unit = units.pop(0)
         if recorder is not None:

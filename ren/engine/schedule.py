@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from ren.device import Buffer
-from ren.engine import dump
+from ren.engine import debug_level, dump
 from ren.ir.node import KernelInfo, Node
 from ren.ir.op import DType, Op
 from ren.ir.spec import verify
@@ -71,13 +71,6 @@ def _pass_name(module: object) -> str:
     return module.__name__.rsplit(".", 1)[-1]
 
 
-def _debug() -> int:
-    try:
-        return int(os.environ.get("REN_DEBUG", "0"))
-    except ValueError:
-        return 0
-
-
 def schedule(
     sink: Node, ctx: ScheduleContext | None = None
 ) -> tuple[list[ScheduledKernel], ScheduleContext]:
@@ -86,7 +79,7 @@ def schedule(
         sink = Node(Op.SINK, DType.VOID, (sink,))
     ctx = ctx or ScheduleContext(outputs=sink.src)
     check = os.environ.get("REN_CHECK") == "1"
-    debug = _debug()
+    debug = debug_level()
     if check:
         verify(sink)
     dump.dump_input(sink)

@@ -56,7 +56,9 @@ def stored_or_view(node: Node) -> bool:
 
 
 def _leafy(node: Node) -> bool:
-    return stored_or_view(node) or is_const(node) or node.op is Op.BUFFERIZE
+    """Never materialized for sharing: storage, constants, and what already is a boundary."""
+    storage = (Op.BUFFER, Op.BUFFER_VIEW, Op.AFTER, Op.CONST, Op.BUFFERIZE)
+    return node.op in storage or stored_or_view(node) or is_const(node)
 
 
 # Each rule: (name, predicate(node, users, outputs)) -> materialize node?
@@ -92,20 +94,25 @@ def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
     users = _users(sink)
     outputs = set(sink.src)
     fired = ctx.rewrites("bufferize") if ctx is not None else None
-    new: dict[Node, Node] = {}
+    new: dict[Node, Node] = {}  # what users read
+    for_sink: dict[Node, Node] = {}  # what the SINK reads, where it differs
     for node in sink.toposort():
+        if node.op is Op.SINK:
+            return node.replace(src=tuple(for_sink.get(s, new[s]) for s in node.src))
         cur = node.replace(src=tuple(new[s] for s in node.src)) if node.src else node
         if node.op is Op.CONTIGUOUS:  # contiguous(x) -> bufferize(x), or x when stored
             x = cur.src[0]
             out = x if stored_or_view(x) or x.op is Op.BUFFERIZE else make(Op.BUFFERIZE, x)
             _note(fired, "contiguous", cur, out)
-        elif node.op is not Op.SINK and (why := _why(node, users, outputs)):
+        elif why := _why(node, users, outputs):
             out = make(Op.BUFFERIZE, cur)
             _note(fired, why, cur, out)
+            if is_const(cur):  # a constant output: users keep the constant inline
+                for_sink[node], out = out, cur
         else:
             out = cur
         new[node] = out
-    return new[sink]
+    raise ValueError("bufferize runs on a SINK")
 
 
 def _why(node: Node, users: dict[Node, set[Node]], outputs: set[Node]) -> str | None:
