@@ -2,12 +2,12 @@
 
 A value gets a buffer of its own when (the rules, each a predicate over the graph):
 
-* ``output``: it is a requested output (a ``SINK`` source), unless it already is stored (a buffer,
-  or a view of a contiguous run of a buffer's moduli, which needs no kernel);
+* ``output``: it is a requested output (a ``SINK`` source), unless it is stored anyway (a buffer,
+  a polynomial kernel's result, or a view of a contiguous run of either's moduli: no kernel);
 * ``poly_kernel``: it is computed by a whole-polynomial kernel (``NTT``, ``INTT``, ``RESCALE``, a
   basis-extending ``TO_RING``, ``COPY``): those kernels write a buffer;
-* ``poly_input``: it is read by such a kernel and is not stored already (those kernels read whole
-  buffers, not fused expressions);
+* ``poly_input``: it is read by such a kernel and is not stored anyway (those kernels read whole
+  buffers or windows of them, not fused expressions);
 * ``shared``: it is elementwise work used by more than one node, so it runs once;
 * ``contiguous``: ``CONTIGUOUS(x)`` asks for it (and then ``CONTIGUOUS`` itself goes away).
 
@@ -49,10 +49,11 @@ def is_poly_kernel(node: Node) -> bool:
 
 
 def stored_or_view(node: Node) -> bool:
-    """Already in storage: a buffer, or views of one (no kernel needed to read it whole)."""
+    """In storage by the time it is read: a buffer, a value a polynomial kernel writes, or limb
+    views of either (reading a window needs no kernel of its own)."""
     while is_view(node):
         node = node.src[0]
-    return is_stored(node)
+    return is_stored(node) or is_poly_kernel(node) or node.op is Op.BUFFERIZE
 
 
 def _leafy(node: Node) -> bool:

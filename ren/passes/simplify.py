@@ -10,7 +10,8 @@ ring or views of views.
 *Establishes*: no op has only constant sources (except ``CONTIGUOUS``, which asks for a buffer),
 no ``x + 0``, ``x - 0``, ``x * 1``, ``x * 0``, ``x - x``, ``-(-x)``, ``COPY(COPY(x))``,
 ``CONTIGUOUS(CONTIGUOUS(x))``, ``TO_RING`` to the same ring, or ``TO_RING`` of a view onto a view.
-The value of every output is unchanged, and so is its ring and domain.
+The value of every output is unchanged, and so is its ring and domain (an output whose work
+folded into another domain is converted back).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ren.ir.node import ConstArg, Node, RingArg, ToRingArg
 from ren.ir.op import DType, Op
 from ren.ir.rewrite import Pat, Rules, graph_rewrite
 from ren.passes import ScheduleContext, make
+from ren.ring import Domain
 
 __all__ = ["rules", "run"]
 
@@ -148,7 +150,28 @@ def _zero(node: Node) -> bool:
     return v is not None and v % node.arg.ring.Q == 0
 
 
+def keep_output_domains(before: Node, after: Node) -> Node:
+    """Outputs keep the domain the front end reported.
+
+    Folding can change where a value is computed (``x + 0 * a`` was a sum in NTT form, ``x`` may
+    be in coefficient form); inside the graph that is only representation, but an output's domain
+    is what its buffer will hold, so an output whose domain moved is converted back.
+    """
+    if before.op is not Op.SINK:
+        return after
+    src = []
+    for old, new in zip(before.src, after.src, strict=True):
+        want, got = facts(old).domain, facts(new).domain
+        if want is not None and got is not want:
+            if const_value(new) is not None:
+                new = const_like(const_value(new), new, domain=want)
+            else:
+                new = make(Op.NTT if want is Domain.NTT else Op.INTT, new)
+        src.append(new)
+    return after.replace(src=tuple(src))
+
+
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
-    """Apply the rules to a fixed point."""
+    """Apply the rules to a fixed point; outputs keep their domains."""
     record = ctx.rewrites("simplify") if ctx is not None else None
-    return graph_rewrite(sink, rules, record=record)
+    return keep_output_domains(sink, graph_rewrite(sink, rules, record=record))
