@@ -25,7 +25,7 @@ from ren import sampling
 from ren.backends import ring_kernels as rk
 from ren.device import Buffer, canonical_device
 from ren.engine.realize import realize_nodes
-from ren.ir.facts import facts
+from ren.ir.facts import facts, is_const
 from ren.ir.node import (
     BufferArg,
     ConstArg,
@@ -365,7 +365,11 @@ def _repoint(becomes: dict[Node, Node]) -> None:
     for p in polys:
         if p.node in becomes:
             p.node = becomes[p.node]
-    inner = {old: new for old, new in becomes.items() if not _storage_or_const(old)}
+    # a constant (even one in NTT form) stays inline in the graphs that use it: a buffer would be
+    # slower to read, and would turn a constant operand into a varying one (changing domains)
+    inner = {
+        old: new for old, new in becomes.items() if not (is_const(old) or _storage_or_const(old))
+    }
     if not inner:
         return
     uses = _uses_any(inner, [p.node for p in polys])
