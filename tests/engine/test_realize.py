@@ -197,3 +197,33 @@ def test_buffers_allocate_lazily():
     assert not buf.allocated
     buf.ensure_allocated()
     assert buf.allocated and buf.array.sum() == 0
+
+
+def test_exec_units_are_consumed_and_recorded():
+    a, b = Poly(A, RING), Poly(B, RING)
+    expr = a * b
+    sched = kernels(expr)
+    units = realize_mod.make_exec_units(sched)
+    assert [u.kernel for u in units] == sched and all(u.device == "python" for u in units)
+    seen = []
+    outputs = [k.bufs[0] for k in sched]
+    assert not any(buf.allocated for buf in outputs)  # nothing allocated before it runs
+    realize_mod.run_exec_units(units, recorder=seen.append)
+    assert units == [] and [u.kernel for u in seen] == sched
+    words = outputs[-1].array.reshape(2, 8)
+    r_inv = [pow(1 << 32, -1, q) for q in RING.moduli]
+    plain = [
+        [int(w) * ri % q for w in row] for row, q, ri in zip(words, RING.moduli, r_inv, strict=True)
+    ]
+    slots = [ntt_slots(negacyclic(A, B, q), q, primitive_root_2n(q, 8)) for q in RING.moduli]
+    assert plain == slots
+
+
+def test_debug_output(monkeypatch, capsys):
+    monkeypatch.setenv("REN_DEBUG", "2")
+    (Poly(A, RING) * 3).realize()
+    err = capsys.readouterr().err
+    assert "pass  1 simplify" in err and "pass 12 kernelize" in err
+    assert "elementwise_n8_L2_u32" in err
+    monkeypatch.setenv("REN_DEBUG", "yes")  # not a number: off, not a crash
+    (Poly(A, RING) * 5).realize()
