@@ -9,7 +9,8 @@ A value gets a buffer of its own when (the rules, each a predicate over the grap
 * ``poly_input``: it is read by such a kernel and is not stored anyway (those kernels read whole
   buffers or windows of them, not fused expressions);
 * ``shared``: it is elementwise work used by more than one node, so it runs once;
-* ``contiguous``: ``CONTIGUOUS(x)`` asks for it (and then ``CONTIGUOUS`` itself goes away).
+* ``contiguous``: ``CONTIGUOUS(x)`` asks for it, unless ``x`` already is a whole buffer (a limb
+  view is copied into a buffer of its own); ``CONTIGUOUS`` itself goes away.
 
 Everything else stays fusable: chains of ``ADD``/``SUB``/``NEG``/``MUL``, constants, automorphism
 gathers and limb views end up in one kernel per materialized value.
@@ -54,6 +55,11 @@ def stored_or_view(node: Node) -> bool:
     while is_view(node):
         node = node.src[0]
     return is_stored(node) or is_poly_kernel(node) or node.op is Op.BUFFERIZE
+
+
+def _whole_buffer(node: Node) -> bool:
+    """In a buffer of its own already (or about to be): not a window of another one."""
+    return node.op is Op.BUFFERIZE or (is_stored(node) and node.src[0].op is not Op.BUFFER_VIEW)
 
 
 def _leafy(node: Node) -> bool:
@@ -101,9 +107,9 @@ def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
         if node.op is Op.SINK:
             return node.replace(src=tuple(for_sink.get(s, new[s]) for s in node.src))
         cur = node.replace(src=tuple(new[s] for s in node.src)) if node.src else node
-        if node.op is Op.CONTIGUOUS:  # contiguous(x) -> bufferize(x), or x when stored
+        if node.op is Op.CONTIGUOUS:  # contiguous(x) -> bufferize(x), or x when a whole buffer
             x = cur.src[0]
-            out = x if stored_or_view(x) or x.op is Op.BUFFERIZE else make(Op.BUFFERIZE, x)
+            out = x if _whole_buffer(x) else make(Op.BUFFERIZE, x)
             _note(fired, "contiguous", cur, out)
         elif why := _why(node, users, outputs):
             out = make(Op.BUFFERIZE, cur)
