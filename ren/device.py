@@ -13,9 +13,10 @@ import os
 
 import numpy as np
 
-from ren.ring import NUMPY_DTYPES
+__all__ = ["BUFFER_DTYPES", "DEVICES", "Buffer", "canonical_device"]
 
-__all__ = ["DEVICES", "Buffer", "canonical_device"]
+#: Word types a buffer can hold: ring words, and bytes (memory arenas).
+BUFFER_DTYPES = {"u8": np.uint8, "u32": np.uint32, "u64": np.uint64}
 
 DEVICES = ("python", "cpu", "cuda")
 _ids = itertools.count()
@@ -43,25 +44,70 @@ def canonical_device(device: str | None) -> str:
 
 
 class Buffer:
-    """``size`` words of ``dtype`` (``"u32"``/``"u64"``) on ``device``; compared by identity.
+    """``size`` words of ``dtype`` (``"u32"``, ``"u64"``, or ``"u8"`` for an arena) on ``device``;
+    compared by identity.
 
-    ``array`` is the host copy (a writable 1-D NumPy array) once the buffer holds data.
+    ``array`` is the host copy (a writable 1-D NumPy array) once the buffer holds data. A buffer
+    made with ``base`` and ``offset`` is a view: its words are the bytes ``offset ..`` of the
+    ``base`` buffer (an arena of the memory planner), allocated when the arena is. ``no_opt``
+    asks the memory planner to leave the buffer as it is.
     """
 
-    __slots__ = ("__weakref__", "array", "device", "dtype", "id", "size")
+    __slots__ = (
+        "__weakref__",
+        "array",
+        "base",
+        "device",
+        "dtype",
+        "id",
+        "no_opt",
+        "offset",
+        "size",
+    )
 
-    def __init__(self, device: str, dtype: str, size: int, array: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        device: str,
+        dtype: str,
+        size: int,
+        array: np.ndarray | None = None,
+        *,
+        base: Buffer | None = None,
+        offset: int = 0,
+        no_opt: bool = False,
+    ) -> None:
         self.device = canonical_device(device)
-        if dtype not in NUMPY_DTYPES:
-            raise ValueError(f"buffer dtype {dtype!r} is not one of {tuple(NUMPY_DTYPES)}")
+        if dtype not in BUFFER_DTYPES:
+            raise ValueError(f"buffer dtype {dtype!r} is not one of {tuple(BUFFER_DTYPES)}")
         if size < 0:
             raise ValueError(f"buffer size {size} is negative")
         self.dtype, self.size, self.id = dtype, int(size), next(_ids)
+        self.base, self.offset, self.no_opt = base, int(offset), no_opt
+        if base is not None:
+            if array is not None:
+                raise ValueError("a view buffer takes its words from its base, not an array")
+            if base.device != self.device:
+                raise ValueError(f"a {self.device} buffer cannot view a {base.device} arena")
+            if offset < 0 or offset + self.nbytes > base.nbytes:
+                raise ValueError(
+                    f"view of {self.nbytes} bytes at {offset} is outside its "
+                    f"{base.nbytes}-byte base"
+                )
         if array is not None:
-            array = np.ascontiguousarray(array, dtype=NUMPY_DTYPES[dtype]).reshape(-1)
+            array = np.ascontiguousarray(array, dtype=BUFFER_DTYPES[dtype]).reshape(-1)
             if array.size != size:
                 raise ValueError(f"buffer of {size} words given {array.size} words of data")
         self.array = array
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per word."""
+        return np.dtype(BUFFER_DTYPES[self.dtype]).itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of storage: ``size * itemsize``."""
+        return self.size * self.itemsize
 
     @property
     def allocated(self) -> bool:
@@ -69,9 +115,15 @@ class Buffer:
         return self.array is not None
 
     def ensure_allocated(self) -> Buffer:
-        """Give the buffer storage (zeros) if it has none; buffers allocate on first use."""
+        """Give the buffer storage if it has none (zeros; a view allocates its base and takes its
+        window). Buffers allocate on first use."""
         if self.array is None:
-            self.array = np.zeros(self.size, dtype=NUMPY_DTYPES[self.dtype])
+            if self.base is not None:
+                raw = self.base.ensure_allocated().array
+                window = raw[self.offset : self.offset + self.nbytes]
+                self.array = window.view(BUFFER_DTYPES[self.dtype])
+            else:
+                self.array = np.zeros(self.size, dtype=BUFFER_DTYPES[self.dtype])
         return self
 
     def deallocate(self) -> None:
@@ -80,4 +132,5 @@ class Buffer:
 
     def __repr__(self) -> str:
         state = "" if self.allocated else ", unallocated"
-        return f"Buffer(#{self.id} {self.device} {self.size}x{self.dtype}{state})"
+        where = f" @{self.offset} of #{self.base.id}" if self.base is not None else ""
+        return f"Buffer(#{self.id} {self.device} {self.size}x{self.dtype}{where}{state})"

@@ -10,11 +10,14 @@ released after it ran; buffers are allocated just before the first unit that use
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
+
+import numpy as np
 
 from ren.device import Buffer
 from ren.engine import debug_level
@@ -73,11 +76,34 @@ def make_exec_units(sched: list[ScheduledKernel]) -> list[ExecUnit]:
     ]
 
 
+#: The byte a freed arena region is filled with in poison mode (no valid residue is all ones).
+POISON = 0xFF
+
+
 def run_exec_units(
-    units: list[ExecUnit], recorder: Callable[[ExecUnit], None] | None = None
+    units: list[ExecUnit],
+    recorder: Callable[[ExecUnit], None] | None = None,
+    poison: bool | None = None,
 ) -> None:
-    """Run ``units`` in order, consuming the list. Buffers are allocated just before first use."""
+    """Run ``units`` in order, consuming the list. Buffers are allocated just before first use.
+
+    With ``poison`` (default: ``REN_POISON=1``) every arena view is filled with ``0xFF`` bytes
+    right after the last unit that uses it, so a unit that read memory the planner had given to
+    someone else would compute garbage, and the tests would see it.
+    """
     debug = debug_level()
+    if poison is None:
+        poison = os.environ.get("REN_POISON") == "1"
+    last_use: dict[int, list[Buffer]] = {}
+    if poison:
+        seen: dict[int, tuple[Buffer, int]] = {}
+        for i, unit in enumerate(units):
+            for buf in unit.bufs:
+                if buf.base is not None:
+                    seen[id(buf)] = (buf, i)
+        for buf, i in seen.values():
+            last_use.setdefault(i, []).append(buf)
+    step = 0
     while units:
         unit = units.pop(0)
         if recorder is not None:
@@ -89,6 +115,9 @@ def run_exec_units(
         if debug >= 2:
             ms = (time.perf_counter() - start) * 1e3
             print(f"  {unit.name:<40} {ms:8.3f} ms", file=sys.stderr)
+        for buf in last_use.get(step, ()):
+            buf.array.view(np.uint8)[:] = POISON
+        step += 1
 
 
 def _check_inputs(sched: list[ScheduledKernel]) -> None:
@@ -103,6 +132,13 @@ def _check_inputs(sched: list[ScheduledKernel]) -> None:
                 )
 
 
+def _storage_buffer(node: Node) -> Buffer:
+    """The buffer under a realized value (``AS_RING`` over a buffer or a view of one)."""
+    while node.op is not Op.BUFFER:
+        node = node.src[0]
+    return node.arg.buffer
+
+
 def realize_nodes(nodes: tuple[Node, ...]) -> ScheduleContext:
     """Compute every node in ``nodes`` together (one ``SINK``, shared work once).
 
@@ -111,7 +147,8 @@ def realize_nodes(nodes: tuple[Node, ...]) -> ScheduleContext:
     """
     sink = Node(Op.SINK, DType.VOID, tuple(nodes))
     sched, ctx = schedule(sink)
-    sched, _plan = plan_memory(sched)
+    outputs = tuple(_storage_buffer(n) for n in ctx.becomes_map.values())
+    sched, ctx.memory_plan = plan_memory(sched, outputs)
     _check_inputs(sched)
     run_exec_units(make_exec_units(sched))
     return ctx

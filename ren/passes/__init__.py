@@ -26,12 +26,14 @@ class ScheduleContext:
             (an ``AS_RING`` over its buffer, or over a view of one).
         record: every rule that fired, per pass name (``Rewrite(rule, before, after)``).
         timings: seconds each pass took, per pass name.
+        memory_plan: the ``MemoryPlan`` of the realization, once planned.
     """
 
     outputs: tuple[Node, ...] = ()
     becomes_map: dict[Node, Node] = field(default_factory=dict)
     record: dict[str, list[Rewrite]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    memory_plan: object = None
 
     def rewrites(self, name: str) -> list[Rewrite]:
         """The list a pass appends the rules it fired to."""
