@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,3 +45,40 @@ def test_schedule_benchmark_writes_its_json(tmp_path: Path):
     for row in data["realize"].values():
         assert {"ring", "expression", "kernels", "phases_median_s"} | TIMING_KEYS <= set(row)
         assert set(row["phases_median_s"]) == {"schedule", "make_exec_units", "run_exec_units"}
+
+
+def test_memory_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "memory.json"
+    result = subprocess.run(
+        [sys.executable, "benchmarks/memory.py", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"arena/lower_bound \d+\.\d\d", last), last  # the ratio is not checked
+    data = json.loads(out.read_text(encoding="utf-8"))
+
+    assert data["benchmark"] == "memory"
+    assert data["quick"] is True
+    assert data["check"] is False
+    assert "REN_NO_PLAN" in data["environment"]["switched_off"]
+    assert {"python", "numpy", "cpu_count", "platform"} <= set(data["machine"])
+
+    programs = data["programs"]
+    assert {"chain50", "keyswitch_n4096"} <= set(programs)
+    assert "keyswitch_n8192" not in programs  # --quick leaves it out
+    for row in programs.values():
+        assert {"outputs", "kernels", "buffers", "planned_buffers", "kept_buffers"} <= set(row)
+        assert {"plan_memory_median_s", "devices"} <= set(row)
+        assert row["kernels"] >= 1 and row["planned_buffers"] >= 1
+        assert set(row["devices"]) == {"python"}
+        for arena in row["devices"].values():
+            keys = {"unshared_bytes", "arena_bytes", "lower_bound_bytes", "ratio", "events"}
+            assert keys <= set(arena)
+            assert arena["lower_bound_bytes"] <= arena["arena_bytes"] <= arena["unshared_bytes"]
+    worst = max(a["ratio"] for row in programs.values() for a in row["devices"].values())
+    assert data["worst_ratio"] == worst
+    assert last == f"arena/lower_bound {worst:.2f}"

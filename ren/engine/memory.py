@@ -70,9 +70,12 @@ class TLSF:
 
     ``alloc(size, align)`` first looks in the request's own list for a block that fits (so a hole
     of exactly the right size is reused), then in the next non-empty list above it, where every
-    block fits. The block found is *split*: the front part is returned, and the rest (when at
-    least ``granule`` bytes) goes back on a free list. ``free(offset)`` *merges* the block with its
-    free physical neighbours before listing it, so freeing everything leaves one block.
+    block fits. The free block at the end of the pool (the *top*) is kept off the lists and used
+    only when no freed block fits, so the used part of the pool grows only when it must (the
+    planner's arena is the high-water mark). The block found is *split*: the front part is
+    returned, and the rest (when at least ``granule`` bytes) goes back on a free list.
+    ``free(offset)`` *merges* the block with its free physical neighbours before listing it, so
+    freeing everything leaves one block.
     Alignment: every size is rounded up to ``granule`` and every block starts at a multiple of it;
     a larger ``align`` is met by splitting off the front of a block.
     """
@@ -91,6 +94,7 @@ class TLSF:
         self.lists: dict[tuple[int, int], list[_Block]] = {}
         self.used: dict[int, _Block] = {}  # offset -> allocated block
         self.high_water = 0  # the largest end offset ever allocated
+        self.top: _Block | None = None  # the free block at the end, kept off the lists
         self._first = _Block(0, capacity)  # the block at offset 0 is never merged away
         self._insert(self._first)
 
@@ -103,12 +107,18 @@ class TLSF:
         return fl, sl
 
     def _insert(self, block: _Block) -> None:
+        if block.next is None:  # the untouched end: used only when no freed block fits
+            self.top = block
+            return
         fl, sl = self._mapping(block.size)
         self.lists.setdefault((fl, sl), []).append(block)
         self.fl_bitmap |= 1 << fl
         self.sl_bitmap[fl] = self.sl_bitmap.get(fl, 0) | (1 << sl)
 
     def _remove(self, block: _Block) -> None:
+        if block is self.top:
+            self.top = None
+            return
         fl, sl = self._mapping(block.size)
         lst = self.lists[(fl, sl)]
         lst.remove(block)
@@ -126,8 +136,8 @@ class TLSF:
         sl_map = self.sl_bitmap.get(fl, 0) & (-1 << (sl + 1))
         if not sl_map:
             fl_map = self.fl_bitmap & (-1 << (fl + 1))
-            if not fl_map:
-                return None
+            if not fl_map:  # no freed block fits: grow into the untouched end
+                return self.top if self.top is not None and self.top.size >= need else None
             fl = (fl_map & -fl_map).bit_length() - 1
             sl_map = self.sl_bitmap[fl]
         sl = (sl_map & -sl_map).bit_length() - 1
@@ -153,6 +163,7 @@ class TLSF:
         block = self._find(need + pad)
         if block is None:
             free = sum(b.size for lst in self.lists.values() for b in lst)
+            free += self.top.size if self.top is not None else 0
             raise OutOfMemoryError(
                 f"out of memory: {size} bytes (aligned to {align}) requested, {free} of "
                 f"{self.capacity} bytes free and no free block large enough"
