@@ -159,8 +159,14 @@ class TLSF:
         if align <= 0 or align & (align - 1):
             raise ValueError(f"alignment {align} must be a power of two")
         need = self.round_size(size)
-        pad = 0 if align <= self.granule else align - self.granule
-        block = self._find(need + pad)
+        block = self._find(need)
+        if (
+            block is not None
+            and block.offset % align
+            and block.size < need + (-block.offset % align)
+        ):
+            # that block fits only unaligned: look for one with room for the worst-case gap
+            block = self._find(need + align - self.granule)
         if block is None:
             free = sum(b.size for lst in self.lists.values() for b in lst)
             free += self.top.size if self.top is not None else 0
@@ -371,10 +377,15 @@ def plan_memory(
     return new, memory
 
 
+def _aligned(nbytes: int) -> int:
+    """The bytes a buffer takes in an arena: whole ``ALIGN`` granules, at least one."""
+    return -(-max(nbytes, 1) // ALIGN) * ALIGN
+
+
 def _plan_device(
     device: str, bufs: list[tuple[Buffer, int, int]], steps: int
 ) -> tuple[DevicePlan, dict[int, Buffer]]:
-    unshared = sum(-(-b.nbytes // ALIGN) * ALIGN for b, _, _ in bufs)
+    unshared = sum(_aligned(b.nbytes) for b, _, _ in bufs)
     tlsf = TLSF(unshared)
     starts: dict[int, list[Buffer]] = {}
     ends: dict[int, list[Buffer]] = {}
@@ -388,12 +399,12 @@ def _plan_device(
         for buf in sorted(starts.get(step, ()), key=lambda b: -b.nbytes):  # big blocks first
             offsets[id(buf)] = tlsf.alloc(buf.nbytes, ALIGN)
             events.append(Event("alloc", step, buf.id, offsets[id(buf)], buf.nbytes))
-            live += tlsf.round_size(buf.nbytes)
+            live += _aligned(buf.nbytes)
         lower = max(lower, live)
         for buf in ends.get(step, ()):
             tlsf.free(offsets[id(buf)])
             events.append(Event("free", step, buf.id, offsets[id(buf)], buf.nbytes))
-            live -= tlsf.round_size(buf.nbytes)
+            live -= _aligned(buf.nbytes)
     arena = Buffer(device, "u8", tlsf.high_water, no_opt=True)
     views = {
         id(buf): Buffer(device, buf.dtype, buf.size, base=arena, offset=offsets[id(buf)])
