@@ -92,6 +92,7 @@ def run_exec_units(
     someone else would compute garbage, and the tests would see it.
     """
     debug = debug_level()
+    validate = os.environ.get("REN_VALIDATE") == "1"
     if poison is None:
         poison = os.environ.get("REN_POISON") == "1"
     last_use: dict[int, list[Buffer]] = {}
@@ -112,12 +113,37 @@ def run_exec_units(
             buf.ensure_allocated()
         start = time.perf_counter()
         unit()
+        if validate and unit.device != "python":
+            validate_unit(unit)
         if debug >= 2:
             ms = (time.perf_counter() - start) * 1e3
             print(f"  {unit.name:<40} {ms:8.3f} ms", file=sys.stderr)
         for buf in last_use.get(step, ()):
             buf.array.view(np.uint8)[:] = POISON
         step += 1
+
+
+def validate_unit(unit: ExecUnit) -> None:
+    """Re-run ``unit``'s kernel on the python backend from the same inputs; compare every word.
+
+    Raises:
+        RenError: at the first differing word, naming the kernel and showing its source.
+    """
+    from ren.backends import python
+
+    out = unit.bufs[0]
+    ref = Buffer("python", out.dtype, out.size).ensure_allocated()
+    python.interpret(unit.kernel.ast, (ref, *unit.bufs[1:]))
+    got = np.asarray(out.array)
+    bad = np.flatnonzero(got != ref.array)
+    if bad.size:
+        i, n = int(bad[0]), unit.kernel.info.ring.n
+        source = getattr(unit.fn, "source", "(no source: not a rendered kernel)")
+        raise RenError(
+            f"REN_VALIDATE: kernel {unit.name} on {unit.device} differs from the python backend "
+            f"at word {i} (limb {i // n}, slot {i % n}): got {int(got[i])}, expected "
+            f"{int(ref.array[i])}; {bad.size} of {out.size} words differ. Source:\n{source}"
+        )
 
 
 def _check_inputs(sched: list[ScheduledKernel]) -> None:

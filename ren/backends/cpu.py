@@ -1,0 +1,89 @@
+"""The cpu backend: kernels rendered as C, built by the system compiler, called through ctypes.
+
+Buffers are NumPy arrays, as on the python device, so moving data between the two is only the
+``COPY`` the graph asks for. Elementwise kernels are rendered from their body by ``CRenderer``;
+whole-polynomial kernels (NTT, INTT, rescale, basis extension) come from the C templates in
+``ren.codegen.templates``. Flags: ``cc -O3 -march=native -shared -fPIC``, plus ``-fopenmp`` (the
+loop over limbs in parallel) when the compiler supports it; ``REN_THREADS`` sets the number of
+threads (``REN_THREADS=1``: no OpenMP at all).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+from ren.codegen.c import CRenderer
+from ren.codegen.compiler import compile_cached, find_compiler, supports_flag
+from ren.codegen.linearize import linearize
+from ren.device import Buffer
+from ren.ir.node import KernelInfo, Node
+from ren.ring import automorphism_ntt_table
+
+__all__ = ["CompiledKernel", "compile", "flags"]
+
+RENDERER = CRenderer()
+
+
+@functools.cache
+def flags() -> tuple[str, ...]:
+    """The compiler flags of the cpu device."""
+    base = ("-O3", "-march=native", "-shared", "-fPIC")
+    threads = os.environ.get("REN_THREADS")
+    if threads == "1":
+        return base
+    cc, _ = find_compiler()
+    if not supports_flag(cc, "-fopenmp"):
+        return base
+    if threads:
+        os.environ.setdefault("OMP_NUM_THREADS", threads)
+    return (*base, "-fopenmp")
+
+
+class CompiledKernel:
+    """A built kernel bound to its entry point; call it with the kernel's buffers."""
+
+    def __init__(self, name: str, source: str, tables: tuple[np.ndarray, ...] = ()) -> None:
+        self.name, self.source, self.tables = name, source, tables
+        lib = ctypes.CDLL(str(compile_cached(source, flags(), name=name)))
+        self.fn = getattr(lib, name)
+        self.fn.restype = None
+        self._lib = lib  # keep the library loaded while the kernel lives
+
+    def __call__(self, bufs: tuple[Buffer, ...]) -> None:
+        args = [ctypes.c_void_p(b.array.ctypes.data) for b in bufs]
+        args += [ctypes.c_void_p(t.ctypes.data) for t in self.tables]
+        self.fn(*args)
+
+
+@functools.lru_cache(maxsize=4096)
+def _elementwise(ast: Node) -> CompiledKernel:
+    prog = linearize(ast)
+    ring = prog.ring
+    # the name comes from the source, so it is the same in every process (the disk cache hits)
+    draft = RENDERER.render(prog, "REN_KERNEL")
+    digest = hashlib.sha256(draft.encode()).hexdigest()[:10]
+    name = f"ren_ew_n{ring.n}_L{ring.L}_{ring.dtype}_{digest}"
+    source = draft.replace("REN_KERNEL", name)
+    tables = tuple(np.ascontiguousarray(automorphism_ntt_table(t.n, t.g)) for t in prog.tables)
+    return CompiledKernel(name, source, tables)
+
+
+def _copy(bufs: tuple[Buffer, ...]) -> None:
+    np.copyto(bufs[0].array, bufs[1].array)
+
+
+def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
+    """The runner of one kernel body on the cpu device."""
+    if info.kind == "elementwise":
+        return _elementwise(ast)
+    if info.kind == "copy":
+        return _copy
+    from ren.codegen import templates  # the whole-polynomial kernels
+
+    return templates.cpu_kernel(ast, info)

@@ -1,0 +1,99 @@
+"""``Renderer``: turns a linearized elementwise kernel into source for one backend.
+
+A renderer declares what its target can do (capability flags) and how to write each op
+(``code_for_op``); the loop structure, the value naming and the per-limb constants are common.
+``CRenderer`` and ``CUDARenderer`` override only what differs: word types, the kernel prefix,
+how the loop over words is spread (a loop, or one thread per word), and launch bounds.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import ClassVar
+
+from ren.codegen.linearize import Instr, Program
+from ren.ir.op import Op
+from ren.ring import RingSpec
+
+__all__ = ["Renderer"]
+
+
+class Renderer(ABC):
+    """The base renderer. Subclasses set the class attributes and override the hooks."""
+
+    #: A short name used in kernel names and the compile cache key.
+    name = "base"
+    #: Capabilities: threads (one thread per word), shared memory, a native 64x64->128 multiply.
+    has_threads = False
+    has_shared = False
+    has_u128 = False
+    #: How each op is written: a function of the operand expressions.
+    code_for_op: ClassVar[dict[Op, Callable[..., str]]] = {
+        Op.ADD: lambda a, b: f"add_mod({a}, {b}, q)",
+        Op.SUB: lambda a, b: f"sub_mod({a}, {b}, q)",
+        Op.NEG: lambda a: f"neg_mod({a}, q)",
+        Op.MUL: lambda a, b: f"mont_mul({a}, {b}, q, qinv)",
+    }
+
+    def word(self, ring: RingSpec) -> str:
+        return "uint32_t" if ring.dtype == "u32" else "uint64_t"
+
+    @abstractmethod
+    def prelude(self, ring: RingSpec) -> str:
+        """Type definitions and the modular helpers the ``code_for_op`` lines call."""
+
+    @abstractmethod
+    def kernel_signature(self, name: str, params: list[str]) -> str:
+        """The kernel's declaration line, without the opening brace."""
+
+    @abstractmethod
+    def loop(self, ring: RingSpec, body: list[str]) -> list[str]:
+        """The lines that run ``body`` for every limb ``i`` and slot ``k``."""
+
+    # --- common ------------------------------------------------------------------------------
+    def expr(self, ins: Instr, prog: Program) -> str:
+        ring = prog.ring
+        if ins.op is Op.LOAD:
+            arg = ins.arg
+            k = f"{ins.table.name}[k]" if ins.table is not None else "k"
+            row = f"(i + {arg.limb_offset})" if arg.limb_offset else "i"
+            return f"b{ins.slot}[{row} * {ring.n} + {k}]"
+        if ins.op is Op.IMM:  # the per-limb words are the array IMM<dest>
+            word = f"IMM{ins.dest}[i]"
+            return word if ins.arg.layout == "all" else f"(k == 0 ? {word} : 0)"
+        return self.code_for_op[ins.op](*(f"v{s}" for s in ins.srcs))
+
+    def render(self, prog: Program, name: str) -> str:
+        """The whole source of one elementwise kernel called ``name``."""
+        ring = prog.ring
+        word = self.word(ring)
+        consts = [
+            f"static const {word} Q[{ring.L}] = {{{', '.join(map(str, ring.moduli))}}};",
+            f"static const {word} QINV[{ring.L}] = {{{', '.join(map(str, qinv_words(ring)))}}};",
+        ]
+        body = [f"const {word} q = Q[i], qinv = QINV[i];"]
+        for ins in prog.instrs:
+            if ins.op is Op.IMM:
+                words = ", ".join(map(str, imm_words(ins.arg.value, ring)))
+                consts.append(f"static const {word} IMM{ins.dest}[{ring.L}] = {{{words}}};")
+            body.append(f"const {word} v{ins.dest} = {self.expr(ins, prog)};")
+        body.append(f"b0[i * {ring.n} + k] = v{prog.out};")
+        params = [f"{word} *restrict b0"]
+        params += [f"const {word} *restrict b{s}" for s in range(1, prog.slots)]
+        params += [f"const int64_t *restrict {t.name}" for t in prog.tables]
+        lines = [self.prelude(ring), *consts, "", self.kernel_signature(name, params) + " {"]
+        lines += ["  " + line for line in self.loop(ring, body)]
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+
+def qinv_words(ring: RingSpec) -> list[int]:
+    """``q^-1 mod R`` per modulus (``R = 2^word_bits``)."""
+    return [m.q_inv for m in ring.tables().mods]
+
+
+def imm_words(value: int, ring: RingSpec) -> list[int]:
+    """The Montgomery word ``c * R mod q_i`` of the constant ``c`` per modulus."""
+    R = 1 << ring.word_bits
+    return [value % q * R % q for q in ring.moduli]
