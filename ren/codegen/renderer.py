@@ -36,6 +36,10 @@ class Renderer(ABC):
         Op.MUL: lambda a, b: f"mont_mul({a}, {b}, q, qinv)",
     }
 
+    #: How a pointer parameter is marked not to alias, and how a constant table is declared.
+    restrict = "restrict"
+    const_table = "static const"
+
     def word(self, ring: RingSpec) -> str:
         return "uint32_t" if ring.dtype == "u32" else "uint64_t"
 
@@ -68,20 +72,22 @@ class Renderer(ABC):
         """The whole source of one elementwise kernel called ``name``."""
         ring = prog.ring
         word = self.word(ring)
+        table = self.const_table
         consts = [
-            f"static const {word} Q[{ring.L}] = {{{', '.join(map(str, ring.moduli))}}};",
-            f"static const {word} QINV[{ring.L}] = {{{', '.join(map(str, qinv_words(ring)))}}};",
+            f"{table} {word} Q[{ring.L}] = {{{', '.join(map(str, ring.moduli))}}};",
+            f"{table} {word} QINV[{ring.L}] = {{{', '.join(map(str, qinv_words(ring)))}}};",
         ]
         body = [f"const {word} q = Q[i], qinv = QINV[i];"]
         for ins in prog.instrs:
             if ins.op is Op.IMM:
                 words = ", ".join(map(str, imm_words(ins.arg.value, ring)))
-                consts.append(f"static const {word} IMM{ins.dest}[{ring.L}] = {{{words}}};")
+                consts.append(f"{table} {word} IMM{ins.dest}[{ring.L}] = {{{words}}};")
             body.append(f"const {word} v{ins.dest} = {self.expr(ins, prog)};")
         body.append(f"b0[i * {ring.n} + k] = v{prog.out};")
-        params = [f"{word} *restrict b0"]
-        params += [f"const {word} *restrict b{s}" for s in range(1, prog.slots)]
-        params += [f"const int64_t *restrict {t.name}" for t in prog.tables]
+        r = self.restrict
+        params = [f"{word} *{r} b0"]
+        params += [f"const {word} *{r} b{s}" for s in range(1, prog.slots)]
+        params += [f"const int64_t *{r} {t.name}" for t in prog.tables]
         lines = [self.prelude(ring), *consts, "", self.kernel_signature(name, params) + " {"]
         lines += ["  " + line for line in self.loop(ring, body)]
         lines.append("}")
