@@ -12,9 +12,11 @@ holds its size and SHA-256, so a corrupt or truncated entry is detected and rebu
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -77,9 +79,19 @@ def supports_flag(compiler: str, flag: str) -> bool:
         return subprocess.run(cmd, capture_output=True, check=False).returncode == 0
 
 
+@functools.cache
+def native_target(compiler: str) -> str:
+    """What ``-march=native`` means on this machine for ``compiler`` (its resolved target
+    options), so a cache shared between machines never loads a library built for another CPU."""
+    cmd = [compiler, "-march=native", "-Q", "--help=target"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
+    return hashlib.sha256(out.encode()).hexdigest() if out else platform.processor()
+
+
 def _key(source: str, compiler: str, version: str, flags: tuple[str, ...]) -> str:
     h = hashlib.sha256()
-    for part in (source, compiler, version, " ".join(flags), str(RENDERER_VERSION)):
+    target = native_target(compiler) if "-march=native" in flags else ""
+    for part in (source, compiler, version, " ".join(flags), target, str(RENDERER_VERSION)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -109,15 +121,15 @@ def compile_cached(
     """
     cc, version = find_compiler(compiler)
     key = _key(source, cc, version, tuple(flags))
-    hit = _memory.get(key)
+    hit = _memory.get(f"{name}-{key}")
     if hit is not None and hit.is_file():
         return hit
     use_disk = os.environ.get("REN_CCACHE", "1") != "0"
-    directory = cache_dir() if use_disk else Path(tempfile.mkdtemp(prefix="ren-build-"))
+    directory = cache_dir() if use_disk else _scratch_dir()
     directory.mkdir(parents=True, exist_ok=True)
     lib = directory / f"{name}-{key[:24]}.so"
     if use_disk and _valid(lib):
-        _memory[key] = lib
+        _memory[f"{name}-{key}"] = lib
         return lib
     if debug_level() >= 4:
         print(f"// {name} ({cc} {' '.join(flags)})\n{source}", file=sys.stderr)
@@ -138,5 +150,13 @@ def compile_cached(
         summ.write_text(_checksum(out))
         os.replace(out, lib)  # atomic: readers see the old entry or the whole new one
         os.replace(summ, lib.with_suffix(".sum"))
-    _memory[key] = lib
+    _memory[f"{name}-{key}"] = lib
     return lib
+
+
+@functools.cache
+def _scratch_dir() -> Path:
+    """With ``REN_CCACHE=0``: one folder for this process's builds, removed when it exits."""
+    path = Path(tempfile.mkdtemp(prefix="ren-build-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path

@@ -43,6 +43,10 @@ class Renderer(ABC):
     def word(self, ring: RingSpec) -> str:
         return "uint32_t" if ring.dtype == "u32" else "uint64_t"
 
+    def literal(self, value: int, ring: RingSpec) -> str:
+        """A word constant, typed (``123u`` or ``123ull``) so no compiler has to guess."""
+        return f"{value}u" if ring.dtype == "u32" else f"{value}ull"
+
     @abstractmethod
     def prelude(self, ring: RingSpec) -> str:
         """Type definitions and the modular helpers the ``code_for_op`` lines call."""
@@ -56,6 +60,9 @@ class Renderer(ABC):
         """The lines that run ``body`` for every limb ``i`` and slot ``k``."""
 
     # --- common ------------------------------------------------------------------------------
+    def _words(self, values, ring: RingSpec) -> str:
+        return ", ".join(self.literal(v, ring) for v in values)
+
     def expr(self, ins: Instr, prog: Program) -> str:
         ring = prog.ring
         if ins.op is Op.LOAD:
@@ -74,13 +81,13 @@ class Renderer(ABC):
         word = self.word(ring)
         table = self.const_table
         consts = [
-            f"{table} {word} Q[{ring.L}] = {{{', '.join(map(str, ring.moduli))}}};",
-            f"{table} {word} QINV[{ring.L}] = {{{', '.join(map(str, qinv_words(ring)))}}};",
+            f"{table} {word} Q[{ring.L}] = {{{self._words(ring.moduli, ring)}}};",
+            f"{table} {word} QINV[{ring.L}] = {{{self._words(qinv_words(ring), ring)}}};",
         ]
         body = [f"const {word} q = Q[i], qinv = QINV[i];"]
         for ins in prog.instrs:
             if ins.op is Op.IMM:
-                words = ", ".join(map(str, imm_words(ins.arg.value, ring)))
+                words = self._words(imm_words(ins.arg.value, ring), ring)
                 consts.append(f"{table} {word} IMM{ins.dest}[{ring.L}] = {{{words}}};")
             body.append(f"const {word} v{ins.dest} = {self.expr(ins, prog)};")
         body.append(f"b0[i * {ring.n} + k] = v{prog.out};")

@@ -1,0 +1,250 @@
+"""``linearize`` and ``CRenderer``: golden C for an elementwise kernel, its constants, the order.
+
+Oracles: literal expected source (read line by line: the modular helpers, the loop, one line per
+instruction), and Python integers for every constant in it (``q * qinv = 1 mod 2^w``, an
+immediate's word ``c * 2^w mod q``, the rotation's Galois element ``5^steps mod 2n``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ren.codegen.c import CRenderer
+from ren.codegen.linearize import Program, Table, linearize
+from ren.engine.schedule import ScheduledKernel, schedule
+from ren.ir import DType, Node, Op
+from ren.poly import Poly
+from ren.ring import RingSpec, galois_for_rotation, ntt_primes
+
+REPO = Path(__file__).resolve().parents[2]
+RING = RingSpec(8, (17, 97))
+
+
+def kernels(*polys: Poly) -> list[ScheduledKernel]:
+    return schedule(Node(Op.SINK, DType.VOID, tuple(p.node for p in polys)))[0]
+
+
+def only_elementwise(*polys: Poly) -> Node:
+    """The body of the one kernel ``polys`` schedule to (checked to be one elementwise kernel)."""
+    (k,) = kernels(*polys)
+    assert k.info.kind == "elementwise"
+    return k.ast
+
+
+def ntt_inputs(ring: RingSpec, count: int) -> list[Poly]:
+    return [Poly([i + j for j in range(ring.n)], ring).ntt().realize() for i in range(count)]
+
+
+def rotated_sum() -> Node:
+    a, b, c, d = ntt_inputs(RING, 4)
+    return only_elementwise(((a + b) * (c - 1)).rotate(3) + d)
+
+
+# --------------------------------------------------------------------------------------------
+# golden source
+
+GOLDEN = """\
+/* Ren elementwise kernel: words are Montgomery forms x*R mod q in [0, q). */
+#include <stdint.h>
+typedef uint32_t word_t;
+typedef uint64_t wide_t; /* holds a product of two words */
+#define WORD_BITS 32
+
+/* a + b mod q for a, b in [0, q): a + b < 2q fits a word (q < 2^(WORD_BITS-2)) */
+static inline word_t add_mod(word_t a, word_t b, word_t q) {
+  word_t s = a + b;
+  return s >= q ? s - q : s;
+}
+/* a - b mod q for a, b in [0, q) */
+static inline word_t sub_mod(word_t a, word_t b, word_t q) { return a >= b ? a - b : a + q - b; }
+/* -a mod q for a in [0, q) (0 stays 0) */
+static inline word_t neg_mod(word_t a, word_t q) { return a ? q - a : 0; }
+/* Montgomery product a*b*R^-1 mod q in [0, q) for a, b in [0, q); qinv = q^-1 mod R.
+   m = lo(ab) * qinv makes lo(m q) = lo(ab), so (ab - m q) / R = hi(ab) - hi(m q) in (-q, q). */
+static inline word_t mont_mul(word_t a, word_t b, word_t q, word_t qinv) {
+  wide_t t = (wide_t)a * b;
+  word_t m = (word_t)t * qinv;
+  word_t t_hi = (word_t)(t >> WORD_BITS), mq_hi = (word_t)(((wide_t)m * q) >> WORD_BITS);
+  return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
+}
+
+static const uint32_t Q[2] = {17u, 97u};
+static const uint32_t QINV[2] = {4042322161u, 1594008481u};
+static const uint32_t IMM4[2] = {1u, 35u};
+
+void k(uint32_t *restrict b0, const uint32_t *restrict b1, const uint32_t *restrict b2, \
+const uint32_t *restrict b3, const uint32_t *restrict b4, const int64_t *restrict perm_g13) {
+  #pragma omp parallel for if(2 > 1)
+  for (int i = 0; i < 2; i++) {
+    for (int k = 0; k < 8; k++) {
+      const uint32_t q = Q[i], qinv = QINV[i];
+      const uint32_t v0 = b1[i * 8 + perm_g13[k]];
+      const uint32_t v1 = b2[i * 8 + perm_g13[k]];
+      const uint32_t v2 = add_mod(v0, v1, q);
+      const uint32_t v3 = b3[i * 8 + perm_g13[k]];
+      const uint32_t v4 = IMM4[i];
+      const uint32_t v5 = sub_mod(v3, v4, q);
+      const uint32_t v6 = mont_mul(v2, v5, q, qinv);
+      const uint32_t v7 = b4[i * 8 + k];
+      const uint32_t v8 = add_mod(v6, v7, q);
+      b0[i * 8 + k] = v8;
+    }
+  }
+}
+"""
+
+
+def test_golden_source_of_a_rotated_product_plus_a_sum():
+    # ((a + b) * (c - 1)).rotate(3) + d, all NTT form: the rotation is a gather of the three
+    # loads under it (perm_g13), d is read in place, the constant 1 is one word per limb
+    prog = linearize(rotated_sum())
+    assert prog.slots == 5 and prog.out == 8
+    assert prog.tables == (Table("perm", 8, 13),)
+    assert CRenderer().render(prog, "k") == GOLDEN
+
+
+def test_the_golden_constants_are_what_they_claim():
+    w = 1 << 32
+    consts = dict(re.findall(r"static const uint32_t (\w+)\[2\] = \{(.*)\};", GOLDEN))
+    words = {name: [int(x.rstrip("ul")) for x in text.split(", ")] for name, text in consts.items()}
+    assert words["Q"] == list(RING.moduli)
+    assert [q * qi % w for q, qi in zip(RING.moduli, words["QINV"], strict=True)] == [1, 1]
+    assert words["IMM4"] == [1 * w % q for q in RING.moduli]  # the constant 1, Montgomery form
+    assert galois_for_rotation(8, 3) == pow(5, 3, 16) == 13  # perm_g13 is rotate(3)
+
+
+def test_coefficient_form_u64_constants_scalars_everywhere_a_constant_poly_at_k0():
+    ring = RingSpec(4, ntt_primes(4, 62, 2), "u64")
+    a = Poly([1, 2, 3, 4], ring)
+    b = Poly([5, 6, 7, 8], ring)
+    huge = -(2**100) - 12345
+    src = CRenderer().render(linearize(only_elementwise(a * huge + 5 - (-b))), "k")
+    w = 1 << 64
+    assert "typedef uint64_t word_t;\ntypedef unsigned __int128 wide_t;" in src
+    assert "#define WORD_BITS 64" in src
+    consts = dict(re.findall(r"static const uint64_t (\w+)\[2\] = \{(.*)\};", src))
+    words = {name: [int(x.rstrip("ul")) for x in text.split(", ")] for name, text in consts.items()}
+    assert words["Q"] == list(ring.moduli)
+    assert [q * qi % w for q, qi in zip(ring.moduli, words["QINV"], strict=True)] == [1, 1]
+    assert words["IMM1"] == [huge % q * w % q for q in ring.moduli]  # c * R mod q, c < 0
+    assert words["IMM3"] == [5 * w % q for q in ring.moduli]
+    body = src[src.index("const uint64_t q = Q[i]") :].splitlines()
+    assert [line.strip() for line in body[:9]] == [
+        "const uint64_t q = Q[i], qinv = QINV[i];",
+        "const uint64_t v0 = b1[i * 4 + k];",
+        "const uint64_t v1 = IMM1[i];",  # a scalar: every slot
+        "const uint64_t v2 = mont_mul(v0, v1, q, qinv);",
+        "const uint64_t v3 = (k == 0 ? IMM3[i] : 0);",  # a constant poly: coefficient 0 only
+        "const uint64_t v4 = add_mod(v2, v3, q);",
+        "const uint64_t v5 = b2[i * 4 + k];",
+        "const uint64_t v6 = neg_mod(v5, q);",
+        "const uint64_t v7 = sub_mod(v4, v6, q);",
+    ]
+
+
+def test_a_limb_view_loads_at_its_row_offset():
+    ring = RingSpec(8, (17, 97, 113))
+    (x,) = ntt_inputs(ring, 1)
+    tail = x.to_ring(ring.with_moduli((97, 113)))
+    src = CRenderer().render(linearize(only_elementwise(tail * tail)), "k")
+    assert "const uint32_t v0 = b1[(i + 1) * 8 + k];" in src
+    assert "v1 = mont_mul(v0, v0, q, qinv);" in src  # one load, used twice
+    assert "static const uint32_t Q[2] = {97u, 113u};" in src
+
+
+# --------------------------------------------------------------------------------------------
+# linearize
+
+
+def check_order(prog: Program) -> None:
+    """Each instruction defines the next value, from values defined before it."""
+    for i, ins in enumerate(prog.instrs):
+        assert ins.dest == i
+        assert all(s < i for s in ins.srcs)
+
+
+def test_linearize_lists_each_shared_value_once_sources_first():
+    a, b = ntt_inputs(RING, 2)
+    prog = linearize(only_elementwise(a * b + a - b * b))
+    check_order(prog)
+    assert [(ins.op.name, ins.srcs, ins.slot) for ins in prog.instrs] == [
+        ("LOAD", (), 1),
+        ("LOAD", (), 2),
+        ("MUL", (0, 1), None),
+        ("ADD", (2, 0), None),  # a's load, used again
+        ("MUL", (1, 1), None),
+        ("SUB", (3, 4), None),
+    ]
+    assert prog.out == 5 and prog.slots == 3 and prog.tables == ()
+
+
+def test_linearize_and_render_are_the_same_every_time():
+    first = linearize(rotated_sum())
+    second = linearize(rotated_sum())
+    assert first == second
+    assert CRenderer().render(first, "k") == CRenderer().render(second, "k")
+
+
+_RENDER_IN_CHILD = """
+from tests.codegen.test_c_renderer import sources
+print("@@\\n".join(sources()))
+"""
+
+
+def sources() -> list[str]:
+    """The source of every kernel of a program with shared values (each its own kernel, as
+    bufferize decides), commutative operands in both orders, gathers and both constant layouts."""
+    a, b, c = ntt_inputs(RING, 3)
+    x = Poly(list(range(8)), RING)
+    s, t = a * b, b * a + c
+    y = (s + t) * (t - s) + (-s) * 3 + (t + 2) * (s - 5) + c.conjugate()
+    sched = [k for k in kernels(y, -(x * 5) + 7 - x) if k.info.kind == "elementwise"]
+    assert len(sched) >= 3
+    bodies = [rotated_sum(), *(k.ast for k in sched)]
+    return [CRenderer().render(linearize(ast), "k") for ast in bodies]
+
+
+@pytest.mark.parametrize("seed", ["0", "12345"])
+def test_rendered_source_does_not_depend_on_the_hash_seed(seed):
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))
+    out = subprocess.run(
+        [sys.executable, "-c", _RENDER_IN_CHILD],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    here = sources()
+    assert out.split("@@\n") == [*here[:-1], here[-1] + "\n"]
+    assert here[0] == GOLDEN
+
+
+def test_linearize_rejects_whole_polynomial_bodies():
+    ring = RingSpec(8, (17, 97, 113))
+    a = Poly(list(range(8)), ring)
+    x = Poly(list(range(8)), ring).ntt().realize()
+    progs = {
+        "NTT": a.ntt(),
+        "INTT": x.intt(),
+        "RESCALE": a.rescale(),
+        "TO_RING": a.to_ring(RingSpec(8, (17, 193))),
+    }
+    for op, p in progs.items():
+        (k,) = kernels(p)
+        assert k.info.kind != "elementwise"
+        with pytest.raises(ValueError, match=f"{op} is not elementwise"):
+            linearize(k.ast)
+
+
+def test_linearize_rejects_a_body_that_is_not_a_store():
+    ast = rotated_sum()
+    with pytest.raises(ValueError, match="a kernel body is a STORE, got ADD"):
+        linearize(ast.src[1])
