@@ -18,11 +18,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ren.codegen import templates
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import compile_cached, find_compiler, supports_flag
 from ren.codegen.linearize import linearize
 from ren.device import Buffer
+from ren.errors import RenError
 from ren.ir.node import KernelInfo, Node
+from ren.ir.op import Op
 from ren.ring import automorphism_ntt_table
 
 __all__ = ["CompiledKernel", "compile", "flags"]
@@ -46,10 +49,20 @@ def flags() -> tuple[str, ...]:
 
 
 class CompiledKernel:
-    """A built kernel bound to its entry point; call it with the kernel's buffers."""
+    """A built kernel bound to its entry point; call it with the kernel's buffers.
 
-    def __init__(self, name: str, source: str, tables: tuple[np.ndarray, ...] = ()) -> None:
-        self.name, self.source, self.tables = name, source, tables
+    ``offsets`` are word offsets into each buffer (a whole-polynomial kernel reading a window of
+    limbs); ``tables`` are read-only arrays passed after the buffers.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        tables: tuple[np.ndarray, ...] = (),
+        offsets: tuple[int, ...] = (),
+    ) -> None:
+        self.name, self.source, self.tables, self.offsets = name, source, tables, offsets
         lib = ctypes.CDLL(str(compile_cached(source, flags(), name=name)))
         self.fn = getattr(lib, name)
         self.fn.restype = None
@@ -57,6 +70,9 @@ class CompiledKernel:
 
     def __call__(self, bufs: tuple[Buffer, ...]) -> None:
         args = [ctypes.c_void_p(b.array.ctypes.data) for b in bufs]
+        for i, off in enumerate(self.offsets):
+            if off:
+                args[i] = ctypes.c_void_p(args[i].value + off * bufs[i].array.itemsize)
         args += [ctypes.c_void_p(t.ctypes.data) for t in self.tables]
         self.fn(*args)
 
@@ -78,12 +94,34 @@ def _copy(bufs: tuple[Buffer, ...]) -> None:
     np.copyto(bufs[0].array, bufs[1].array)
 
 
+@functools.lru_cache(maxsize=4096)
+def _polynomial(ast: Node) -> CompiledKernel:
+    """NTT, INTT, rescale, basis extension: the C template of the family, for the input's ring.
+
+    The input is a stored value or a window of limbs of one (``limb_offset``): the kernel gets a
+    pointer to the window's first word.
+    """
+    value = ast.src[1]
+    read = value.src[0].arg  # the IndexArg of the LOAD of the input
+    ring = read.ring
+    if value.op is Op.NTT:
+        kernel, tables = templates.ntt_source(ring), templates.ntt_tables(ring)
+    elif value.op is Op.INTT:
+        kernel, tables = templates.intt_source(ring), templates.intt_tables(ring)
+    elif value.op is Op.RESCALE:
+        kernel, tables = templates.rescale_source(ring, value.arg.moduli), ()
+    elif value.op is Op.TO_RING:
+        kernel, tables = templates.base_convert_source(ring, value.arg.ring), ()
+    else:
+        raise RenError(f"the cpu backend has no template for {value.op.name}")
+    offsets = (0, read.limb_offset * ring.n)
+    return CompiledKernel(kernel.name, kernel.source, tuple(tables), offsets)
+
+
 def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
     """The runner of one kernel body on the cpu device."""
     if info.kind == "elementwise":
         return _elementwise(ast)
     if info.kind == "copy":
         return _copy
-    from ren.codegen import templates  # the whole-polynomial kernels
-
-    return templates.cpu_kernel(ast, info)
+    return _polynomial(ast)

@@ -1,0 +1,291 @@
+"""Benchmark: the forward and inverse NTT, NumPy reference kernels against the C templates.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/ntt.py [--out FILE.json] [--quick] [--repeat R]
+
+For ``n = 2**12 .. 2**16`` and ``L = 1`` and ``8`` limbs of 60-bit moduli (``ntt_primes(n, 60,
+L)``) it times, per direction:
+
+* ``numpy``: :func:`ren.backends.ring_kernels.ntt` / ``intt``;
+* ``c``: the C source of :mod:`ren.codegen.templates` compiled with ``cc -O3 -march=native
+  -shared -fPIC`` and *no* ``-fopenmp``: one thread;
+* ``c-openmp``: the same source compiled with ``-fopenmp`` (``L = 8`` only; the limb loop is
+  split over ``OMP_NUM_THREADS`` threads, by default every CPU).
+
+Each figure is the median of ``--repeat`` runs, a run being a loop of as many calls as take about
+20 ms (one call at least), divided by the number of calls. Butterflies per nanosecond are
+``(n/2) * log2(n) * L / time_ns``. Before timing, every C result is compared word for word with
+NumPy's; a mismatch is reported and the script exits with status 1.
+
+The goal (reported, never asserted): the single-thread C forward NTT at ``n = 16384`` with one
+60-bit limb within 0.31 ms, what Microsoft SEAL 4.4 measured on the machine this was written on.
+The last line printed is ``goal <ms> ms (<= 0.31 ms: met|missed)``.
+
+``--quick`` times ``n = 2**12`` and ``2**14`` only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ren.backends import ring_kernels as rk
+from ren.codegen import templates
+from ren.ring import RingSpec, ntt_primes
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "benchmarks" / "results" / "ntt.json"
+SIZES = [1 << k for k in range(12, 17)]
+QUICK_SIZES = [1 << 12, 1 << 14]
+LIMBS = [1, 8]
+BITS = 60
+CFLAGS = ["-O3", "-march=native", "-shared", "-fPIC"]
+RUN_SECONDS = 0.02  # the length of one timed run (a loop of calls)
+GOAL = {
+    "what": "C forward NTT, n=16384, one 60-bit limb, single thread",
+    "n": 16384,
+    "limbs": 1,
+    "target_s": 0.31e-3,
+    "reference": "Microsoft SEAL 4.4, measured on the machine this benchmark was written on",
+}
+
+#: (template, tables, reference) per direction.
+DIRECTIONS = {
+    "forward": (templates.ntt_source, templates.ntt_tables, rk.ntt),
+    "inverse": (templates.intt_source, templates.intt_tables, rk.intt),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# compiling (ren.codegen.compiler.compile_cached will take this over)
+
+
+def compile_kernel(source: str, name: str, openmp: bool, workdir: Path):
+    """Compile ``source`` to a shared library in ``workdir``; return its C function ``name``."""
+    tag = "omp" if openmp else "st"
+    src, lib = workdir / f"{name}_{tag}.c", workdir / f"{name}_{tag}.so"
+    src.write_text(source, encoding="utf-8")
+    flags = [*CFLAGS, "-fopenmp"] if openmp else [*CFLAGS, "-Wno-unknown-pragmas"]
+    subprocess.run(["cc", *flags, "-o", str(lib), str(src)], check=True)
+    fn = getattr(ctypes.CDLL(str(lib)), name)
+    fn.restype = None
+    fn.argtypes = [ctypes.c_void_p] * 4
+    return fn
+
+
+def openmp_works(workdir: Path) -> bool:
+    try:
+        compile_kernel("void ren_probe(void *a, void *b, void *c, void *d) {}\n", "ren_probe", True,
+                       workdir)  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return True
+
+
+def compiler_version() -> str | None:
+    try:
+        out = subprocess.run(["cc", "--version"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.splitlines()[0]
+
+
+# --------------------------------------------------------------------------------------------
+# timing
+
+
+def time_calls(call, repeat: int) -> dict[str, object]:
+    """Median per-call time of ``call()`` over ``repeat`` runs of a calibrated loop."""
+    call()  # warm: page faults, caches, OpenMP thread start
+    start = time.perf_counter()
+    call()
+    once = time.perf_counter() - start
+    number = max(1, int(RUN_SECONDS / max(once, 1e-9)))
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            call()
+        times.append((time.perf_counter() - start) / number)
+    return {
+        "number": number,
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "first_s": times[0],
+        "times_s": times,
+    }
+
+
+def butterflies(n: int, limbs: int) -> int:
+    return (n // 2) * int(math.log2(n)) * limbs
+
+
+def bench_ring(n: int, limbs: int, repeat: int, workdir: Path, openmp: bool) -> list[dict]:
+    ring = RingSpec(n, ntt_primes(n, BITS, limbs))
+    rng = np.random.default_rng(n * 31 + limbs)
+    a = np.stack([rng.integers(0, q, size=n, dtype=np.uint64) for q in ring.moduli])
+    a = a.astype(ring.np_dtype)
+    rows = []
+    for direction, (source_of, tables_of, reference) in DIRECTIONS.items():
+        want = reference(ring, a)
+        base = {"n": n, "limbs": limbs, "bits": BITS, "direction": direction}
+        stats = time_calls(lambda r=ring, ref=reference: ref(r, a), repeat)
+        rows.append({**base, "backend": "numpy", "threads": 1, "check": "reference", **stats})
+        kernel = source_of(ring)
+        tw, tw_shoup = tables_of(ring)
+        out = np.zeros_like(a)
+        ptrs = [x.ctypes.data for x in (out, a, tw, tw_shoup)]
+        variants = [("c", False)] + ([("c-openmp", True)] if openmp and limbs > 1 else [])
+        for backend, omp in variants:
+            fn = compile_kernel(kernel.source, kernel.name, omp, workdir)
+            out[:] = 0
+            fn(*ptrs)
+            check = "ok" if np.array_equal(out, want) else "MISMATCH"
+            stats = time_calls(lambda f=fn, p=ptrs: f(*p), repeat)
+            threads = _omp_threads() if omp else 1
+            rows.append({**base, "backend": backend, "threads": threads, "check": check, **stats})
+    for row in rows:
+        row["butterflies_per_ns"] = butterflies(n, limbs) / (row["median_s"] * 1e9)
+    return rows
+
+
+def _omp_threads() -> int:
+    given = os.environ.get("OMP_NUM_THREADS", "")
+    return int(given) if given.isdigit() else os.cpu_count() or 1
+
+
+def call_overhead(repeat: int, workdir: Path) -> float:
+    """The median time of a ctypes call to an empty C function of four pointers (in every C
+    figure)."""
+    fn = compile_kernel("void ren_noop(void *a, void *b, void *c, void *d) {}\n", "ren_noop",
+                        False, workdir)  # fmt: skip
+    return time_calls(lambda: fn(0, 0, 0, 0), repeat)["median_s"]
+
+
+# --------------------------------------------------------------------------------------------
+# reporting
+
+
+def machine() -> dict[str, object]:
+    """What the figures were measured on."""
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+def goal(rows: list[dict]) -> dict[str, object]:
+    row = next(
+        (
+            r
+            for r in rows
+            if (r["n"], r["limbs"], r["direction"], r["backend"])
+            == (GOAL["n"], GOAL["limbs"], "forward", "c")
+        ),
+        None,
+    )
+    measured = row["median_s"] if row else None
+    return {**GOAL, "c_median_s": measured, "met": measured is not None and measured <= 0.31e-3}
+
+
+def print_table(results: dict[str, object]) -> None:
+    print(f"NTT, {BITS}-bit moduli: median of {results['repeat']} runs; ms per call")
+    print(f"C: {results['compiler']['cc']}, {' '.join(CFLAGS)} (c-openmp adds -fopenmp)")
+    print()
+    backends = ["numpy", "c", "c-openmp"]
+    header = f"{'n':>6} {'L':>2} {'direction':<8} " + " ".join(f"{b:>10}" for b in backends)
+    print(header + f" {'C bf/ns':>8} {'numpy/C':>8} check")
+    by_key: dict[tuple, dict[str, dict]] = {}
+    for row in results["rows"]:
+        key = (row["n"], row["limbs"], row["direction"])
+        by_key.setdefault(key, {})[row["backend"]] = row
+    for (n, limbs, direction), cells in by_key.items():
+        times = " ".join(
+            f"{cells[b]['median_s'] * 1e3:10.4f}" if b in cells else f"{'-':>10}" for b in backends
+        )
+        c = cells["c"]
+        speedup = cells["numpy"]["median_s"] / c["median_s"]
+        checks = ",".join(sorted({r["check"] for r in cells.values() if r["check"] != "reference"}))
+        print(
+            f"{n:>6} {limbs:>2} {direction:<8} {times} {c['butterflies_per_ns']:8.3f} "
+            f"{speedup:8.0f}x {checks}"
+        )
+    print()
+    m = results["machine"]
+    print(f"python {m['python']}, numpy {m['numpy']}, {m['cpu_count']} CPUs, {m['platform']}")
+    print(f"ctypes call overhead (in every C figure): {results['call_overhead_s'] * 1e6:.2f} us")
+
+
+def goal_line(g: dict[str, object]) -> str:
+    if g["c_median_s"] is None:
+        return "goal not measured (n=16384 left out)"
+    return f"goal {g['c_median_s'] * 1e3:.4f} ms (<= 0.31 ms: {'met' if g['met'] else 'missed'})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="benchmarks/ntt.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write the JSON")
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs per figure (>= 1)")
+    parser.add_argument("--quick", action="store_true", help="n = 2**12 and 2**14 only")
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+
+    with tempfile.TemporaryDirectory(prefix="ren-ntt-bench-") as tmp:
+        workdir = Path(tmp)
+        openmp = openmp_works(workdir)
+        rows = []
+        for n in QUICK_SIZES if args.quick else SIZES:
+            for limbs in LIMBS:
+                rows += bench_ring(n, limbs, args.repeat, workdir, openmp)
+        overhead = call_overhead(args.repeat, workdir)
+    results = {
+        "benchmark": "ntt",
+        "repeat": args.repeat,
+        "quick": args.quick,
+        "compiler": {"cc": compiler_version(), "flags": CFLAGS, "openmp": openmp},
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "machine": machine(),
+        "call_overhead_s": overhead,
+        "rows": rows,
+        "goal": goal(rows),
+    }
+    print_table(results)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    print(goal_line(results["goal"]))
+    return 1 if any(r["check"] == "MISMATCH" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,979 @@
+"""Readable C templates for Ren's whole-polynomial kernels, one source per ring.
+
+Each ``*_source`` function is a pure, cached function of its arguments and returns a
+:class:`CKernel`: the C source (one translation unit), the name of its entry point and the
+description of its arguments. The entry point is an ordinary ``void`` C function; a caller passes
+``out`` and ``in`` (``(L, n)`` limb-major word arrays) and then, in order, the arrays the matching
+``*_tables`` function returns::
+
+    kernel = ntt_source(ring)                        # CKernel(source, name, args)
+    fn = getattr(ctypes.CDLL(compile(kernel.source)), kernel.name)
+    fn(out_ptr, in_ptr, *(t.ctypes.data for t in ntt_tables(ring)))
+
+Conventions are those of :mod:`ren.backends.ring_kernels` (DESIGN.md section 2), and every kernel
+returns exactly its words: a polynomial is ``L`` limbs of ``n`` words, limb ``i`` modulo ``q_i``;
+stored words are Montgomery form ``x * R mod q`` in ``[0, q)`` with ``R = 2**32`` (``u32``: words
+``uint32_t``, moduli below ``2**30``) or ``2**64`` (``u64``: ``uint64_t``, moduli below ``2**62``).
+
+Arithmetic:
+
+* **Shoup multiplication** (V. Shoup, NTL; D. Harvey, "Faster arithmetic for number-theoretic
+  transforms", J. Symb. Comp. 2014, Lemma 2) by a fixed ``w < q`` with ``w' = floor(w * 2**W /
+  q)`` (``W`` the word bits): ``w*y - hi(w'*y) * q`` computed modulo ``2**W`` is ``w*y mod q`` or
+  that plus ``q``, so in ``[0, 2q)``, for *any* word ``y``. The NTT is linear, so multiplying
+  Montgomery words by plain twiddles gives the Montgomery form of the NTT.
+* **Harvey's lazy butterflies**: values travel in ``[0, 4q)`` (forward) or ``[0, 2q)`` (inverse)
+  and the last stage corrects them to ``[0, q)``. ``4q < 2**W`` because ``q < 2**(W-2)``.
+* **Montgomery products** (``a * b * R^-1 mod q`` in ``[0, q)`` for ``a * b < q * R``) for rescale
+  and base conversion, where the constants are Montgomery-encoded as in ``ring_kernels``.
+
+The NTT loops are written for the compiler's vectorizer (``-O3``): the high word of a ``u64``
+product is taken from four 32 x 32 -> 64-bit products rather than one ``unsigned __int128``
+multiply (which stays scalar), and the stages with fewer than 8 butterflies per block (``t = 1,
+2, 4``) are called with a literal ``t`` so that they vectorize across blocks. Fusing the copy of
+``in`` into the first stage and the final correction into the last saves two passes. On the
+machine the benchmark was written on this took the ``n = 16384`` 60-bit NTT from 0.13 ms to 0.04
+ms (``benchmarks/ntt.py``, ``benchmarks/README.md``).
+
+The ABI: every pointer is to C-contiguous words. ``word`` is the ring's word (``uint32_t`` for
+``u32``, ``uint64_t`` for ``u64``), and so are the twiddle tables: the NTT tables of a ``u32`` ring
+are ``uint32`` arrays (``w' < 2**32``). ``out`` never overlaps ``in``.
+
+Constants that are small (moduli, per-modulus factors) are emitted into the source as ``static
+const`` arrays; per-slot tables (twiddles, the NTT-form automorphism permutation) are arguments.
+Loops over limbs (or over coefficients, where one step needs every limb) carry
+``#pragma omp parallel for``, which is ignored when compiling without ``-fopenmp``. Compile with
+``cc -O3 -march=native -shared -fPIC [-fopenmp]`` (gcc or clang: rescale and base conversion use
+``unsigned __int128`` for 64 x 64 -> 128-bit products); never with ``-ffast-math`` (base
+conversion's floating-point sum must be evaluated in order, as NumPy does).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import re
+import textwrap
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ren.backends.ring_kernels import _check_drop
+from ren.ring import Domain, RingSpec, automorphism_ntt_table
+
+__all__ = [
+    "CArg",
+    "CKernel",
+    "automorphism_source",
+    "automorphism_tables",
+    "base_convert_source",
+    "intt_source",
+    "intt_tables",
+    "ntt_source",
+    "ntt_tables",
+    "rescale_source",
+]
+
+
+@dataclass(frozen=True)
+class CArg:
+    """One argument of a generated entry point: a pointer to a C-contiguous NumPy array.
+
+    ``ctype`` is the C parameter type, ``dtype`` and ``shape`` the NumPy array to pass, ``role``
+    one of ``"out"`` (written), ``"in"`` (read) or ``"table"`` (read; from a ``*_tables``
+    function).
+    """
+
+    name: str
+    ctype: str
+    dtype: str
+    shape: tuple[int, ...]
+    role: str
+
+    def __repr__(self) -> str:
+        return f"{self.ctype} {self.name}: {self.dtype}{list(self.shape)} {self.role}"
+
+
+class CKernel(NamedTuple):
+    """A generated kernel: the C ``source``, its entry point ``name`` and its ``args`` in order."""
+
+    source: str
+    name: str
+    args: tuple[CArg, ...]
+
+
+# --------------------------------------------------------------------------------------------
+# filling templates
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _fill(template: str, **values: object) -> str:
+    """Replace each ``{name}`` (an identifier) by ``values[name]``; other braces stay.
+
+    C braces need no doubling this way. A placeholder without a value, or a value without a
+    placeholder, raises ``KeyError``: templates and their callers cannot drift apart silently.
+    """
+    used = set(_PLACEHOLDER.findall(template))
+    if used != set(values):
+        raise KeyError(f"template placeholders {sorted(used)} != values {sorted(values)}")
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)
+
+
+def _c_array(name: str, ctype: str, values, per_line: int = 4) -> str:
+    """``static const <ctype> NAME[len] = {...};`` (a 1-D or 2-D list of ints or floats).
+
+    Floats are written as C99 hexadecimal literals, which are exact. An empty list becomes one
+    unused ``0`` (C has no zero-length arrays); the loops that read it run zero times.
+    """
+    rows = values if values and isinstance(values[0], list | tuple) else None
+
+    def lit(v) -> str:
+        if isinstance(v, float):
+            return float.hex(v)
+        return str(v) if ctype == "int" else f"{v}u"
+
+    def flat(vals) -> str:
+        vals = list(vals) or [0]
+        lines = [
+            ", ".join(lit(v) for v in vals[i : i + per_line]) for i in range(0, len(vals), per_line)
+        ]
+        return ",\n    ".join(lines)
+
+    if rows is None:
+        return f"static const {ctype} {name}[{max(len(values), 1)}] = {{\n    {flat(values)}\n}};"
+    inner = ",\n    ".join("{" + flat(r).replace("\n    ", " ") + "}" for r in rows)
+    return (
+        f"static const {ctype} {name}[{len(rows)}][{max(len(rows[0]), 1)}] = {{\n    {inner}\n}};"
+    )
+
+
+_WORD = {"u32": "uint32_t", "u64": "uint64_t"}
+_DWORD = {"u32": "uint64_t", "u64": "unsigned __int128"}
+
+
+def _tag(ring: RingSpec) -> str:
+    """``n4096_L2_u64_1a2b3c4d``: the shape, and 8 hex digits of a hash of the moduli."""
+    digest = hashlib.sha256(repr(ring.moduli).encode()).hexdigest()[:8]
+    return f"n{ring.n}_L{ring.L}_{ring.dtype}_{digest}"
+
+
+def _limbs(ring: RingSpec) -> str:
+    return ", ".join(str(q) for q in ring.moduli)
+
+
+def _word_arg(name: str, ring: RingSpec, role: str, shape=None) -> CArg:
+    const = "" if role == "out" else "const "
+    return CArg(
+        name,
+        f"{const}{_WORD[ring.dtype]} *",
+        np.dtype(ring.np_dtype).name,
+        shape or (ring.L, ring.n),
+        role,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# shared C: the header and the word helpers
+
+
+HEADER = """\
+/*
+{body}
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+"""
+
+#: Modular helpers for one word size ``{w}`` (``u32`` or ``u64``). ``R = 2**{bits}``.
+HELPERS = """
+/* ---- {w} helpers: {word} words, R = 2^{bits}, moduli q < 2^{limit} so 4q < R ---- */
+
+/* a + b mod q in [0, q) for a, b in [0, q). */
+static inline {word} add_mod_{w}({word} a, {word} b, {word} q)
+{
+    {word} s = a + b;                       /* < 2q < R: no wrap */
+    return s >= q ? s - q : s;
+}
+
+/* a - b mod q in [0, q) for a, b in [0, q). */
+static inline {word} sub_mod_{w}({word} a, {word} b, {word} q)
+{
+    return a >= b ? a - b : a - b + q;      /* the wrap of a - b is undone by + q */
+}
+
+/*
+ * Montgomery product a * b * R^-1 mod q in [0, q), for a * b < q * R (Montgomery 1985).
+ * m = t * q^-1 mod R makes t - m*q divisible by R, and (t - m*q) / R = hi(t) - hi(m*q) lies in
+ * (-q, q) because both high words are below q.
+ */
+static inline {word} mont_mul_{w}({word} a, {word} b, {word} q, {word} q_inv)
+{
+    {dword} t = ({dword})a * b;
+    {word} m = ({word})t * q_inv;           /* wraps mod R, as wanted */
+    {word} t_hi = ({word})(t >> {bits});
+    {word} mq_hi = ({word})((({dword})m * q) >> {bits});
+    return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
+}
+
+{mul_hi}
+/*
+ * Shoup product w * y mod q, lazily: in [0, 2q) for ANY word y, given w < q and
+ * w_shoup = floor(w * R / q) (Harvey 2014, Lemma 2). quot = hi(w_shoup * y) is floor(w*y/q) or
+ * one less, so w*y - quot*q, computed mod R, is the true value in [0, 2q) < R.
+ */
+static inline {word} mul_shoup_{w}({word} y, {word} w, {word} w_shoup, {word} q)
+{
+    {word} quot = mul_hi_{w}(y, w_shoup);
+    return ({word})(y * w - quot * q);
+}
+"""
+
+
+#: ``hi(a * b)`` for u32 words: one 32 x 32 -> 64-bit product, which compilers vectorize.
+MUL_HI_U32 = """\
+/* hi(a * b), the high word of the 64-bit product (a vectorizable 32 x 32 -> 64 multiply). */
+static inline uint32_t mul_hi_u32(uint32_t a, uint32_t b)
+{
+    return (uint32_t)(((uint64_t)a * b) >> 32);
+}
+"""
+
+#: ``hi(a * b)`` for u64 words from four 32 x 32 -> 64-bit products. ``unsigned __int128`` would be
+#: one instruction (mulx) but keeps the NTT loops scalar; this vectorizes, and made the NTT about
+#: three times faster (benchmarks/README.md).
+MUL_HI_U64 = """\
+/*
+ * hi(a * b), the high word of the 128-bit product, from four 32 x 32 -> 64-bit products (the
+ * schoolbook of ring_kernels.mul_hi_lo): a = a1 2^32 + a0, b = b1 2^32 + b0, and
+ * a b = a1 b1 2^64 + (a0 b1 + a1 b0) 2^32 + a0 b0. Plain 64-bit integer operations, so a compiler
+ * vectorizes the loops that use it; a 128-bit multiply would keep them scalar.
+ */
+static inline uint64_t mul_hi_u64(uint64_t a, uint64_t b)
+{
+    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0;
+    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;   /* < 3 * 2^32: no wrap */
+    return a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+"""
+
+
+def _header(title: str, ring: RingSpec, doc: str) -> str:
+    """The comment block that opens a source: title, ring, then ``doc``, lines wrapped at 100."""
+    made = f"Generated by ren.codegen.templates for RingSpec(n={ring.n}, moduli=({_limbs(ring)}), "
+    made += f"dtype={ring.dtype!r})."
+    lines = []
+    for line in [title, "", made, *doc.strip("\n").splitlines()]:
+        indent = " " * (len(line) - len(line.lstrip()))
+        wrapped = textwrap.wrap(line, 97, subsequent_indent=indent + "  ", break_on_hyphens=False)
+        lines += [f" * {w}" for w in wrapped] or [" *"]
+    return _fill(HEADER, body="\n".join(lines))
+
+
+def _helpers(dtype: str) -> str:
+    bits = 32 if dtype == "u32" else 64
+    mul_hi = MUL_HI_U32 if dtype == "u32" else MUL_HI_U64
+    return _fill(
+        HELPERS,
+        w=dtype,
+        word=_WORD[dtype],
+        dword=_DWORD[dtype],
+        bits=bits,
+        limit=bits - 2,
+        mul_hi=mul_hi,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# NTT
+
+
+NTT_DOC = """\
+Forward negacyclic NTT of each of the L = {L} limbs (n = {n}): Cooley-Tukey with the psi powers
+merged into the twiddles, bit-reversed output. Slot k of limb i is a(psi_i^(2 brv(k) + 1)) mod
+q_i, psi_i the smallest primitive 2n-th root of unity mod q_i (the order SEAL uses). Words are
+Montgomery form in [0, q) on entry and exit; the twiddles are plain (the NTT is linear).
+
+  out  (L, n) words, NTT form. Must not overlap `in`: the first stage reads `in` and writes
+       `out`, the others work in place on `out`.
+  in   (L, n) words, coefficient form, in [0, q).
+  tw, tw_shoup  (L, n) words: tw[i][k] = psi_i^brv(k) mod q_i (k = 0 unused) and
+       floor(tw * R / q_i); ren.codegen.templates.ntt_tables(ring).
+
+Stage m = 1, 2, ..., n/2 (t = n / 2m) runs butterflies on the pairs (x[j], y[j]) = (a[2it + j],
+a[2it + t + j]), block i < m, with w = tw[m + i]. Bounds (Harvey 2014): every word stays in
+[0, 4q) between stages; the last stage (t = 1) corrects its outputs to [0, q). 4q < R because
+q < R / 4. Every loop is plain integer code over contiguous words, which compilers vectorize."""
+
+NTT = """
+typedef {word} word;
+
+static const word MODULI[{L}] = { {moduli} };
+
+/* [0, 4q) -> [0, q) */
+static inline word correct(word x, word q)
+{
+    x = x >= 2 * q ? x - 2 * q : x;                                /* [0, 2q) */
+    return x >= q ? x - q : x;
+}
+
+/*
+ * One forward stage: m blocks of t butterflies (U, V) -> (U + V w, U - V w), w = tw[m + i].
+ * x[j], y[j] in [0, 4q) on entry and exit (Harvey 2014).
+ */
+static inline void ntt_stage(word *restrict a, size_t m, size_t t, const word *restrict w,
+                             const word *restrict ws, word q, int last)
+{
+    const word two_q = 2 * q;
+    for (size_t i = 0; i < m; ++i) {
+        const word wi = w[m + i], wi_shoup = ws[m + i];
+        word *restrict x = a + 2 * i * t;
+        word *restrict y = x + t;
+        for (size_t j = 0; j < t; ++j) {
+            word u = x[j] >= two_q ? x[j] - two_q : x[j];          /* u in [0, 2q) */
+            word v = mul_shoup_{w}(y[j], wi, wi_shoup, q);         /* v = y w, [0, 2q) */
+            word s = u + v, d = u - v + two_q;                     /* [0, 4q), (0, 4q) */
+            x[j] = last ? correct(s, q) : s;
+            y[j] = last ? correct(d, q) : d;
+        }
+    }
+}
+
+void {name}(word *restrict out, const word *restrict in,
+    const word *restrict tw, const word *restrict tw_shoup)
+{
+    #pragma omp parallel for if({L} > 1)
+    for (int limb = 0; limb < {L}; ++limb) {
+        const word q = MODULI[limb], two_q = 2 * q;
+        const word *restrict w = tw + (size_t)limb * {n};
+        const word *restrict ws = tw_shoup + (size_t)limb * {n};
+        const word *restrict src = in + (size_t)limb * {n};
+        word *restrict a = out + (size_t)limb * {n};
+
+        /* stage m = 1 (t = n/2) reads `in` and writes `out`, so no separate copy is needed */
+        for (size_t j = 0; j < {n} / 2; ++j) {
+            /* src[j], src[j + n/2] in [0, q) */
+            word v = mul_shoup_{w}(src[j + {n} / 2], w[1], ws[1], q);  /* [0, 2q) */
+            a[j] = src[j] + v;                                         /* [0, 3q) */
+            a[j + {n} / 2] = src[j] - v + two_q;                       /* (0, 3q) */
+        }
+
+        /* stages m = 2, 4, ..., n/2; t = 1, 2, 4 are spelled out so that the compiler sees a
+           constant t and vectorizes across blocks where the rows are too short */
+        for (size_t m = 2, t = {n} / 4; m < {n}; m *= 2, t /= 2) {
+            if (t == 1)
+                ntt_stage(a, m, 1, w, ws, q, 1);        /* the last stage corrects to [0, q) */
+            else if (t == 2)
+                ntt_stage(a, m, 2, w, ws, q, 0);
+            else if (t == 4)
+                ntt_stage(a, m, 4, w, ws, q, 0);
+            else
+                ntt_stage(a, m, t, w, ws, q, 0);
+        }
+
+        if ({n} == 2) {                            /* the first stage was the last one */
+            a[0] = correct(a[0], q);
+            a[1] = correct(a[1], q);
+        }
+    }
+}
+"""
+
+INTT_DOC = """\
+Inverse negacyclic NTT of each of the L = {L} limbs (n = {n}): Gentleman-Sande with the psi^-1
+powers merged into the twiddles, times n^-1; undoes the forward NTT exactly. Words are Montgomery
+form in [0, q) on entry and exit; the twiddles are plain (the transform is linear).
+
+  out  (L, n) words, coefficient form. Must not overlap `in`: the first stage reads `in` and
+       writes `out`, the others work in place on `out`.
+  in   (L, n) words, NTT form (slot order of the forward NTT), in [0, q).
+  tw, tw_shoup  (L, n) words and floor(tw * R / q_i); ren.codegen.templates.intt_tables(ring):
+       tw[i][k] = psi_i^-brv(k) mod q_i for k >= 2, tw[i][1] = psi_i^-brv(1) * n^-1 (the last
+       stage's twiddle with n^-1 merged in), tw[i][0] = n^-1 mod q_i.
+
+Stage m = n/2, ..., 2, 1 (t = n / 2m) runs butterflies (x, y) -> (x + y, (x - y) w) on the pairs
+(a[2it + j], a[2it + t + j]) with w = tw[m + i]. Bounds (Harvey 2014): every word stays in
+[0, 2q) between stages; the last stage (m = 1) multiplies both outputs by n^-1 and corrects them
+to [0, q)."""
+
+INTT = """
+typedef {word} word;
+
+static const word MODULI[{L}] = { {moduli} };
+
+/*
+ * One inverse stage: m blocks of t butterflies (U, V) -> (U + V, (U - V) w), w = tw[m + i].
+ * x[j], y[j] in [0, 2q) on entry and exit (Harvey 2014).
+ */
+static inline void intt_stage(word *restrict a, size_t m, size_t t, const word *restrict w,
+                              const word *restrict ws, word q)
+{
+    const word two_q = 2 * q;
+    for (size_t i = 0; i < m; ++i) {
+        const word wi = w[m + i], wi_shoup = ws[m + i];
+        word *restrict x = a + 2 * i * t;
+        word *restrict y = x + t;
+        for (size_t j = 0; j < t; ++j) {
+            word s = x[j] + y[j];                                  /* [0, 4q) */
+            word d = x[j] - y[j] + two_q;                          /* (0, 4q) */
+            x[j] = s >= two_q ? s - two_q : s;                     /* [0, 2q) */
+            y[j] = mul_shoup_{w}(d, wi, wi_shoup, q);              /* [0, 2q) */
+        }
+    }
+}
+
+void {name}(word *restrict out, const word *restrict in,
+    const word *restrict tw, const word *restrict tw_shoup)
+{
+    #pragma omp parallel for if({L} > 1)
+    for (int limb = 0; limb < {L}; ++limb) {
+        const word q = MODULI[limb], two_q = 2 * q;
+        const word *restrict w = tw + (size_t)limb * {n};
+        const word *restrict ws = tw_shoup + (size_t)limb * {n};
+        const word *restrict src = in + (size_t)limb * {n};
+        word *restrict a = out + (size_t)limb * {n};
+
+        if ({n} == 2) {
+            /* the only stage is the last one below, which works in place on `out` */
+            memcpy(a, src, 2 * sizeof(word));
+        } else {
+            /* stage m = n/2 (t = 1) reads `in` and writes `out`: no separate copy is needed */
+            for (size_t i = 0; i < {n} / 2; ++i) {
+                /* src[2i], src[2i + 1] in [0, q) */
+                const word wi = w[{n} / 2 + i], wi_shoup = ws[{n} / 2 + i];
+                word x = src[2 * i], y = src[2 * i + 1];
+                a[2 * i] = x + y;                                          /* [0, 2q) */
+                a[2 * i + 1] = mul_shoup_{w}(x - y + q, wi, wi_shoup, q);  /* [0, 2q) */
+            }
+        }
+
+        /* stages m = n/4, ..., 2; t = 2, 4 are spelled out so that the compiler sees a
+           constant t and vectorizes across blocks where the rows are too short */
+        for (size_t m = {n} / 4, t = 2; m > 1; m /= 2, t *= 2) {
+            if (t == 2)
+                intt_stage(a, m, 2, w, ws, q);
+            else if (t == 4)
+                intt_stage(a, m, 4, w, ws, q);
+            else
+                intt_stage(a, m, t, w, ws, q);
+        }
+
+        /* last stage (m = 1, t = n/2), times n^-1, corrected to [0, q) */
+        const word n_inv = w[0], n_inv_shoup = ws[0];
+        const word w1 = w[1], w1_shoup = ws[1];                        /* psi^-brv(1) n^-1 */
+        word *restrict x = a;
+        word *restrict y = a + {n} / 2;
+        for (size_t j = 0; j < {n} / 2; ++j) {
+            /* x[j], y[j] in [0, 2q) */
+            word s = mul_shoup_{w}(x[j] + y[j], n_inv, n_inv_shoup, q);         /* [0, 2q) */
+            word d = mul_shoup_{w}(x[j] - y[j] + two_q, w1, w1_shoup, q);       /* [0, 2q) */
+            x[j] = s >= q ? s - q : s;                                         /* [0, q) */
+            y[j] = d >= q ? d - q : d;                                         /* [0, q) */
+        }
+    }
+}
+"""
+
+
+def _ntt_args(ring: RingSpec) -> tuple[CArg, ...]:
+    return (
+        _word_arg("out", ring, "out"),
+        _word_arg("in", ring, "in"),
+        _word_arg("tw", ring, "table"),
+        _word_arg("tw_shoup", ring, "table"),
+    )
+
+
+@functools.cache
+def ntt_source(ring: RingSpec) -> CKernel:
+    """The forward NTT of every limb as C; see ``NTT_DOC`` (the source's own comment).
+
+    Entry point ``void ren_ntt_<tag>(word *out, const word *in, const word *tw,
+    const word *tw_shoup)``; ``word`` is ``uint32_t`` or ``uint64_t`` by ``ring.dtype``, the tables
+    come from :func:`ntt_tables`. Matches :func:`ren.backends.ring_kernels.ntt` word for word.
+    """
+    name = f"ren_ntt_{_tag(ring)}"
+    doc = _fill(NTT_DOC, L=ring.L, n=ring.n)
+    body = _fill(
+        NTT,
+        word=_WORD[ring.dtype],
+        w=ring.dtype,
+        L=ring.L,
+        n=ring.n,
+        name=name,
+        moduli=_limbs(ring),
+    )
+    source = _header(f"{name}: forward negacyclic NTT", ring, doc) + _helpers(ring.dtype) + body
+    return CKernel(source, name, _ntt_args(ring))
+
+
+@functools.cache
+def intt_source(ring: RingSpec) -> CKernel:
+    """The inverse NTT (times ``n^-1``) of every limb as C; see ``INTT_DOC``.
+
+    Entry point ``void ren_intt_<tag>(word *out, const word *in, const word *tw,
+    const word *tw_shoup)``, tables from :func:`intt_tables`. Matches
+    :func:`ren.backends.ring_kernels.intt` word for word.
+    """
+    name = f"ren_intt_{_tag(ring)}"
+    doc = _fill(INTT_DOC, L=ring.L, n=ring.n)
+    body = _fill(
+        INTT,
+        word=_WORD[ring.dtype],
+        w=ring.dtype,
+        L=ring.L,
+        n=ring.n,
+        name=name,
+        moduli=_limbs(ring),
+    )
+    source = _header(f"{name}: inverse negacyclic NTT", ring, doc) + _helpers(ring.dtype) + body
+    return CKernel(source, name, _ntt_args(ring))
+
+
+def _shoup(w: list[int], q: int, bits: int) -> list[int]:
+    """``floor(w * 2**bits / q)`` for each ``w < q``: below ``2**bits``."""
+    return [(x << bits) // q for x in w]
+
+
+def _plain_powers_brv(ring: RingSpec, inverse: bool) -> list[list[int]]:
+    """Per limb, ``psi**(+-brv(k)) mod q`` for ``k < n`` (plain, not Montgomery)."""
+    brv = ring.tables().brv.tolist()
+    out = []
+    for m in ring.tables().mods:
+        base = m.psi_inv if inverse else m.psi
+        pw, p = [0] * ring.n, 1
+        for e in range(ring.n):
+            pw[e], p = p, p * base % m.q
+        out.append([pw[b] for b in brv])
+    return out
+
+
+def _frozen_words(ring: RingSpec, rows: list[list[int]]) -> np.ndarray:
+    arr = np.array(rows, dtype=ring.np_dtype)
+    arr.flags.writeable = False
+    return arr
+
+
+@functools.cache
+def ntt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
+    """``(tw, tw_shoup)`` for :func:`ntt_source`: ``(L, n)`` arrays of ``ring.np_dtype``.
+
+    ``tw[i, k] = psi_i**brv(k) mod q_i`` (plain; ``k = 0`` is not read) and ``tw_shoup[i, k] =
+    floor(tw[i, k] * R / q_i)``. Read-only and cached.
+    """
+    tw = _plain_powers_brv(ring, inverse=False)
+    shoup = [_shoup(row, q, ring.word_bits) for row, q in zip(tw, ring.moduli, strict=True)]
+    return _frozen_words(ring, tw), _frozen_words(ring, shoup)
+
+
+@functools.cache
+def intt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
+    """``(tw, tw_shoup)`` for :func:`intt_source`: ``(L, n)`` arrays of ``ring.np_dtype``.
+
+    ``tw[i, k] = psi_i**-brv(k) mod q_i`` for ``k >= 2``; ``tw[i, 1] = psi_i**-brv(1) * n**-1``
+    (the last stage's only twiddle, with the final ``n**-1`` merged in) and ``tw[i, 0] = n**-1 mod
+    q_i``, which the last stage applies to its sums. ``tw_shoup = floor(tw * R / q_i)``. Read-only
+    and cached.
+    """
+    tw = _plain_powers_brv(ring, inverse=True)
+    for row, q in zip(tw, ring.moduli, strict=True):
+        n_inv = pow(ring.n, -1, q)
+        row[0], row[1] = n_inv, row[1] * n_inv % q
+    shoup = [_shoup(row, q, ring.word_bits) for row, q in zip(tw, ring.moduli, strict=True)]
+    return _frozen_words(ring, tw), _frozen_words(ring, shoup)
+
+
+# --------------------------------------------------------------------------------------------
+# automorphisms
+
+
+AUTOMORPHISM_NTT_DOC = """\
+NTT-form automorphism sigma_g: a(X) -> a(X^g) of each of the L = {L} limbs (n = {n}): a pure
+gather of slots, the same for every limb,
+
+  out[i][k] = in[i][perm[k]],   perm[k] = brv(((g (2 brv(k) + 1)) mod 2n - 1) / 2).
+
+  out   (L, n) words; must not overlap `in`.
+  in    (L, n) words in [0, q), NTT form.
+  perm  (n,) int32 in [0, n): ren.ring.automorphism_ntt_table(n, g), for any odd g; this source
+        does not depend on g (one compiled kernel serves every rotation of the ring).
+Words are moved, never changed, so they stay in [0, q)."""
+
+AUTOMORPHISM_NTT = """
+typedef {word} word;
+
+void {name}(word *restrict out, const word *restrict in, const int32_t *restrict perm)
+{
+    #pragma omp parallel for if({L} > 1)
+    for (int limb = 0; limb < {L}; ++limb) {
+        const word *restrict src = in + (size_t)limb * {n};
+        word *restrict dst = out + (size_t)limb * {n};
+        for (size_t k = 0; k < {n}; ++k)
+            dst[k] = src[perm[k]];
+    }
+}
+"""
+
+AUTOMORPHISM_COEFF_DOC = """\
+Coefficient-form automorphism sigma_g: a(X) -> a(X^g), g = {g} (g^-1 = {g_inv} mod 2n), of each
+of the L = {L} limbs (n = {n}). Coefficient i moves to i g mod 2n, negated when that is >= n
+(X^n = -1). Written as a gather: output k comes from i = k g^-1 mod 2n; if i < n it is in[i],
+else it is -in[i - n] (k + n = (i - n) g mod 2n).
+
+  out  (L, n) words; must not overlap `in`.
+  in   (L, n) words in [0, q), coefficient form.
+Negation maps [0, q) to [0, q) (0 stays 0)."""
+
+AUTOMORPHISM_COEFF = """
+typedef {word} word;
+
+static const word MODULI[{L}] = { {moduli} };
+
+void {name}(word *restrict out, const word *restrict in)
+{
+    #pragma omp parallel for if({L} > 1)
+    for (int limb = 0; limb < {L}; ++limb) {
+        const word q = MODULI[limb];
+        const word *restrict src = in + (size_t)limb * {n};
+        word *restrict dst = out + (size_t)limb * {n};
+        for (size_t k = 0; k < {n}; ++k) {
+            size_t i = (k * {g_inv}u) & (2 * {n} - 1);               /* k g^-1 mod 2n */
+            word x = src[i & ({n} - 1)];
+            dst[k] = (i < {n} || x == 0) ? x : q - x;                 /* -x mod q if i >= n */
+        }
+    }
+}
+"""
+
+
+# typed: g=True or g=5.0 must raise, not hit the cached g=1 or g=5
+@functools.lru_cache(maxsize=None, typed=True)
+def automorphism_source(ring: RingSpec, g: int, domain: Domain) -> CKernel:
+    """The automorphism ``a(X) -> a(X**g)`` of every limb as C, in ``domain``.
+
+    * ``Domain.NTT``: ``void ren_automorphism_ntt_<tag>(word *out, const word *in,
+      const int32_t *perm)``, a gather by the table :func:`automorphism_tables` returns. The
+      source does not depend on ``g`` (``g`` is only checked).
+    * ``Domain.COEFF``: ``void ren_automorphism_coeff_g<g>_<tag>(word *out, const word *in)``,
+      with ``g**-1 mod 2n`` emitted into the source; no table.
+
+    Matches :func:`ren.backends.ring_kernels.automorphism` word for word.
+
+    Raises:
+        TypeError/ValueError: for a ``g`` that is not an odd int, or a bad ``domain``.
+    """
+    g = _galois(ring, g)
+    if domain is Domain.NTT:
+        name = f"ren_automorphism_ntt_{_tag(ring)}"
+        doc = _fill(AUTOMORPHISM_NTT_DOC, L=ring.L, n=ring.n)
+        body = _fill(AUTOMORPHISM_NTT, word=_WORD[ring.dtype], L=ring.L, n=ring.n, name=name)
+        perm = CArg("perm", "const int32_t *", "int32", (ring.n,), "table")
+        args = (_word_arg("out", ring, "out"), _word_arg("in", ring, "in"), perm)
+        title = f"{name}: automorphism X -> X^g in NTT form, any g (a gather by perm)"
+    elif domain is Domain.COEFF:
+        name = f"ren_automorphism_coeff_g{g}_{_tag(ring)}"
+        g_inv = pow(g, -1, 2 * ring.n)
+        doc = _fill(AUTOMORPHISM_COEFF_DOC, g=g, g_inv=g_inv, L=ring.L, n=ring.n)
+        body = _fill(
+            AUTOMORPHISM_COEFF,
+            word=_WORD[ring.dtype],
+            L=ring.L,
+            n=ring.n,
+            name=name,
+            moduli=_limbs(ring),
+            g_inv=g_inv,
+        )
+        args = (_word_arg("out", ring, "out"), _word_arg("in", ring, "in"))
+        title = f"{name}: automorphism X -> X^{g} in coefficient form"
+    else:
+        raise TypeError(f"domain must be Domain.COEFF or Domain.NTT, got {domain!r}")
+    return CKernel(_header(title, ring, doc) + body, name, args)
+
+
+@functools.lru_cache(maxsize=None, typed=True)
+def automorphism_tables(ring: RingSpec, g: int, domain: Domain) -> tuple[np.ndarray, ...]:
+    """The tables for :func:`automorphism_source`: ``(perm,)`` (``int32``, ``(n,)``) for NTT form,
+    ``()`` for coefficient form."""
+    g = _galois(ring, g)
+    if domain is Domain.COEFF:
+        return ()
+    if domain is not Domain.NTT:
+        raise TypeError(f"domain must be Domain.COEFF or Domain.NTT, got {domain!r}")
+    perm = automorphism_ntt_table(ring.n, g).astype(np.int32)
+    perm.flags.writeable = False
+    return (perm,)
+
+
+def _galois(ring: RingSpec, g: int) -> int:
+    automorphism_ntt_table(ring.n, g)  # raises the ring module's TypeError/ValueError for bad g
+    return int(g) % (2 * ring.n)
+
+
+# --------------------------------------------------------------------------------------------
+# rescale
+
+
+RESCALE_DOC = """\
+Rescale: divide by P, the product of the dropped moduli, rounding half up, and drop those limbs:
+out = floor((a_c + h) / P) mod q_i over the kept moduli, h = (P - 1) / 2, a_c the centered value.
+For each coefficient: add h to every limb, then for each dropped p in turn divide exactly,
+x_i <- (x_i - (x mod p)) p^-1 mod q_i, as ring_kernels.rescale does. Dropped, in this order:
+  {p_list}
+
+  out  (L - {D}, n) = ({L_out}, {n}) words, the kept limbs in ring order; must not overlap `in`.
+  in   (L, n) = ({L}, {n}) words in [0, q), coefficient form.
+Constants (emitted below, Montgomery form like the words): HALF[i] = h R mod q_i,
+P_INV[d][i] = p_d^-1 R mod q_i (0 at p_d itself), R2[i] = R^2 mod q_i, Q_INV[i] = q_i^-1 mod R.
+Every intermediate is a Montgomery product or a modular add/sub of values in [0, q_i), so it
+lies in [0, q_i). Dropped rows keep being updated after they are read (their results are never
+used); that keeps the loop free of branches."""
+
+RESCALE = """
+typedef {word} word;
+
+static const word MODULI[{L}] = { {moduli} };
+{consts}
+
+void {name}(word *restrict out, const word *restrict in)
+{
+    #pragma omp parallel for if({L} > 1)
+    for (size_t k = 0; k < {n}; ++k) {
+        word x[{L}];
+        for (int i = 0; i < {L}; ++i)                                  /* a + h, [0, q_i) */
+            x[i] = add_mod_{w}(in[(size_t)i * {n} + k], HALF[i], MODULI[i]);
+        for (int d = 0; d < {D}; ++d) {
+            const int j = DROP_ROWS[d];
+            /* x mod p, decoded: r in [0, p) */
+            const word r = mont_mul_{w}(x[j], 1, MODULI[j], Q_INV[j]);
+            for (int i = 0; i < {L}; ++i) {
+                /* r < p < R, so r * R2[i] < q_i R: one product gives r R mod q_i */
+                word r_i = mont_mul_{w}(r, R2[i], MODULI[i], Q_INV[i]);
+                word diff = sub_mod_{w}(x[i], r_i, MODULI[i]);          /* x - r, [0, q_i) */
+                x[i] = mont_mul_{w}(diff, P_INV[d][i], MODULI[i], Q_INV[i]);  /* (x - r) / p */
+            }
+        }
+        for (int o = 0; o < {L_out}; ++o)
+            out[(size_t)o * {n} + k] = x[KEEP_ROWS[o]];
+    }
+}
+"""
+
+
+@functools.cache
+def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CKernel:
+    R, word = 1 << ring.word_bits, _WORD[ring.dtype]
+    P = math.prod(drop)
+    h = (P - 1) // 2
+    keep = [i for i, q in enumerate(ring.moduli) if q not in drop]
+    consts = "\n".join(
+        (
+            _c_array("Q_INV", "word", [pow(q, -1, R) for q in ring.moduli]),
+            _c_array("R2", "word", [R * R % q for q in ring.moduli]),
+            _c_array("HALF", "word", [h % q * R % q for q in ring.moduli]),
+            _c_array(
+                "P_INV",
+                "word",
+                [[pow(p, -1, q) * R % q if q != p else 0 for q in ring.moduli] for p in drop],
+            ),
+            _c_array("DROP_ROWS", "int", [ring.moduli.index(p) for p in drop]),
+            _c_array("KEEP_ROWS", "int", keep),
+        )
+    )
+    name = f"ren_rescale_d{len(drop)}_{hashlib.sha256(repr(drop).encode()).hexdigest()[:8]}"
+    name += f"_{_tag(ring)}"
+    doc = _fill(
+        RESCALE_DOC,
+        p_list=", ".join(map(str, drop)),
+        D=len(drop),
+        L=ring.L,
+        L_out=len(keep),
+        n=ring.n,
+    )
+    body = _fill(
+        RESCALE,
+        word=word,
+        w=ring.dtype,
+        L=ring.L,
+        n=ring.n,
+        name=name,
+        D=len(drop),
+        L_out=len(keep),
+        moduli=_limbs(ring),
+        consts=consts,
+    )
+    source = _header(f"{name}: rescale by {len(drop)} moduli", ring, doc)
+    out = _word_arg("out", ring, "out", (len(keep), ring.n))
+    return CKernel(source + _helpers(ring.dtype) + body, name, (out, _word_arg("in", ring, "in")))
+
+
+def rescale_source(ring: RingSpec, drop) -> CKernel:
+    """Rescale by the moduli ``drop`` as C: ``void ren_rescale_<...>(word *out, const word *in)``.
+
+    ``drop`` is a modulus or a tuple of distinct moduli of ``ring`` (divided in that order, as
+    :func:`ren.backends.ring_kernels.rescale` does); ``out`` is ``(L - len(drop), n)`` over the
+    kept moduli in ring order. Every constant is emitted into the source (no tables). Matches
+    ``ring_kernels.rescale`` word for word. Cached per ``(ring, drop)``.
+
+    Raises:
+        ValueError: if a modulus of ``drop`` is not in ``ring``, repeats, or none would remain.
+    """
+    return _rescale_cached(ring, _check_drop(ring, drop))
+
+
+# --------------------------------------------------------------------------------------------
+# base conversion
+
+
+BASE_CONVERT_DOC = """\
+Basis change to target moduli ({targets}), dtype {t_dtype}: the centered value a_c mod each
+target modulus. A target modulus that is a source modulus gets a copy of that limb (re-encoded
+when the dtypes differ). Every other target modulus p gets the fast base conversion with the
+floating-point correction (Halevi-Polyakov-Shoup 2019), exactly as ring_kernels.base_convert:
+
+  y_i = a_i (Q/q_i)^-1 mod q_i                          plain, in [0, q_i)
+  v   = floor(sum_i y_i / q_i + 1/2)                    in double, v in [0, L]
+  out = sum_i (y_i mod p) (Q/q_i mod p) - v (Q mod p)   mod p, Montgomery form, in [0, p)
+
+The sum for v is taken in the order i = 0, 1, ..., L-1, as NumPy sums an (L, n) array over
+axis 0, so v, and every word, is the same as the reference's.
+
+  out  (L', n) = ({L_out}, {n}) target words; must not overlap `in`.
+  in   (L, n) = ({L}, {n}) source words in [0, q), coefficient form.
+Constants emitted below: Q_HAT_INV[i] = (Q/q_i)^-1 mod q_i (plain, so one Montgomery product
+decodes and multiplies at once), Q_FLOAT[i] = (double)q_i as exact hex literals,
+C[i][f] = (Q/q_i mod p_f) R_t^2 mod p_f and Q_MOD_P[f] = (Q mod p_f) R_t^2 mod p_f (one
+Montgomery product with a plain value gives its Montgomery form). The float path has only
+divisions and additions, so no contraction into FMAs can change it; -ffast-math would."""
+
+BASE_CONVERT = """
+typedef {s_word} src_word;
+typedef {t_word} dst_word;
+
+enum {
+    N_SHARED = {n_shared},   /* target moduli that are source moduli */
+    N_FRESH = {n_fresh},    /* target moduli that are not */
+    RECODE = {recode},     /* 1 when the source and target R differ ({s} -> {t}) */
+};
+
+static const src_word MODULI[{L}] = { {moduli} };
+{consts}
+
+void {name}(dst_word *restrict out, const src_word *restrict in)
+{
+    /* target moduli that are source moduli: copy the limb, re-encoded if R differs */
+    for (int s = 0; s < N_SHARED; ++s) {
+        const src_word *restrict src = in + (size_t)SHARED_SRC[s] * {n};
+        dst_word *restrict dst = out + (size_t)SHARED_DST[s] * {n};
+        const int row = SHARED_SRC[s];
+        for (size_t k = 0; k < {n}; ++k) {
+            if (RECODE) {
+                /* decode with the source R, encode with the target R (plain < q < R_t) */
+                src_word plain = mont_mul_{s}(src[k], 1, MODULI[row], Q_INV[row]);
+                dst[k] = mont_mul_{t}((dst_word)plain, SHARED_R2[s], (dst_word)MODULI[row],
+                                     SHARED_Q_INV[s]);
+            } else {
+                dst[k] = (dst_word)src[k];
+            }
+        }
+    }
+
+    /* fresh target moduli: fast base conversion, one coefficient at a time */
+    if (N_FRESH == 0)
+        return;
+    #pragma omp parallel for
+    for (size_t k = 0; k < {n}; ++k) {
+        uint64_t y[{L}];
+        double sum = 0.0;
+        for (int i = 0; i < {L}; ++i) {
+            y[i] = mont_mul_{s}(in[(size_t)i * {n} + k], Q_HAT_INV[i], MODULI[i], Q_INV[i]);
+            sum += (double)y[i] / Q_FLOAT[i];                         /* in order, like NumPy */
+        }
+        const uint64_t v = (uint64_t)(sum + 0.5);                     /* floor: sum >= 0 */
+        for (int f = 0; f < N_FRESH; ++f) {
+            const dst_word p = P[f], p_inv = P_INV[f];
+            dst_word acc = 0;
+            for (int i = 0; i < {L}; ++i)                    /* (y_i mod p) C < p R_t */
+                acc = add_mod_{t}(acc, mont_mul_{t}((dst_word)(y[i] % p), C[i][f], p, p_inv), p);
+            dst_word vq = mont_mul_{t}((dst_word)v, Q_MOD_P[f], p, p_inv);   /* v <= L < p */
+            out[(size_t)FRESH_ROWS[f] * {n} + k] = sub_mod_{t}(acc, vq, p);
+        }
+    }
+}
+"""
+
+
+@functools.cache
+def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
+    """Fast base conversion from ``ring`` to ``target`` as C: ``void ren_base_convert_<...>(
+    dst_word *out, const src_word *in)``, every constant emitted into the source (no tables).
+
+    Matches :func:`ren.backends.ring_kernels.base_convert` word for word, including where the
+    floating-point correction ``v`` is off by one (within rounding error of ``+-Q/2``): ``v`` is
+    computed with the same float64 operations in the same order.
+
+    Raises:
+        ValueError: if ``target.n != ring.n``.
+    """
+    if not isinstance(target, RingSpec):
+        raise TypeError(f"target must be a RingSpec, got {type(target).__name__}")
+    if target.n != ring.n:
+        raise ValueError(f"cannot convert {ring!r} to {target!r}: the degrees n differ")
+    Q, Rt = ring.Q, 1 << target.word_bits
+    shared = [(k, ring.moduli.index(p)) for k, p in enumerate(target.moduli) if p in ring.moduli]
+    fresh = [k for k, p in enumerate(target.moduli) if p not in ring.moduli]
+    ps = [target.moduli[k] for k in fresh]
+    R = 1 << ring.word_bits
+    consts = "\n".join(
+        (
+            _c_array("Q_INV", "src_word", [pow(q, -1, R) for q in ring.moduli]),
+            _c_array("Q_HAT_INV", "src_word", [pow(Q // q, -1, q) for q in ring.moduli]),
+            _c_array("Q_FLOAT", "double", [float(q) for q in ring.moduli], per_line=3),
+            _c_array("SHARED_DST", "int", [k for k, _ in shared]),
+            _c_array("SHARED_SRC", "int", [i for _, i in shared]),
+            _c_array("SHARED_R2", "dst_word", [Rt * Rt % target.moduli[k] for k, _ in shared]),
+            _c_array(
+                "SHARED_Q_INV", "dst_word", [pow(target.moduli[k], -1, Rt) for k, _ in shared]
+            ),
+            _c_array("FRESH_ROWS", "int", fresh),
+            _c_array("P", "dst_word", ps),
+            _c_array("P_INV", "dst_word", [pow(p, -1, Rt) for p in ps]),
+            _c_array(
+                "C", "dst_word", [[Q // q % p * Rt * Rt % p for p in ps] for q in ring.moduli]
+            ),
+            _c_array("Q_MOD_P", "dst_word", [Q % p * Rt * Rt % p for p in ps]),
+        )
+    )
+    digest = hashlib.sha256(repr(target).encode()).hexdigest()[:8]
+    name = f"ren_base_convert_to{target.L}_{digest}_{_tag(ring)}"
+    doc = _fill(
+        BASE_CONVERT_DOC,
+        targets=_limbs(target),
+        t_dtype=target.dtype,
+        L=ring.L,
+        L_out=target.L,
+        n=ring.n,
+    )
+    body = _fill(
+        BASE_CONVERT,
+        s_word=_WORD[ring.dtype],
+        t_word=_WORD[target.dtype],
+        s=ring.dtype,
+        t=target.dtype,
+        L=ring.L,
+        n=ring.n,
+        name=name,
+        moduli=_limbs(ring),
+        consts=consts,
+        n_shared=len(shared),
+        n_fresh=len(fresh),
+        recode=int(ring.dtype != target.dtype),
+    )
+    helpers = "".join(_helpers(d) for d in sorted({ring.dtype, target.dtype}))
+    source = _header(f"{name}: fast base conversion", ring, doc) + helpers + body
+    out = _word_arg("out", target, "out")
+    return CKernel(source, name, (out, _word_arg("in", ring, "in")))

@@ -1,0 +1,390 @@
+"""The C templates of ``ren.codegen.templates`` against the NumPy ring kernels, word for word.
+
+Oracle: :mod:`ren.backends.ring_kernels` (itself checked against Python big integers in
+``tests/backends/test_ring_kernels.py``). Each kernel is compiled with the system C compiler
+(``cc -O3 -march=native -shared -fPIC``), loaded with ctypes and run on NumPy arrays; its words
+must equal the reference's exactly, on seeded and hypothesis-drawn rings of both word sizes with
+the edge words ``0`` and ``q - 1`` in every limb.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import re
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ren.backends import ring_kernels as rk
+from ren.codegen import templates as tp
+from ren.ring import Domain, RingSpec, galois_for_rotation, ntt_primes
+from tests.strategies import coeff_lists, edge_values, rings
+
+pytestmark = pytest.mark.cc
+
+# --------------------------------------------------------------------------------------------
+# compiling and calling (ren.codegen.compiler will replace this)
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    """``build(kernel, openmp=False)``: compile ``kernel.source`` once, return the C function."""
+    root = tmp_path_factory.mktemp("templates")
+    cache: dict[tuple[str, bool], ctypes._CFuncPtr] = {}
+
+    def compile_kernel(kernel: tp.CKernel, openmp: bool = False):
+        key = (kernel.source, openmp)
+        if key not in cache:
+            d = root / hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+            d.mkdir()
+            (d / "src.c").write_text(kernel.source, encoding="utf-8")
+            flags = ["-fopenmp"] if openmp else []
+            cmd = ["cc", "-O3", "-march=native", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror"]
+            cmd += ["-Wno-unknown-pragmas", *flags, "-o", str(d / "lib.so"), str(d / "src.c")]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if done.returncode and openmp and "openmp" in done.stderr.lower():
+                pytest.skip(f"cc cannot build with -fopenmp: {done.stderr.strip()}")
+            assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stderr}"
+            cache[key] = getattr(ctypes.CDLL(str(d / "lib.so")), kernel.name)
+        return cache[key]
+
+    return compile_kernel
+
+
+def call(build, kernel: tp.CKernel, tables, *inputs: np.ndarray, openmp: bool = False):
+    """Run ``kernel`` on ``inputs`` and ``tables`` (checked against ``kernel.args``); return out."""
+    out_arg, *rest = kernel.args
+    arrays = [*inputs, *tables]
+    assert len(arrays) == len(rest), (kernel.args, len(arrays))
+    for arg, arr in zip(rest, arrays, strict=True):
+        assert (arr.dtype.name, arr.shape) == (arg.dtype, arg.shape), arg
+        assert arr.flags.c_contiguous
+    out = np.full(out_arg.shape, 0xAB, dtype=out_arg.dtype)  # garbage that must be overwritten
+    fn = build(kernel, openmp)
+    fn(*(ctypes.c_void_p(a.ctypes.data) for a in [out, *arrays]))
+    return out
+
+
+def words(ring: RingSpec, seed: int) -> np.ndarray:
+    """Random ``(L, n)`` words in ``[0, q_i)``; every 5th slot (from 0) is ``0`` and every 7th
+    (from the last) is ``q_i - 1``, so each limb has both edge words in both halves."""
+    rng = np.random.default_rng(seed)
+    rows = [rng.integers(0, q, size=ring.n, dtype=np.uint64) for q in ring.moduli]
+    out = np.stack(rows)
+    out[:, ::5] = 0
+    out[:, ::-7] = (np.array(ring.moduli, dtype=np.uint64) - 1)[:, None]
+    return out.astype(ring.np_dtype)
+
+
+def ring_of(n: int, bits: tuple[int, ...], dtype: str) -> RingSpec:
+    """A ring of ``n`` with one modulus per entry of ``bits`` (distinct primes of those sizes)."""
+    moduli: list[int] = []
+    for b in bits:
+        moduli.append(next(p for p in ntt_primes(n, b, len(bits)) if p not in moduli))
+    return RingSpec(n, tuple(moduli), dtype)
+
+
+#: seeded rings: every n from 2 to 4096 somewhere, 1..4 limbs, both dtypes, mixed bit sizes.
+RINGS = [
+    ring_of(2, (30,), "u32"),
+    ring_of(4, (20, 30), "u32"),
+    ring_of(8, (62, 40, 31), "u64"),
+    ring_of(16, (29,), "u64"),  # a small modulus in 64-bit words
+    ring_of(32, (30, 30, 30, 30), "u32"),
+    ring_of(64, (60,), "u64"),
+    ring_of(128, (25, 30), "u32"),
+    ring_of(256, (50, 62), "u64"),
+    ring_of(512, (30, 28, 30), "u32"),
+    ring_of(1024, (62, 62, 36, 60), "u64"),
+    ring_of(2048, (30,), "u32"),
+    ring_of(4096, (60, 60), "u64"),
+    ring_of(4096, (30, 30, 30), "u32"),
+]
+
+
+def ring_id(ring: RingSpec) -> str:
+    return f"N={ring.n}/limbs={ring.L}/{ring.dtype}"
+
+
+# --------------------------------------------------------------------------------------------
+# NTT
+
+
+@pytest.mark.parametrize("ring", RINGS, ids=ring_id)
+def test_ntt_and_intt_match_ring_kernels(build, ring):
+    a = words(ring, ring.n)
+    fwd = call(build, tp.ntt_source(ring), tp.ntt_tables(ring), a)
+    np.testing.assert_array_equal(fwd, rk.ntt(ring, a))
+    inv = call(build, tp.intt_source(ring), tp.intt_tables(ring), a)
+    np.testing.assert_array_equal(inv, rk.intt(ring, a))
+    back = call(build, tp.intt_source(ring), tp.intt_tables(ring), fwd)
+    np.testing.assert_array_equal(back, a)  # intt(ntt(a)) == a
+
+
+@settings(max_examples=12)
+@given(ring=rings(max_n=4096, max_limbs=4), seed=st.integers(0, 2**32 - 1))
+def test_ntt_and_intt_match_on_random_rings(build, ring, seed):
+    a = words(ring, seed)
+    np.testing.assert_array_equal(
+        call(build, tp.ntt_source(ring), tp.ntt_tables(ring), a), rk.ntt(ring, a)
+    )
+    np.testing.assert_array_equal(
+        call(build, tp.intt_source(ring), tp.intt_tables(ring), a), rk.intt(ring, a)
+    )
+
+
+@pytest.mark.parametrize("dtype", ["u32", "u64"])
+def test_ntt_extreme_words(build, dtype):
+    """All-zero and all-(q-1) limbs: the lazy bounds are at their widest."""
+    ring = ring_of(1024, (30, 30) if dtype == "u32" else (62, 62), dtype)
+    for fill in (0, -1):
+        a = np.array([[q + fill if fill else 0] * ring.n for q in ring.moduli], ring.np_dtype)
+        for src, tables, ref in (
+            (tp.ntt_source, tp.ntt_tables, rk.ntt),
+            (tp.intt_source, tp.intt_tables, rk.intt),
+        ):
+            np.testing.assert_array_equal(call(build, src(ring), tables(ring), a), ref(ring, a))
+
+
+def test_ntt_with_openmp(build):
+    ring = ring_of(2048, (60, 60, 50, 40), "u64")
+    a = words(ring, 7)
+    fwd = call(build, tp.ntt_source(ring), tp.ntt_tables(ring), a, openmp=True)
+    np.testing.assert_array_equal(fwd, rk.ntt(ring, a))
+    inv = call(build, tp.intt_source(ring), tp.intt_tables(ring), fwd, openmp=True)
+    np.testing.assert_array_equal(inv, a)
+
+
+def test_other_kernels_with_openmp(build):
+    """The coefficient loops of rescale and base conversion keep their scratch per thread."""
+    ring = ring_of(1024, (60, 60, 50, 40), "u64")
+    target = RingSpec(1024, (*ntt_primes(1024, 58, 2), ring.moduli[1]))
+    a = words(ring, 11)
+    drop = ring.moduli[1:3]
+    got = call(build, tp.rescale_source(ring, drop), (), a, openmp=True)
+    np.testing.assert_array_equal(got, rk.rescale(ring, a, drop))
+    got = call(build, tp.base_convert_source(ring, target), (), a, openmp=True)
+    np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
+    for domain in (Domain.COEFF, Domain.NTT):
+        kernel, tables = (
+            tp.automorphism_source(ring, 5, domain),
+            tp.automorphism_tables(ring, 5, domain),
+        )
+        got = call(build, kernel, tables, a, openmp=True)
+        np.testing.assert_array_equal(got, rk.automorphism(ring, a, 5, domain))
+
+
+@pytest.mark.parametrize("ring", [RINGS[0], RINGS[2], RINGS[9]], ids=ring_id)
+def test_ntt_tables_are_plain_powers_with_shoup_companions(ring):
+    tw, tw_shoup = tp.ntt_tables(ring)
+    itw, itw_shoup = tp.intt_tables(ring)
+    assert tw.dtype == ring.np_dtype and tw.shape == (ring.L, ring.n)
+    assert not tw.flags.writeable and not itw_shoup.flags.writeable
+    assert tp.ntt_tables(ring) is tp.ntt_tables(ring)  # cached
+    tab, R = ring.tables(), 1 << ring.word_bits
+    for i, (q, m) in enumerate(zip(ring.moduli, tab.mods, strict=True)):
+        brv = tab.brv.tolist()
+        n_inv = pow(ring.n, -1, q)
+        for k in range(ring.n):
+            assert int(tw[i, k]) == pow(m.psi, brv[k], q)
+            assert int(tw_shoup[i, k]) == int(tw[i, k]) * R // q
+            want = pow(m.psi_inv, brv[k], q) * (n_inv if k == 1 else 1) % q
+            assert int(itw[i, k]) == (n_inv if k == 0 else want)
+            assert int(itw_shoup[i, k]) == int(itw[i, k]) * R // q
+
+
+# --------------------------------------------------------------------------------------------
+# automorphisms
+
+
+def galois_elements(n: int) -> list[int]:
+    gs = [1, 2 * n - 1, galois_for_rotation(n, 1), galois_for_rotation(n, -1), 3, -3]
+    gs += [galois_for_rotation(n, n // 4 + 1), 2 * n + 5]
+    return list(dict.fromkeys(gs))
+
+
+@pytest.mark.parametrize("ring", [RINGS[0], RINGS[3], RINGS[6], RINGS[9], RINGS[11]], ids=ring_id)
+@pytest.mark.parametrize("domain", [Domain.COEFF, Domain.NTT], ids=["coeff", "ntt"])
+def test_automorphism_matches_ring_kernels(build, ring, domain):
+    a = words(ring, 3)
+    for g in galois_elements(ring.n):
+        kernel = tp.automorphism_source(ring, g, domain)
+        got = call(build, kernel, tp.automorphism_tables(ring, g, domain), a)
+        np.testing.assert_array_equal(got, rk.automorphism(ring, a, g, domain), err_msg=f"g={g}")
+
+
+def test_ntt_automorphism_source_serves_every_g():
+    ring = RINGS[9]
+    kernels = {tp.automorphism_source(ring, g, Domain.NTT) for g in galois_elements(ring.n)}
+    assert len(kernels) == 1
+    assert tp.automorphism_tables(ring, 5, Domain.COEFF) == ()
+    (perm,) = tp.automorphism_tables(ring, 5, Domain.NTT)
+    assert perm.dtype == np.int32 and not perm.flags.writeable
+
+
+# --------------------------------------------------------------------------------------------
+# rescale
+
+
+RESCALE_CASES = [
+    (ring_of(8, (30, 29), "u32"), (1,)),
+    (ring_of(64, (62, 60, 61), "u64"), (2,)),
+    (ring_of(64, (62, 60, 61), "u64"), (0,)),  # drop the first modulus
+    (ring_of(256, (30, 30, 30, 25), "u32"), (3, 2)),
+    (ring_of(256, (30, 30, 30, 25), "u32"), (0, 3)),
+    (ring_of(2048, (60, 40, 62, 50), "u64"), (2, 3)),
+    (ring_of(4096, (31, 60, 36), "u64"), (1, 0)),
+]
+
+
+@pytest.mark.parametrize(
+    ("ring", "rows"), RESCALE_CASES, ids=[f"{ring_id(r)}/drop={d}" for r, d in RESCALE_CASES]
+)
+def test_rescale_matches_ring_kernels(build, ring, rows):
+    drop = tuple(ring.moduli[i] for i in rows)
+    kernel = tp.rescale_source(ring, drop if len(drop) > 1 else drop[0])
+    for seed in (0, 1):
+        a = words(ring, seed)
+        np.testing.assert_array_equal(call(build, kernel, (), a), rk.rescale(ring, a, drop))
+
+
+def test_rescale_rounds_edge_coefficients(build):
+    """Every edge value of tests.strategies (0, +-1, q - 1, +-Q/2 and its neighbours, ...)."""
+    ring = ring_of(512, (62, 61, 60), "u64")
+    edges = edge_values(ring)
+    a = rk.encode_coeffs(ring, [edges[i % len(edges)] * (1 + i // len(edges)) for i in range(512)])
+    drop = (ring.moduli[2], ring.moduli[0])
+    np.testing.assert_array_equal(
+        call(build, tp.rescale_source(ring, drop), (), a), rk.rescale(ring, a, drop)
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# base conversion
+
+
+def _targets() -> list[tuple[RingSpec, RingSpec]]:
+    src32 = ring_of(256, (30, 30, 29), "u32")
+    src64 = ring_of(1024, (60, 60, 50, 40), "u64")
+    fresh32 = [p for p in ntt_primes(256, 28, 4)]
+    fresh64 = [p for p in ntt_primes(1024, 61, 3)]
+    return [
+        (src32, RingSpec(256, (fresh32[0],), "u32")),  # one new modulus
+        (src32, RingSpec(256, (src32.moduli[1], fresh32[1], src32.moduli[0]), "u32")),  # mixed
+        (src32, RingSpec(256, (src32.moduli[2], src32.moduli[0]), "u32")),  # shared only
+        (src32, RingSpec(256, (*src32.moduli[:2], ntt_primes(256, 55, 1)[0]), "u64")),  # to u64
+        (src64, RingSpec(1024, (*fresh64, src64.moduli[3]), "u64")),
+        (src64, RingSpec(1024, (ntt_primes(1024, 30, 1)[0],), "u32")),  # u64 to u32
+        (ring_of(2, (30,), "u32"), RingSpec(2, (ntt_primes(2, 20, 2)[1],), "u32")),
+        (ring_of(4096, (60, 60, 60, 60), "u64"), RingSpec(4096, ntt_primes(4096, 58, 2), "u64")),
+    ]
+
+
+BASE_CONVERT_CASES = _targets()
+
+
+@pytest.mark.parametrize(
+    ("ring", "target"),
+    BASE_CONVERT_CASES,
+    ids=[f"{ring_id(s)}->{ring_id(t)}" for s, t in BASE_CONVERT_CASES],
+)
+def test_base_convert_matches_ring_kernels(build, ring, target):
+    kernel = tp.base_convert_source(ring, target)
+    for seed in (0, 1):
+        a = words(ring, seed)
+        got = call(build, kernel, (), a)
+        np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
+
+
+@settings(max_examples=8)
+@given(data=st.data())
+def test_base_convert_matches_near_half_q(build, data):
+    """Coefficients at and next to +-Q/2, where the float correction may be off by one: the words
+    still match, because v is computed with the same float64 operations in the same order."""
+    ring = data.draw(rings(max_n=64, max_limbs=6))
+    extra = data.draw(st.sampled_from([20, 30, 50, 62]))
+    fresh = [p for p in ntt_primes(ring.n, extra, 8) if p not in ring.moduli][:2]
+    target = RingSpec(ring.n, (*fresh, ring.moduli[0]))
+    Q, h = ring.Q, ring.Q // 2
+    coeffs = data.draw(coeff_lists(ring))
+    coeffs[: min(ring.n, 6)] = [h, h + 1, -h, h - 1, -h - 1, h + 2][: ring.n]
+    a = rk.encode_coeffs(ring, [c % Q for c in coeffs])
+    got = call(build, tp.base_convert_source(ring, target), (), a)
+    np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
+
+
+def test_base_convert_with_many_limbs_sums_in_numpy_order(build):
+    """Twelve limbs: more than NumPy's pairwise-summation block, summed along axis 0 in order."""
+    ring = RingSpec(64, ntt_primes(64, 60, 12))
+    target = RingSpec(64, ntt_primes(64, 40, 2))
+    rng = np.random.default_rng(5)
+    Q = ring.Q
+    coeffs = [int(x) * Q // (1 << 62) for x in rng.integers(0, 1 << 62, 64)]
+    coeffs[:4] = [Q // 2, Q // 2 + 1, Q // 2 - 1, Q - 1]
+    a = rk.encode_coeffs(ring, coeffs)
+    got = call(build, tp.base_convert_source(ring, target), (), a)
+    np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
+
+
+# --------------------------------------------------------------------------------------------
+# the sources themselves
+
+
+def all_kernels(ring: RingSpec) -> list[tp.CKernel]:
+    other = RingSpec(ring.n, ntt_primes(ring.n, 40, 1))
+    return [
+        tp.ntt_source(ring),
+        tp.intt_source(ring),
+        tp.automorphism_source(ring, 5, Domain.NTT),
+        tp.automorphism_source(ring, 5, Domain.COEFF),
+        tp.rescale_source(ring, ring.moduli[-1]),
+        tp.base_convert_source(ring, other),
+    ]
+
+
+def test_sources_are_cached_deterministic_and_documented():
+    ring = RINGS[9]
+    kernels = all_kernels(ring)
+    twin = RingSpec(ring.n, ring.moduli, ring.dtype)  # an equal ring: the same sources
+    assert [k.source for k in kernels] == [k.source for k in all_kernels(twin)]
+    assert tp.ntt_source(ring) is tp.ntt_source(ring)
+    assert len({k.name for k in kernels}) == len(kernels)
+    assert kernels[0].name.startswith(f"ren_ntt_n{ring.n}_L{ring.L}_{ring.dtype}_")
+    for k in kernels:
+        assert k.source.startswith("/*\n * " + k.name)  # the comment block says what it computes
+        assert re.search(rf"\bvoid {k.name}\(", k.source)
+        assert not re.search(r"\{[A-Za-z_]\w*\}", k.source), "an unfilled placeholder"
+        assert [a.name for a in k.args[:2]] == ["out", "in"]
+    other = ring_of(ring.n, (62, 62, 36, 61), "u64")  # same shape, other moduli: another name
+    assert tp.ntt_source(other).name != kernels[0].name
+
+
+def test_bad_arguments_raise():
+    ring = RINGS[3]
+    with pytest.raises(ValueError, match="even"):
+        tp.automorphism_source(ring, 4, Domain.NTT)
+    tp.automorphism_source(ring, 1, Domain.COEFF)
+    with pytest.raises(TypeError, match="Galois"):
+        tp.automorphism_source(ring, True, Domain.COEFF)  # not the cached g = 1
+    with pytest.raises(TypeError, match="RingSpec"):
+        tp.base_convert_source(ring, (12289,))
+    with pytest.raises(TypeError, match="domain"):
+        tp.automorphism_source(ring, 5, "ntt")
+    with pytest.raises(ValueError, match="no modulus"):
+        tp.rescale_source(ring, ring.moduli)
+    with pytest.raises(ValueError, match="not a modulus"):
+        tp.rescale_source(ring, 12289)
+    with pytest.raises(ValueError, match="degrees n differ"):
+        tp.base_convert_source(ring, RingSpec(32, ntt_primes(32, 30, 1)))
+    with pytest.raises(KeyError, match="placeholders"):
+        tp._fill("x = {a} + {b};", a=1)
+
+
+def test_c_array_writes_exact_literals():
+    text = tp._c_array("F", "double", [float(2**61 - 1), 0.1])
+    assert "0x1.0000000000000p+61" in text and float.hex(0.1) in text
+    assert tp._c_array("E", "int", []) == "static const int E[1] = {\n    0\n};"
