@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 TIMING_KEYS = {"median_s", "min_s", "first_s", "times_s"}
@@ -82,3 +84,17 @@ def test_memory_benchmark_writes_its_json(tmp_path: Path):
     worst = max(a["ratio"] for row in programs.values() for a in row["devices"].values())
     assert data["worst_ratio"] == worst
     assert last == f"arena/lower_bound {worst:.2f}"
+
+
+@pytest.mark.cc
+def test_ntt_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "ntt.json"
+    script = ROOT / "benchmarks" / "ntt.py"
+    cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert re.match(r"^goal \d+\.\d+ ms", proc.stdout.strip().splitlines()[-1])
+    data = json.loads(out.read_text())
+    assert {"rows", "goal", "machine", "compiler"} <= set(data)
+    row = data["rows"][0]
+    assert {"n", "limbs", "direction", "backend", "median_s", "butterflies_per_ns"} <= set(row)
+    assert {r["check"] for r in data["rows"]} <= {"ok", "reference"}  # C words equal NumPy words
