@@ -47,9 +47,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -64,6 +62,8 @@ SWITCHED_OFF = {
     var: os.environ.pop(var, None)
     for var in ("REN_CHECK", "REN_DEBUG", "REN_DUMP", "REN_NO_PLAN", "REN_POISON")
 }
+
+from _machine import machine  # noqa: E402  (benchmarks/ is on sys.path)
 
 import ren  # noqa: E402
 from ren.device import Buffer  # noqa: E402
@@ -274,41 +274,6 @@ def check(build: Callable[[], tuple[Poly, ...]]) -> bool:
 
 # --------------------------------------------------------------------------------------------
 # the report
-
-
-def machine() -> dict[str, object]:
-    """Where the figures were measured (the byte counts depend on Ren's version, not on this)."""
-    return {
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "numpy": np.__version__,
-        "ren": getattr(ren, "__version__", None) or _package_version(),
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
-    }
-
-
-def _package_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ren")
-    except PackageNotFoundError:
-        return None
-
-
-def _git(*args: str) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip()
 
 
 def _kib(n: int) -> str:

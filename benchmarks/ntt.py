@@ -32,7 +32,6 @@ import ctypes
 import json
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _machine import machine
 
 from ren.backends import ring_kernels as rk
 from ren.codegen import templates
@@ -177,30 +177,6 @@ def call_overhead(repeat: int, workdir: Path) -> float:
 
 # --------------------------------------------------------------------------------------------
 # reporting
-
-
-def machine() -> dict[str, object]:
-    """What the figures were measured on."""
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
-    }
-
-
-def _git(*args: str) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip()
 
 
 def goal(rows: list[dict]) -> dict[str, object]:

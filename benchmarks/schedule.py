@@ -31,9 +31,7 @@ import argparse
 import gc
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -46,7 +44,8 @@ import numpy as np
 #: the variables switched off while timing -> what the caller had set (None: unset).
 SWITCHED_OFF = {var: os.environ.pop(var, None) for var in ("REN_CHECK", "REN_DEBUG", "REN_DUMP")}
 
-import ren  # noqa: E402
+from _machine import machine  # noqa: E402  (benchmarks/ is on sys.path)
+
 from ren.engine.memory import plan_memory  # noqa: E402
 from ren.engine.realize import make_exec_units, run_exec_units  # noqa: E402
 from ren.engine.schedule import schedule  # noqa: E402
@@ -251,41 +250,6 @@ def warm_up() -> None:
 
 # --------------------------------------------------------------------------------------------
 # the report
-
-
-def machine() -> dict[str, object]:
-    """What the figures were measured on."""
-    return {
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "numpy": np.__version__,
-        "ren": getattr(ren, "__version__", None) or _package_version(),
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
-    }
-
-
-def _package_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ren")
-    except PackageNotFoundError:
-        return None
-
-
-def _git(*args: str) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip()
 
 
 def _ms(seconds: float) -> str:
