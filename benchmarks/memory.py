@@ -66,10 +66,9 @@ SWITCHED_OFF = {
 from _machine import machine  # noqa: E402  (benchmarks/ is on sys.path)
 
 import ren  # noqa: E402
-from ren.device import Buffer  # noqa: E402
 from ren.engine.memory import MemoryPlan, plan_memory  # noqa: E402
 from ren.engine.schedule import schedule  # noqa: E402
-from ren.ir.node import Node  # noqa: E402
+from ren.ir.node import Node, base_buffer  # noqa: E402
 from ren.ir.op import DType, Op  # noqa: E402
 from ren.poly import Poly  # noqa: E402
 from ren.ring import Domain, RingSpec, ntt_primes  # noqa: E402
@@ -207,13 +206,6 @@ def programs(quick: bool) -> dict[str, Callable[[], tuple[Poly, ...]]]:
 # measuring
 
 
-def _storage_buffer(node: Node) -> Buffer:
-    """The buffer under a realized value (as ``realize_nodes`` finds it)."""
-    while node.op is not Op.BUFFER:
-        node = node.src[0]
-    return node.arg.buffer
-
-
 def plan_of(polys: tuple[Poly, ...]) -> tuple[list, MemoryPlan, float]:
     """Schedule ``polys`` together and plan their memory, as ``realize`` does; nothing runs.
 
@@ -221,7 +213,7 @@ def plan_of(polys: tuple[Poly, ...]) -> tuple[list, MemoryPlan, float]:
     """
     sink = Node(Op.SINK, DType.VOID, tuple(p.node for p in polys))
     sched, ctx = schedule(sink)
-    outputs = tuple(_storage_buffer(n) for n in ctx.becomes_map.values())
+    outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
     times, plan = [], MemoryPlan()
     for _ in range(PLAN_REPEAT):
         start = time.perf_counter()

@@ -489,6 +489,22 @@ def _ntt_args(ring: RingSpec) -> tuple[CArg, ...]:
     )
 
 
+def _ntt_family(ring: RingSpec, kind: str, template: str, doc: str, direction: str) -> CKernel:
+    """Fill the forward or inverse NTT template for ``ring`` (both take the same arguments)."""
+    name = f"ren_{kind}_{_tag(ring)}"
+    body = _fill(
+        template,
+        word=_WORD[ring.dtype],
+        w=ring.dtype,
+        L=ring.L,
+        n=ring.n,
+        name=name,
+        moduli=_limbs(ring),
+    )
+    header = _header(f"{name}: {direction} negacyclic NTT", ring, _fill(doc, L=ring.L, n=ring.n))
+    return CKernel(header + _helpers(ring.dtype) + body, name, _ntt_args(ring))
+
+
 @functools.cache
 def ntt_source(ring: RingSpec) -> CKernel:
     """The forward NTT of every limb as C; see ``NTT_DOC`` (the source's own comment).
@@ -497,19 +513,7 @@ def ntt_source(ring: RingSpec) -> CKernel:
     const word *tw_shoup)``; ``word`` is ``uint32_t`` or ``uint64_t`` by ``ring.dtype``, the tables
     come from :func:`ntt_tables`. Matches :func:`ren.backends.ring_kernels.ntt` word for word.
     """
-    name = f"ren_ntt_{_tag(ring)}"
-    doc = _fill(NTT_DOC, L=ring.L, n=ring.n)
-    body = _fill(
-        NTT,
-        word=_WORD[ring.dtype],
-        w=ring.dtype,
-        L=ring.L,
-        n=ring.n,
-        name=name,
-        moduli=_limbs(ring),
-    )
-    source = _header(f"{name}: forward negacyclic NTT", ring, doc) + _helpers(ring.dtype) + body
-    return CKernel(source, name, _ntt_args(ring))
+    return _ntt_family(ring, "ntt", NTT, NTT_DOC, "forward")
 
 
 @functools.cache
@@ -520,19 +524,7 @@ def intt_source(ring: RingSpec) -> CKernel:
     const word *tw_shoup)``, tables from :func:`intt_tables`. Matches
     :func:`ren.backends.ring_kernels.intt` word for word.
     """
-    name = f"ren_intt_{_tag(ring)}"
-    doc = _fill(INTT_DOC, L=ring.L, n=ring.n)
-    body = _fill(
-        INTT,
-        word=_WORD[ring.dtype],
-        w=ring.dtype,
-        L=ring.L,
-        n=ring.n,
-        name=name,
-        moduli=_limbs(ring),
-    )
-    source = _header(f"{name}: inverse negacyclic NTT", ring, doc) + _helpers(ring.dtype) + body
-    return CKernel(source, name, _ntt_args(ring))
+    return _ntt_family(ring, "intt", INTT, INTT_DOC, "inverse")
 
 
 def _shoup(w: list[int], q: int, bits: int) -> list[int]:

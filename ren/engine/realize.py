@@ -24,7 +24,7 @@ from ren.engine import debug_level
 from ren.engine.memory import plan_memory
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.errors import RenError
-from ren.ir.node import Node
+from ren.ir.node import Node, base_buffer
 from ren.ir.op import DType, Op
 from ren.passes import ScheduleContext
 
@@ -158,13 +158,6 @@ def _check_inputs(sched: list[ScheduledKernel]) -> None:
                 )
 
 
-def _storage_buffer(node: Node) -> Buffer:
-    """The buffer under a realized value (``AS_RING`` over a buffer or a view of one)."""
-    while node.op is not Op.BUFFER:
-        node = node.src[0]
-    return node.arg.buffer
-
-
 def realize_nodes(nodes: tuple[Node, ...]) -> ScheduleContext:
     """Compute every node in ``nodes`` together (one ``SINK``, shared work once).
 
@@ -173,7 +166,7 @@ def realize_nodes(nodes: tuple[Node, ...]) -> ScheduleContext:
     """
     sink = Node(Op.SINK, DType.VOID, tuple(nodes))
     sched, ctx = schedule(sink)
-    outputs = tuple(_storage_buffer(n) for n in ctx.becomes_map.values())
+    outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
     sched, ctx.memory_plan = plan_memory(sched, outputs)
     _check_inputs(sched)
     run_exec_units(make_exec_units(sched))

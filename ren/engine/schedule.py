@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ren.device import Buffer
 from ren.engine import debug_level, dump
-from ren.ir.node import KernelInfo, Node
+from ren.ir.node import KernelInfo, Node, base_buffer
 from ren.ir.op import DType, Op
 from ren.ir.spec import verify
 from ren.passes import (
@@ -105,12 +105,6 @@ def kernels_of(sink: Node) -> list[ScheduledKernel]:
     out = []
     for node in sink.toposort():
         if node.op is Op.KERNEL:
-            bufs = tuple(_buffer(s) for s in node.src)
+            bufs = tuple(base_buffer(s).arg.buffer for s in node.src)
             out.append(ScheduledKernel(node.arg.ast, bufs, node.arg.info))
     return out
-
-
-def _buffer(node: Node) -> Buffer:
-    while node.op is not Op.BUFFER:
-        node = node.src[0]  # AFTER(B, ...) -> B
-    return node.arg.buffer

@@ -26,7 +26,7 @@ from ren.ir.node import Node
 from ren.ir.op import Op
 from ren.ring import Domain, RingSpec
 
-__all__ = ["Facts", "device_of", "domain_of", "facts", "is_const", "ring_of"]
+__all__ = ["Facts", "device_of", "domain_of", "facts", "is_const", "is_view", "ring_of"]
 
 
 class Facts(NamedTuple):
@@ -47,6 +47,14 @@ def is_const(node: Node) -> bool:
     while node.op in (Op.NEG, Op.NTT, Op.INTT) and node.src:
         node = node.src[0]
     return node.op is Op.IMM or (node.op is Op.AS_RING and node.src[0].op is Op.CONST)
+
+
+def is_view(node: Node) -> bool:
+    """Whether ``node`` is a ``TO_RING`` onto a contiguous run of its source's moduli (same
+    dtype): a window of limbs, no compute, in any domain."""
+    if node.op is not Op.TO_RING:
+        return False
+    return facts(node.src[0]).ring.contiguous_offset(node.arg.ring) is not None
 
 
 def _derive(node: Node, src: list[Facts]) -> Facts:
@@ -76,7 +84,7 @@ def _derive(node: Node, src: list[Facts]) -> Facts:
         keep = tuple(q for q in first.ring.moduli if q not in arg.moduli)
         return Facts(first.ring.with_moduli(keep), Domain.COEFF, first.device)
     if op is Op.TO_RING:
-        view = first.ring.contiguous_offset(arg.ring) is not None
+        view = first.ring.contiguous_offset(arg.ring) is not None  # is_view, from src facts
         return Facts(arg.ring, first.domain if view else Domain.COEFF, first.device)
     if op in (Op.ADD, Op.SUB, Op.MUL):
         consts = [is_const(s) for s in node.src]

@@ -34,6 +34,7 @@ __all__ = [
     "SlotArg",
     "ToRingArg",
     "ViewArg",
+    "base_buffer",
     "toposort",
 ]
 
@@ -187,6 +188,14 @@ class Node(metaclass=_Interning):
 
     def __str__(self) -> str:
         return format_graph(self)
+
+
+def base_buffer(node: Node) -> Node:
+    """The ``BUFFER`` under a storage node: through ``AS_RING``, ``BUFFER_VIEW`` and ``AFTER``
+    (each has its storage as its first source)."""
+    while node.op is not Op.BUFFER:
+        node = node.src[0]
+    return node
 
 
 def live_nodes() -> int:

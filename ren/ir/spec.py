@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ren.device import DEVICES
 from ren.errors import SpecError
-from ren.ir.facts import facts, is_const
+from ren.ir.facts import facts, is_const, is_view
 from ren.ir.node import (
     BufferArg,
     ConstArg,
@@ -29,6 +29,7 @@ from ren.ir.node import (
     SlotArg,
     ToRingArg,
     ViewArg,
+    base_buffer,
 )
 from ren.ir.op import DType, Op
 from ren.ring import Domain
@@ -103,16 +104,10 @@ def _buffer_view(node: Node) -> str | None:
     if base.op not in (Op.BUFFER, Op.AFTER):
         return f"views a {base.op.name}, not a BUFFER"
     a = node.arg
-    size = _storage_size(base)
+    size = base_buffer(base).arg.buffer.size
     if a.offset < 0 or a.size < 0 or a.offset + a.size > size:
         return f"window [{a.offset}, {a.offset + a.size}) is outside its {size}-word buffer"
     return None
-
-
-def _storage_size(node: Node) -> int:
-    while node.op is not Op.BUFFER:
-        node = node.src[0]
-    return node.arg.buffer.size
 
 
 def _as_ring(node: Node) -> str | None:
@@ -124,7 +119,7 @@ def _as_ring(node: Node) -> str | None:
     if src.op not in (Op.BUFFER, Op.BUFFER_VIEW, Op.AFTER, Op.CONST):
         return f"attaches a ring to a {src.op.name}; only BUFFER, BUFFER_VIEW, AFTER or CONST"
     if src.op is not Op.CONST:
-        size = src.arg.size if src.op is Op.BUFFER_VIEW else _storage_size(src)
+        size = src.arg.size if src.op is Op.BUFFER_VIEW else base_buffer(src).arg.buffer.size
         if size != ring.size:
             return f"ring {ring} needs {ring.size} words, its storage has {size}"
     if src.dtype is not node.dtype:
@@ -306,7 +301,7 @@ def _domains(node: Node) -> str | None:
     if op is Op.RESCALE and facts(node.src[0]).domain is not Domain.COEFF:
         return "rescale must read coefficient form"
     src = facts(node.src[0]) if node.src else None
-    extends = op is Op.TO_RING and src.ring.contiguous_offset(node.arg.ring) is None
+    extends = op is Op.TO_RING and not is_view(node)
     if extends and src.domain is not Domain.COEFF:
         return "a basis extension must read coefficient form"
     return None

@@ -25,21 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ren.ir.facts import facts, is_const
+from ren.ir.facts import is_const, is_view
 from ren.ir.node import Node
 from ren.ir.op import Op
 from ren.ir.rewrite import Rewrite
 from ren.passes import ScheduleContext, is_stored, make
 
 __all__ = ["is_poly_kernel", "rules", "run"]
-
-
-def is_view(node: Node) -> bool:
-    """A ``TO_RING`` onto a contiguous run of its source's moduli (no compute)."""
-    return (
-        node.op is Op.TO_RING
-        and facts(node.src[0]).ring.contiguous_offset(node.arg.ring) is not None
-    )
 
 
 def is_poly_kernel(node: Node) -> bool:

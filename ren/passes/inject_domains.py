@@ -20,7 +20,7 @@ computes); only its sources are converted.
 
 from __future__ import annotations
 
-from ren.ir.facts import domain_of, facts, is_const
+from ren.ir.facts import domain_of, is_const, is_view
 from ren.ir.node import Node
 from ren.ir.op import Op
 from ren.ir.rewrite import Pat, Rules, graph_rewrite
@@ -46,10 +46,7 @@ def sources_to_ntt(node: Node) -> Node | None:
 
 def source_to_coeff(node: Node) -> Node | None:
     """rescale(ntt x) -> rescale(intt(x)); to_ring(ntt x) -> to_ring(intt(x)) (basis extension)"""
-    if (
-        node.op is Op.TO_RING
-        and facts(node.src[0]).ring.contiguous_offset(node.arg.ring) is not None
-    ):
+    if is_view(node):
         return None  # a view works in any domain
     src = (_to(node.src[0], Domain.COEFF),)
     return None if src == node.src else node.replace(src=src)

@@ -20,7 +20,7 @@ work is stored, so pushing down duplicates nothing).
 
 from __future__ import annotations
 
-from ren.ir.facts import is_const, ring_of
+from ren.ir.facts import is_const, is_view, ring_of
 from ren.ir.node import GaloisArg, Node
 from ren.ir.op import Op
 from ren.ir.rewrite import Pat, Rules, graph_rewrite
@@ -55,10 +55,7 @@ rules = Rules(
                 Op.AUTOMORPHISM,
                 src=(Pat((Op.ADD, Op.SUB, Op.NEG, Op.MUL, Op.TO_RING), name="x"),),
                 name="node",
-                where=lambda n: (
-                    n.src[0].op is not Op.TO_RING
-                    or ring_of(n.src[0].src[0]).contiguous_offset(n.src[0].arg.ring) is not None
-                ),
+                where=lambda n: n.src[0].op is not Op.TO_RING or is_view(n.src[0]),
             ),
             push_down,
         ),

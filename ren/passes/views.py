@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ren.ir.facts import facts
+from ren.ir.facts import is_view
 from ren.ir.node import Node, RingArg, ToRingArg, ViewArg
 from ren.ir.op import Op
 from ren.ir.rewrite import Pat, Rules, graph_rewrite
@@ -28,10 +28,6 @@ from ren.passes import ScheduleContext, is_stored
 from ren.ring import RingSpec
 
 __all__ = ["rules", "run", "view_of"]
-
-
-def _is_view(node: Node) -> bool:
-    return facts(node.src[0]).ring.contiguous_offset(node.arg.ring) is not None
 
 
 def view_of(x: Node, ring: RingSpec) -> Node:
@@ -62,7 +58,7 @@ def push_view(node: Node, x: Node) -> Node:
 rules = Rules(
     [
         (
-            Pat(Op.TO_RING, src=(Pat.var("x", where=is_stored),), name="node", where=_is_view),
+            Pat(Op.TO_RING, src=(Pat.var("x", where=is_stored),), name="node", where=is_view),
             view_stored,
         ),
         (
@@ -70,7 +66,7 @@ rules = Rules(
                 Op.TO_RING,
                 src=(Pat((Op.ADD, Op.SUB, Op.NEG, Op.MUL, Op.AUTOMORPHISM, Op.IMM), name="x"),),
                 name="node",
-                where=_is_view,
+                where=is_view,
             ),
             push_view,
         ),

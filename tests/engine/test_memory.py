@@ -47,6 +47,7 @@ from ren.engine.memory import (
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.errors import RenError
 from ren.ir import DType, Node, Op
+from ren.ir.node import base_buffer
 from ren.poly import Poly
 from ren.reference import evaluate, expected_limbs
 from ren.ring import RingSpec, ntt_primes
@@ -397,7 +398,7 @@ def plan_and_check(
 def scheduled(*polys: Poly) -> tuple[list[ScheduledKernel], tuple[Buffer, ...]]:
     """The schedule of ``polys`` and its outputs (the buffers realization keeps)."""
     sched, ctx = schedule(Node(Op.SINK, DType.VOID, tuple(p.node for p in polys)))
-    return sched, tuple(realize_mod._storage_buffer(n) for n in ctx.becomes_map.values())
+    return sched, tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
 
 
 # --------------------------------------------------------------------------------------------
