@@ -11,7 +11,11 @@ L)``) it times, per direction:
 * ``c``: the C source of :mod:`ren.codegen.templates` compiled with ``cc -O3 -march=native
   -shared -fPIC`` and *no* ``-fopenmp``: one thread;
 * ``c-openmp``: the same source compiled with ``-fopenmp`` (``L = 8`` only; the limb loop is
-  split over ``OMP_NUM_THREADS`` threads, by default every CPU).
+  split over ``OMP_NUM_THREADS`` threads, by default every CPU);
+* ``cuda``: the CUDA programs of :mod:`ren.codegen.cuda_templates` (one launch per butterfly
+  stage) through the cuda backend, when PyCUDA sees a GPU; a figure is launches plus a
+  synchronize, with the data already on the GPU. ``--cuda-emulated`` times the host emulator
+  instead (``REN_CUDA_EMULATE=1``): that checks the path and its words, and its times mean nothing.
 
 Each figure is the median of ``--repeat`` runs, a run being a loop of as many calls as take about
 20 ms (one call at least), divided by the number of calls. Butterflies per nanosecond are
@@ -43,7 +47,9 @@ import numpy as np
 from _machine import machine
 
 from ren.backends import ring_kernels as rk
-from ren.codegen import templates
+from ren.codegen import cuda_templates, templates
+from ren.device import Buffer
+from ren.errors import RenError
 from ren.ring import RingSpec, ntt_primes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,6 +73,40 @@ DIRECTIONS = {
     "forward": (templates.ntt_source, templates.ntt_tables, rk.ntt),
     "inverse": (templates.intt_source, templates.intt_tables, rk.intt),
 }
+CUDA_PROGRAMS = {"forward": cuda_templates.ntt_program, "inverse": cuda_templates.intt_program}
+
+
+def cuda_runtime(emulated: bool):
+    """The cuda backend's runtime, or ``None`` with the reason printed (no PyCUDA, no GPU)."""
+    if emulated:
+        os.environ["REN_CUDA_EMULATE"] = "1"
+    from ren.backends import cuda
+
+    cuda.runtime.cache_clear()
+    try:
+        return cuda.runtime()
+    except RenError as e:
+        print(f"cuda: not timed ({e})", file=sys.stderr)
+        return None
+
+
+def bench_cuda(ring: RingSpec, direction: str, a: np.ndarray, want, repeat: int, rt) -> dict:
+    """Time one NTT program on the cuda device (inputs and output stay on the device)."""
+    from ren.backends import cuda
+
+    kernel = cuda._from_program(CUDA_PROGRAMS[direction](ring), (0, 0))
+    out = Buffer("cuda", ring.dtype, a.size, np.zeros(a.size, ring.np_dtype))
+    src = Buffer("cuda", ring.dtype, a.size, a.reshape(-1))
+    bufs = (out, src)
+    kernel(bufs)
+    check = "ok" if np.array_equal(out.array.reshape(a.shape), want) else "MISMATCH"
+
+    def call() -> None:
+        kernel(bufs)
+        rt.synchronize()
+
+    backend = "cuda" if rt.name == "pycuda" else "cuda-emulated"
+    return {"backend": backend, "threads": 0, "check": check, **time_calls(call, repeat)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -133,7 +173,7 @@ def butterflies(n: int, limbs: int) -> int:
     return (n // 2) * int(math.log2(n)) * limbs
 
 
-def bench_ring(n: int, limbs: int, repeat: int, workdir: Path, openmp: bool) -> list[dict]:
+def bench_ring(n: int, limbs: int, repeat: int, workdir: Path, openmp: bool, rt=None) -> list[dict]:
     ring = RingSpec(n, ntt_primes(n, BITS, limbs))
     rng = np.random.default_rng(n * 31 + limbs)
     a = np.stack([rng.integers(0, q, size=n, dtype=np.uint64) for q in ring.moduli])
@@ -157,6 +197,8 @@ def bench_ring(n: int, limbs: int, repeat: int, workdir: Path, openmp: bool) -> 
             stats = time_calls(lambda f=fn, p=ptrs: f(*p), repeat)
             threads = _omp_threads() if omp else 1
             rows.append({**base, "backend": backend, "threads": threads, "check": check, **stats})
+        if rt is not None:
+            rows.append({**base, **bench_cuda(ring, direction, a, want, repeat, rt)})
     for row in rows:
         row["butterflies_per_ns"] = butterflies(n, limbs) / (row["median_s"] * 1e9)
     return rows
@@ -198,6 +240,7 @@ def print_table(results: dict[str, object]) -> None:
     print(f"C: {results['compiler']['cc']}, {' '.join(CFLAGS)} (c-openmp adds -fopenmp)")
     print()
     backends = ["numpy", "c", "c-openmp"]
+    backends += sorted({r["backend"] for r in results["rows"]} - set(backends))
     header = f"{'n':>6} {'L':>2} {'direction':<8} " + " ".join(f"{b:>10}" for b in backends)
     print(header + f" {'C bf/ns':>8} {'numpy/C':>8} check")
     by_key: dict[tuple, dict[str, dict]] = {}
@@ -232,6 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write the JSON")
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per figure (>= 1)")
     parser.add_argument("--quick", action="store_true", help="n = 2**12 and 2**14 only")
+    parser.add_argument(
+        "--cuda-emulated",
+        action="store_true",
+        help="time the cuda programs on the host emulator (checks the path; times mean nothing)",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -239,16 +287,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ren-ntt-bench-") as tmp:
         workdir = Path(tmp)
         openmp = openmp_works(workdir)
+        rt = cuda_runtime(args.cuda_emulated)
         rows = []
         for n in QUICK_SIZES if args.quick else SIZES:
             for limbs in LIMBS:
-                rows += bench_ring(n, limbs, args.repeat, workdir, openmp)
+                rows += bench_ring(n, limbs, args.repeat, workdir, openmp, rt)
         overhead = call_overhead(args.repeat, workdir)
     results = {
         "benchmark": "ntt",
         "repeat": args.repeat,
         "quick": args.quick,
         "compiler": {"cc": compiler_version(), "flags": CFLAGS, "openmp": openmp},
+        "cuda": None if rt is None else rt.description,
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "machine": machine(),
         "call_overhead_s": overhead,

@@ -10,16 +10,65 @@ from __future__ import annotations
 
 import itertools
 import os
+from typing import Protocol
 
 import numpy as np
 
-__all__ = ["BUFFER_DTYPES", "DEVICES", "Buffer", "canonical_device"]
+__all__ = [
+    "BUFFER_DTYPES",
+    "DEVICES",
+    "Buffer",
+    "Mirror",
+    "canonical_device",
+    "devices",
+    "register_device",
+    "registered_backend",
+]
 
 #: Word types a buffer can hold: ring words, and bytes (memory arenas).
 BUFFER_DTYPES = {"u8": np.uint8, "u32": np.uint32, "u64": np.uint64}
 
+#: Ren's own devices; ``register_device`` adds others.
 DEVICES = ("python", "cpu", "cuda")
 _ids = itertools.count()
+_registered: dict[str, object] = {}
+
+
+def devices() -> tuple[str, ...]:
+    """Every device name a ``Poly`` may use: Ren's own, then the registered ones."""
+    return DEVICES + tuple(_registered)
+
+
+def register_device(name: str, backend: object) -> None:
+    """Make ``name`` a device whose kernels run on ``backend``.
+
+    ``backend`` is any object (usually a module) with ``compile(ast, info) -> runner``, where
+    ``runner(bufs)`` runs one kernel body on a tuple of ``Buffer``s (slot 0 is written); see the
+    "Writing a backend" page of the docs, and check it with ``python -m ren.testing --device
+    NAME``. Registering a name again replaces its backend.
+
+    Raises:
+        ValueError: for a name that is one of Ren's own devices, or not a lowercase identifier.
+        TypeError: when ``backend`` has no callable ``compile``.
+    """
+    if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
+        raise ValueError(f"a device name must be a lowercase identifier, got {name!r}")
+    if name in DEVICES:
+        raise ValueError(f"{name!r} is one of Ren's own devices; pick another name")
+    if not callable(getattr(backend, "compile", None)):
+        raise TypeError(
+            f"backend for device {name!r} must have a callable compile(ast, info), "
+            f"got {type(backend).__name__}"
+        )
+    _registered[name] = backend
+    from ren.engine import realize  # the cache of loaded backends
+
+    realize._backends.pop(name, None)
+
+
+def registered_backend(name: str) -> object | None:
+    """The backend ``register_device`` gave ``name``, or ``None``."""
+    return _registered.get(name)
 
 
 def canonical_device(device: str | None) -> str:
@@ -36,11 +85,25 @@ def canonical_device(device: str | None) -> str:
     if not isinstance(device, str):
         raise TypeError(f"device must be a string, got {type(device).__name__}")
     name = device.strip().lower()
-    if name not in DEVICES:
+    if name not in DEVICES and name not in _registered:
         raise ValueError(
-            f"unknown device {device!r}{where}; Ren's devices are {', '.join(DEVICES)}"
+            f"unknown device {device!r}{where}; the devices are {', '.join(devices())}"
         )
     return name
+
+
+class Mirror(Protocol):
+    """A device copy of a buffer's words, kept by a backend whose memory is not host memory.
+
+    Set as ``buffer.mirror`` on a root buffer (one that is not a view). ``host_access`` runs before
+    any host read or write of the buffer's ``array`` (or a view's): it copies the device words to
+    the host when they are newer, and from then on treats the device copy as stale. ``release``
+    frees the device copy.
+    """
+
+    def host_access(self, root: Buffer) -> None: ...
+
+    def release(self, root: Buffer) -> None: ...
 
 
 class Buffer:
@@ -55,11 +118,12 @@ class Buffer:
 
     __slots__ = (
         "__weakref__",
-        "array",
+        "_array",
         "base",
         "device",
         "dtype",
         "id",
+        "mirror",
         "no_opt",
         "offset",
         "size",
@@ -97,7 +161,30 @@ class Buffer:
             array = np.ascontiguousarray(array, dtype=BUFFER_DTYPES[dtype]).reshape(-1)
             if array.size != size:
                 raise ValueError(f"buffer of {size} words given {array.size} words of data")
-        self.array = array
+        self._array = array
+        self.mirror: Mirror | None = None
+
+    @property
+    def array(self) -> np.ndarray | None:
+        """The host words (a writable 1-D NumPy array), or ``None`` before allocation.
+
+        For a buffer whose words live in device memory (``mirror`` set on it or on its base), this
+        first brings the host copy up to date, and the device copy counts as stale afterwards (the
+        caller may write through the array).
+        """
+        root = self.base if self.base is not None else self
+        if root.mirror is not None:
+            root.mirror.host_access(root)
+        return self._array
+
+    @array.setter
+    def array(self, value: np.ndarray | None) -> None:
+        self._array = value
+
+    @property
+    def host_array(self) -> np.ndarray | None:
+        """The host array as it is, without syncing a device copy (for backends)."""
+        return self._array
 
     @property
     def itemsize(self) -> int:
@@ -112,23 +199,27 @@ class Buffer:
     @property
     def allocated(self) -> bool:
         """Whether the buffer holds data."""
-        return self.array is not None
+        return self._array is not None
 
     def ensure_allocated(self) -> Buffer:
         """Give the buffer storage if it has none (zeros; a view allocates its base and takes its
         window). Buffers allocate on first use."""
-        if self.array is None:
+        if self._array is None:
             if self.base is not None:
-                raw = self.base.ensure_allocated().array
+                raw = self.base.ensure_allocated()._array
                 window = raw[self.offset : self.offset + self.nbytes]
-                self.array = window.view(BUFFER_DTYPES[self.dtype])
+                self._array = window.view(BUFFER_DTYPES[self.dtype])
             else:
-                self.array = np.zeros(self.size, dtype=BUFFER_DTYPES[self.dtype])
+                self._array = np.zeros(self.size, dtype=BUFFER_DTYPES[self.dtype])
         return self
 
     def deallocate(self) -> None:
-        """Drop the buffer's storage. Realizing a graph that still reads it is an error."""
-        self.array = None
+        """Drop the buffer's storage (and its device copy). Realizing a graph that still reads it
+        is an error."""
+        self._array = None
+        if self.mirror is not None:
+            self.mirror.release(self)
+            self.mirror = None
 
     def __repr__(self) -> str:
         state = "" if self.allocated else ", unallocated"

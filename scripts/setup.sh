@@ -4,7 +4,10 @@
 #   2. pip install -e .[dev,viz,docs] when pyproject.toml changed since the last install
 #      (the stamp .venv/.ren-installed holds its hash); a failure here is fatal;
 #   3. apt-get install graphviz when `dot` is missing; optional: on failure say so and go on
-#      (the graphviz tests skip), and don't try again until .venv/.ren-no-graphviz is removed.
+#      (the graphviz tests skip), and don't try again until .venv/.ren-no-graphviz is removed;
+#   4. pip install -e .[cuda] (PyCUDA, built from source) only where an NVIDIA driver is present
+#      (nvidia-smi runs) and nvcc is on PATH; optional: on failure say so and go on (the cuda
+#      device then runs only emulated, REN_CUDA_EMULATE=1, and the gpu tests skip).
 # Messages go to stderr, so `scripts/demo.sh` keeps a clean stdout.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -77,5 +80,29 @@ if ! command -v dot >/dev/null 2>&1; then
             say "could not install graphviz (try: sudo apt-get install graphviz);" \
                 "going on without it: the graphviz tests will skip"
         fi
+    fi
+fi
+
+# 4. PyCUDA, optional: only useful (and only importable) with an NVIDIA driver
+if .venv/bin/python -c "import pycuda" >/dev/null 2>&1; then
+    :
+elif ! nvidia-smi >/dev/null 2>&1; then
+    say "no NVIDIA driver (nvidia-smi): skipping PyCUDA; the cuda device runs emulated on the" \
+        "host with REN_CUDA_EMULATE=1, and the gpu tests skip"
+elif ! command -v nvcc >/dev/null 2>&1; then
+    say "an NVIDIA driver but no nvcc on PATH: skipping PyCUDA (install the CUDA toolkit);" \
+        "the gpu tests will skip"
+elif [ -e .venv/.ren-no-pycuda ]; then
+    say "PyCUDA is missing (install skipped: it failed before; remove .venv/.ren-no-pycuda to" \
+        "retry); the gpu tests will skip"
+else
+    say "pip install -e .[cuda] (PyCUDA; log: .venv/pip-cuda.log)"
+    if .venv/bin/python -m pip install --quiet -e ".[cuda]" >.venv/pip-cuda.log 2>&1; then
+        say "PyCUDA installed"
+    else
+        touch .venv/.ren-no-pycuda
+        tail -n 15 .venv/pip-cuda.log >&2
+        say "could not install PyCUDA (see .venv/pip-cuda.log); going on without it:" \
+            "the gpu tests will skip"
     fi
 fi

@@ -15,6 +15,8 @@ import shutil
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.devices import gpu_missing, use_device
+
 # Run the verifier after every pass in the whole suite (scripts/test.sh exports it too).
 os.environ.setdefault("REN_CHECK", "1")
 
@@ -23,24 +25,13 @@ settings.register_profile(
     deadline=None,
     max_examples=30,
     derandomize=bool(os.environ.get("CI")),
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 settings.load_profile("ren")
-
-
-@functools.cache
-def _gpu_missing() -> str | None:
-    """Why the ``gpu`` tests cannot run, or ``None`` when PyCUDA sees a CUDA device."""
-    try:
-        import pycuda.driver as cuda
-    except Exception as e:  # ImportError, or a broken CUDA install failing inside the import
-        return f"needs PyCUDA and an NVIDIA GPU: pip install -e .[cuda] ({type(e).__name__}: {e})"
-    try:
-        cuda.init()
-        count = cuda.Device.count()
-    except Exception as e:
-        return f"needs an NVIDIA GPU with a working driver ({type(e).__name__}: {e})"
-    return None if count else "needs an NVIDIA GPU: PyCUDA found no CUDA device"
 
 
 def _program_missing(names: tuple[str, ...], reason: str) -> str | None:
@@ -58,7 +49,7 @@ _CHECKS = {
     "graphviz": functools.partial(
         _program_missing, ("dot",), "needs graphviz's dot: apt-get install graphviz"
     ),
-    "gpu": _gpu_missing,
+    "gpu": gpu_missing,
 }
 
 
@@ -68,3 +59,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         reason = check() if check else None
         if reason:
             pytest.skip(f"[{name}] {reason}")
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest):
+    """The device a test runs on, from ``@pytest.mark.parametrize("device", COMPILED,
+    indirect=True)`` (``tests.devices.COMPILED``): the name, with the cuda runtime set up (the
+    GPU when there is one, else the host emulator)."""
+    with use_device(request.param) as name:
+        yield name

@@ -91,10 +91,13 @@ def test_ntt_benchmark_writes_its_json(tmp_path: Path):
     out = tmp_path / "ntt.json"
     script = ROOT / "benchmarks" / "ntt.py"
     cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--out", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    proc = subprocess.run([*cmd, "--cuda-emulated"], capture_output=True, text=True, check=True)
     assert re.match(r"^goal \d+\.\d+ ms", proc.stdout.strip().splitlines()[-1])
     data = json.loads(out.read_text())
     assert {"rows", "goal", "machine", "compiler"} <= set(data)
     row = data["rows"][0]
     assert {"n", "limbs", "direction", "backend", "median_s", "butterflies_per_ns"} <= set(row)
     assert {r["check"] for r in data["rows"]} <= {"ok", "reference"}  # C words equal NumPy words
+    # the cuda path ran (emulated) and its words were compared with NumPy's too
+    assert any(r["backend"] == "cuda-emulated" for r in data["rows"])
+    assert data["cuda"].startswith("CUDA C emulated")

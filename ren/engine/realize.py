@@ -19,7 +19,7 @@ from types import ModuleType
 
 import numpy as np
 
-from ren.device import Buffer
+from ren.device import Buffer, registered_backend
 from ren.engine import debug_level
 from ren.engine.memory import plan_memory
 from ren.engine.schedule import ScheduledKernel, schedule
@@ -54,6 +54,10 @@ _backends: dict[str, ModuleType] = {}
 def backend(device: str) -> ModuleType:
     """The backend module of ``device`` (``ren.backends.<device>``)."""
     if device not in _backends:
+        registered = registered_backend(device)
+        if registered is not None:
+            _backends[device] = registered  # type: ignore[assignment]
+            return _backends[device]
         try:
             _backends[device] = importlib.import_module(f"ren.backends.{device}")
         except ModuleNotFoundError as e:

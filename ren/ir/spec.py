@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ren.device import DEVICES
+from ren.device import devices
 from ren.errors import SpecError
 from ren.ir.facts import facts, is_const, is_view
 from ren.ir.node import (
@@ -166,7 +166,7 @@ def _galois(node: Node) -> str | None:
 def _copy(node: Node) -> str | None:
     if err := _nsrc(node, 1) or _arg(node, CopyArg) or _ring_src(node):
         return err
-    if node.arg.device not in DEVICES:
+    if node.arg.device not in devices():
         return f"copies to unknown device {node.arg.device!r}"
     return None
 

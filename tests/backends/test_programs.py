@@ -1,7 +1,8 @@
-"""Whole programs on the cpu device (every kernel family) equal the python device and the reference.
+"""Whole programs on each compiled device (every kernel family) equal the python device and the
+reference.
 
-Runs with ``REN_VALIDATE=1``, so every cpu kernel is also compared word for word with the NumPy
-backend as it runs.
+Runs with ``REN_VALIDATE=1``, so every compiled kernel is also compared word for word with the
+NumPy backend as it runs. ``cuda`` runs on the GPU when there is one, else on the host emulator.
 """
 
 import os
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from ren import Poly, RingSpec, ntt_primes, realize
 from ren.reference import evaluate
+from tests.devices import COMPILED
 
 RINGS = [
     pytest.param(RingSpec(8, (17, 97, 113)), id="N=8/limbs=3/u32"),
@@ -36,20 +38,20 @@ def programs(ring: RingSpec, device: str, coeffs_a, coeffs_b) -> list[Poly]:
     ]
 
 
-@pytest.mark.cc
+@pytest.mark.parametrize("device", COMPILED, indirect=True)
 @pytest.mark.parametrize("ring", RINGS)
 @settings(max_examples=4)
 @given(data=st.data())
-def test_cpu_programs_equal_python_and_reference(ring, data):
+def test_programs_equal_python_and_reference(ring, device, data):
     small = st.integers(-1000, 1000)
     ca = data.draw(st.lists(small, min_size=ring.n, max_size=ring.n))
     cb = data.draw(st.lists(small, min_size=ring.n, max_size=ring.n))
-    cpu, py = programs(ring, "cpu", ca, cb), programs(ring, "python", ca, cb)
+    cpu, py = programs(ring, device, ca, cb), programs(ring, "python", ca, cb)
     want = [evaluate(p.node) for p in py]
     with mock.patch.dict(os.environ, {"REN_VALIDATE": "1"}):
         realize(*cpu)
     realize(*py)
     for c, p, w in zip(cpu, py, want, strict=True):
-        assert c.device == "cpu"
+        assert c.device == device
         assert (c.limbs() == p.limbs()).all()
         assert c.tolist() == w

@@ -1,0 +1,324 @@
+"""The cuda backend: kernels rendered as CUDA C, built and launched with PyCUDA.
+
+Elementwise kernels are rendered by ``CUDARenderer`` (one thread per word); whole-polynomial
+kernels (NTT, INTT, rescale, basis extension) come from ``ren.codegen.cuda_templates`` as a
+``CUDAProgram``: one source and a list of launches (the NTT is one launch per butterfly stage).
+
+Memory: a ``cuda`` buffer's words live in device memory. Its host ``array`` is a mirror that is
+brought up to date whenever Python code reads it (``Buffer.array``), so ``tolist``, ``COPY`` to
+another device, ``REN_VALIDATE`` and the poison mode see the device's words; after such an access
+the device copy is uploaded again before the next kernel uses it (the host may have written).
+Kernels that run one after another on the device move no data between host and device. Arena views
+share their arena's device allocation.
+
+PyCUDA (the ``cuda`` extra: ``pip install -e '.[cuda]'``) is imported on first use, not when Ren is
+imported. Without it, or without a driver and a GPU, the first kernel raises a ``RenError`` saying
+so. ``REN_CUDA_EMULATE=1`` runs the same CUDA C on the host instead (``ren.codegen.cuda_host``:
+built as C++, every thread in turn), which checks the kernels' arithmetic on a machine with no GPU.
+``REN_CUDA_DEVICE`` picks the GPU (default 0).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ren.codegen.cuda import BLOCK, CUDARenderer
+from ren.codegen.linearize import linearize
+from ren.device import Buffer
+from ren.errors import RenError
+from ren.ir.node import KernelInfo, Node
+from ren.ir.op import Op
+from ren.ring import automorphism_ntt_table
+
+__all__ = ["EmulatedRuntime", "PyCUDARuntime", "compile", "runtime"]
+
+RENDERER = CUDARenderer()
+
+#: nvcc options: no fused multiply-add, so basis extension's float sum rounds as NumPy's does.
+NVCC_OPTIONS = ("--fmad=false",)
+
+INSTALL_HINT = (
+    "install PyCUDA with `pip install -e '.[cuda]'` (or `pip install pycuda`) on a machine with an "
+    "NVIDIA driver; to check Ren's CUDA C without a GPU, set REN_CUDA_EMULATE=1 (it runs the "
+    "kernels serially on the host)"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# runtimes: PyCUDA, and the host emulator with the same interface
+
+
+class PyCUDARuntime:
+    """Device memory, modules and launches through PyCUDA, on one GPU and one context."""
+
+    name = "pycuda"
+
+    def __init__(self) -> None:
+        try:
+            import pycuda.driver as drv
+            from pycuda.compiler import SourceModule
+        except ImportError as e:
+            raise RenError(
+                f"the cuda device needs PyCUDA, which is not importable ({e}); {INSTALL_HINT}"
+            ) from None
+        try:
+            drv.init()
+            index = int(os.environ.get("REN_CUDA_DEVICE", "0"))
+            self.device = drv.Device(index)
+            self.context = self.device.retain_primary_context()
+            self.context.push()
+        except Exception as e:  # pycuda.driver.Error, or a missing libcuda
+            raise RenError(
+                f"PyCUDA is installed but no CUDA device is usable ({type(e).__name__}: {e}); "
+                f"check the NVIDIA driver (nvidia-smi) and REN_CUDA_DEVICE, or {INSTALL_HINT}"
+            ) from None
+        self.drv, self._source_module = drv, SourceModule
+        self.description = f"{self.device.name()} (PyCUDA)"
+
+    def module(self, source: str):
+        try:
+            return self._source_module(source, no_extern_c=True, options=list(NVCC_OPTIONS))
+        except Exception as e:  # pycuda.driver.CompileError has the nvcc log
+            from ren.codegen.compiler import CompileError
+
+            raise CompileError(f"nvcc (through PyCUDA) failed:\n{e}") from None
+
+    def alloc(self, nbytes: int):
+        return self.drv.mem_alloc(max(nbytes, 1))
+
+    def pointer(self, alloc) -> int:
+        return int(alloc)
+
+    def htod(self, alloc, host: np.ndarray) -> None:
+        if host.nbytes:
+            self.drv.memcpy_htod(alloc, host)
+
+    def dtoh(self, host: np.ndarray, alloc) -> None:
+        if host.nbytes:
+            self.drv.memcpy_dtoh(host, alloc)
+
+    def free(self, alloc) -> None:
+        alloc.free()
+
+    def synchronize(self) -> None:
+        self.drv.Context.synchronize()
+
+
+class EmulatedRuntime:
+    """The runtime of ``REN_CUDA_EMULATE=1``: "device memory" is host memory, modules are built
+    by ``ren.codegen.cuda_host`` and every launch runs its threads one by one."""
+
+    name = "emulated"
+    description = "CUDA C emulated on the host (REN_CUDA_EMULATE=1)"
+
+    def module(self, source: str):
+        from ren.codegen.cuda_host import HostModule
+
+        return HostModule(source)
+
+    def alloc(self, nbytes: int) -> np.ndarray:
+        return np.zeros(max(nbytes, 1), dtype=np.uint8)
+
+    def pointer(self, alloc: np.ndarray) -> int:
+        return alloc.ctypes.data
+
+    def htod(self, alloc: np.ndarray, host: np.ndarray) -> None:
+        alloc[: host.nbytes] = host.view(np.uint8).reshape(-1)
+
+    def dtoh(self, host: np.ndarray, alloc: np.ndarray) -> None:
+        host.view(np.uint8).reshape(-1)[:] = alloc[: host.nbytes]
+
+    def free(self, alloc: np.ndarray) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass  # every launch has finished when its call returns
+
+
+@functools.cache
+def runtime() -> PyCUDARuntime | EmulatedRuntime:
+    """The process's runtime, made on first use (``REN_CUDA_EMULATE=1``: the emulator)."""
+    if os.environ.get("REN_CUDA_EMULATE") == "1":
+        return EmulatedRuntime()
+    return PyCUDARuntime()
+
+
+# ---------------------------------------------------------------------------------------------
+# device copies of buffers
+
+
+@dataclass(eq=False)
+class DeviceCopy:
+    """The device words of a root buffer (``Buffer.mirror``), and which side is newer."""
+
+    runtime: object  # the runtime that made the allocation
+    alloc: object
+    ptr: int
+    host_fresh: bool = True  # the host array holds the latest words
+    device_fresh: bool = False  # the device allocation holds the latest words
+
+    def host_access(self, root: Buffer) -> None:
+        if not self.host_fresh and root.host_array is not None:
+            self.runtime.dtoh(root.host_array, self.alloc)
+            self.host_fresh = True
+        self.device_fresh = False  # the caller may write through the host array
+
+    def release(self, root: Buffer) -> None:
+        self.runtime.free(self.alloc)
+
+
+def device_pointer(buf: Buffer) -> int:
+    """The device address of ``buf``'s first word, uploading the host words if they are newer."""
+    root = buf.base if buf.base is not None else buf
+    root.ensure_allocated()
+    copy = root.mirror
+    if copy is None:
+        rt = runtime()
+        alloc = rt.alloc(root.nbytes)
+        copy = root.mirror = DeviceCopy(rt, alloc, rt.pointer(alloc))
+    if not copy.device_fresh:
+        copy.runtime.htod(copy.alloc, root.host_array)
+        copy.device_fresh = copy.host_fresh = True
+    return copy.ptr + (buf.offset if buf.base is not None else 0)
+
+
+def _written(buf: Buffer) -> None:
+    """A kernel wrote ``buf`` on the device: the host mirror of its root is stale."""
+    root = buf.base if buf.base is not None else buf
+    root.mirror.host_fresh = False
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels
+
+
+@dataclass(frozen=True)
+class _Launch:
+    entry: str
+    grid: int
+    block: int
+    args: tuple  # ("buf", slot) | ("table", index) | a NumPy scalar
+
+
+@dataclass(eq=False)
+class CUDAKernel:
+    """A built module and its launches; call it with the kernel's buffers.
+
+    ``offsets`` are word offsets into each buffer slot (a window of limbs); ``tables`` are host
+    arrays uploaded once, on first call.
+    """
+
+    name: str
+    source: str
+    launches: tuple[_Launch, ...]
+    tables: tuple[np.ndarray, ...] = ()
+    offsets: tuple[int, ...] = ()
+    _device_tables: list = field(default_factory=list)
+    _functions: dict = field(default_factory=dict)
+    _runtime: object = None
+
+    def _prepare(self) -> None:
+        rt = self._runtime = runtime()
+        self._functions.clear()
+        self._device_tables.clear()
+        module = rt.module(self.source)
+        for launch in self.launches:
+            self._functions[launch.entry] = module.get_function(launch.entry)
+        for table in self.tables:
+            host = np.ascontiguousarray(table)
+            alloc = rt.alloc(host.nbytes)
+            rt.htod(alloc, host)
+            self._device_tables.append((alloc, rt.pointer(alloc)))
+
+    def __call__(self, bufs: tuple[Buffer, ...]) -> None:
+        if self._runtime is not runtime():  # first call, or the runtime changed (tests do that)
+            self._prepare()
+        ptrs = [device_pointer(b) for b in bufs]
+        for i, off in enumerate(self.offsets):
+            ptrs[i] += off * bufs[i].itemsize
+        for launch in self.launches:
+            args = []
+            for a in launch.args:
+                if isinstance(a, tuple) and a[0] == "buf":
+                    args.append(np.uintp(ptrs[a[1]]))
+                elif isinstance(a, tuple) and a[0] == "table":
+                    args.append(np.uintp(self._device_tables[a[1]][1]))
+                else:
+                    args.append(a)
+            self._functions[launch.entry](*args, block=(launch.block, 1, 1), grid=(launch.grid, 1))
+        _written(bufs[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _elementwise(ast: Node) -> CUDAKernel:
+    prog = linearize(ast)
+    ring = prog.ring
+    draft = RENDERER.render(prog, "REN_KERNEL")
+    digest = hashlib.sha256(draft.encode()).hexdigest()[:10]
+    name = f"ren_ew_n{ring.n}_L{ring.L}_{ring.dtype}_{digest}"
+    source = draft.replace("REN_KERNEL", name)
+    tables = tuple(np.ascontiguousarray(automorphism_ntt_table(t.n, t.g)) for t in prog.tables)
+    total = ring.L * ring.n
+    args = (*(("buf", s) for s in range(prog.slots)), *(("table", j) for j in range(len(tables))))
+    launch = _Launch(name, -(-total // BLOCK), BLOCK, args)
+    return CUDAKernel(name, source, (launch,), tables)
+
+
+def _from_program(prog, offsets: tuple[int, ...]) -> CUDAKernel:
+    names = list(prog.tables)
+    launches = []
+    for launch in prog.launches:
+        args = []
+        for a in launch.args:
+            if a == "out":
+                args.append(("buf", 0))
+            elif a == "in":
+                args.append(("buf", 1))
+            elif isinstance(a, str):
+                args.append(("table", names.index(a)))
+            else:
+                args.append(a)
+        launches.append(_Launch(launch.entry, launch.grid, launch.block, tuple(args)))
+    tables = tuple(prog.tables[k] for k in names)
+    return CUDAKernel(prog.name, prog.source, tuple(launches), tables, offsets)
+
+
+@functools.lru_cache(maxsize=4096)
+def _polynomial(ast: Node) -> CUDAKernel:
+    from ren.codegen import cuda_templates
+
+    value = ast.src[1]
+    read = value.src[0].arg  # the IndexArg of the LOAD of the input
+    ring = read.ring
+    if value.op is Op.NTT:
+        prog = cuda_templates.ntt_program(ring)
+    elif value.op is Op.INTT:
+        prog = cuda_templates.intt_program(ring)
+    elif value.op is Op.RESCALE:
+        prog = cuda_templates.rescale_program(ring, value.arg.moduli)
+    elif value.op is Op.TO_RING:
+        prog = cuda_templates.base_convert_program(ring, value.arg.ring)
+    else:
+        raise RenError(f"the cuda backend has no template for {value.op.name}")
+    return _from_program(prog, (0, read.limb_offset * ring.n))
+
+
+def _copy(bufs: tuple[Buffer, ...]) -> None:
+    # through the host mirrors: Buffer.array syncs each side with its device copy
+    np.copyto(bufs[0].array, bufs[1].array)
+
+
+def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
+    """The runner of one kernel body on the cuda device (the runtime starts here, lazily)."""
+    runtime()  # a missing PyCUDA or driver is reported before anything is built
+    if info.kind == "elementwise":
+        return _elementwise(ast)
+    if info.kind == "copy":
+        return _copy
+    return _polynomial(ast)

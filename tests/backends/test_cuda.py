@@ -1,0 +1,113 @@
+"""The cuda backend: its runtime, device memory mirrors, and clear errors.
+
+Values are checked against the python device. Without a GPU these run on the host emulator
+(``REN_CUDA_EMULATE=1``), which builds the very CUDA C a GPU would run; with one (PyCUDA and a
+driver), the ``device`` fixture picks the GPU. The families of kernels are covered by
+``test_cpu.py`` and ``test_programs.py`` (parametrized over ``tests.devices.COMPILED``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import ren.codegen.cuda
+from ren import Poly, RingSpec, ntt_primes, realize
+from ren.backends import cuda
+from ren.codegen.cuda import CUDARenderer
+from ren.errors import RenError
+from tests.devices import COMPILED
+
+CUDA = [p for p in COMPILED if p.values[0] == "cuda"]
+RING = RingSpec(64, ntt_primes(64, 60, 2))
+
+
+@pytest.fixture
+def fresh_kernels(monkeypatch):
+    """Kernels rendered from now on: an empty kernel cache and a new renderer (reset after)."""
+    cuda._elementwise.cache_clear()
+    monkeypatch.setattr(cuda, "RENDERER", CUDARenderer())
+    yield
+    cuda._elementwise.cache_clear()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pycuda") is not None, reason="PyCUDA is installed")
+def test_without_pycuda_the_error_says_how_to_install_and_how_to_emulate(monkeypatch):
+    monkeypatch.delenv("REN_CUDA_EMULATE", raising=False)
+    cuda.runtime.cache_clear()
+    p = Poly([1, 2, 3, 4], RingSpec(4, (17, 97)), device="cuda")
+    with pytest.raises(RenError) as info:
+        (p + 1).realize()
+    msg = str(info.value)
+    assert "needs PyCUDA" in msg and "pip install -e '.[cuda]'" in msg
+    assert "REN_CUDA_EMULATE=1" in msg
+    assert not p.node.src[0].arg.buffer.mirror  # nothing was left half made on the device
+
+
+@pytest.mark.parametrize("device", CUDA, indirect=True)
+def test_host_reads_see_device_writes_and_host_writes_reach_the_device(device):
+    a = Poly.uniform(RING, rng=1, device=device)
+    x = (a * 3 + 1).realize()
+    buf = x.node.src[0].arg.buffer
+    assert buf.mirror is not None and not buf.mirror.host_fresh  # the words are on the device
+    want = (Poly(a.tolist(), RING) * 3 + 1).limbs()
+    np.testing.assert_array_equal(x.limbs(), want)  # reading brought them over
+    assert buf.mirror.host_fresh and not buf.mirror.device_fresh
+    buf.array[:] = 0  # a host write: the next kernel must see zeros
+    np.testing.assert_array_equal((x + 5).limbs(), (Poly([0] * RING.n, RING) + 5).limbs())
+    buf.deallocate()
+    assert buf.mirror is None and not buf.allocated
+
+
+@pytest.mark.parametrize("device", CUDA, indirect=True)
+def test_poisoned_arena_regions_are_not_read(device, monkeypatch):
+    monkeypatch.setenv("REN_POISON", "1")
+    a, b = (Poly.uniform(RING, rng=s, device=device) for s in (2, 3))
+    pa, pb = (Poly(p.tolist(), RING) for p in (a, b))
+    outs = [((a * b + a) * 3).rescale(), (a - b).ntt()]
+    want = [((pa * pb + pa) * 3).rescale(), (pa - pb).ntt()]
+    realize(*outs)
+    for got, w in zip(outs, want, strict=True):
+        np.testing.assert_array_equal(got.limbs(), w.limbs())
+
+
+_CORRECTION = "return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;"
+
+
+@pytest.mark.parametrize("device", CUDA, indirect=True)
+def test_ren_validate_catches_a_sabotaged_cuda_renderer(device, monkeypatch, fresh_kernels):
+    prelude = ren.codegen.cuda._PRELUDE
+    assert _CORRECTION in prelude
+    sabotaged = prelude.replace(_CORRECTION, "return t_hi - mq_hi + q;")
+    monkeypatch.setattr(ren.codegen.cuda, "_PRELUDE", sabotaged)
+    monkeypatch.setenv("REN_VALIDATE", "1")
+    a = Poly.uniform(RING, rng=4).ntt().realize()
+    x = a.to(device) * a.to(device)
+    with pytest.raises(RenError) as info:
+        x.realize()
+    msg = str(info.value)
+    assert msg.startswith("REN_VALIDATE: kernel") and "on cuda differs from the python" in msg
+    assert "__global__" in msg and "t_hi - mq_hi + q;" in msg  # the CUDA source is shown
+
+
+@pytest.mark.parametrize("device", CUDA, indirect=True)
+def test_the_runtime_is_named(device):
+    Poly([1, 2], RingSpec(2, (17,)), device=device).realize()  # starts the runtime
+    rt = cuda.runtime()
+    assert rt.name in ("pycuda", "emulated") and rt.description
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pycuda") is not None, reason="PyCUDA is installed")
+def test_moving_a_value_to_an_absent_cuda_device_leaves_the_value_as_it_was(monkeypatch):
+    monkeypatch.delenv("REN_CUDA_EMULATE", raising=False)
+    cuda.runtime.cache_clear()
+    ring = RingSpec(4, (17, 97))
+    p = (Poly([1, 2, 3, 4], ring) * 3).realize()
+    before = p.tolist()
+    moved = p.to("cuda")
+    with pytest.raises(RenError, match="needs PyCUDA"):
+        moved.realize()
+    assert p.realized and p.tolist() == before == [3, 6, 9, 12]
+    assert not moved.realized
