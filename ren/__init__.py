@@ -4,7 +4,9 @@
 that a backend runs. See ``docs/`` for the conventions and the pipeline.
 """
 
+from ren.engine.jit import clear_jit, jit
+from ren.errors import JitError
 from ren.poly import Poly, realize
 from ren.ring import Domain, RingSpec, ntt_primes
 
-__all__ = ["Domain", "Poly", "RingSpec", "ntt_primes", "realize"]
+__all__ = ["Domain", "JitError", "Poly", "RingSpec", "clear_jit", "jit", "ntt_primes", "realize"]

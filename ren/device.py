@@ -66,6 +66,22 @@ def register_device(name: str, backend: object) -> None:
     realize._backends.pop(name, None)
 
 
+def unregister_device(name: str) -> None:
+    """Forget a device ``register_device`` made (its polys can no longer be realized).
+
+    Raises:
+        ValueError: for one of Ren's own devices or a name that was never registered.
+    """
+    if name in DEVICES:
+        raise ValueError(f"{name!r} is one of Ren's own devices; it cannot be unregistered")
+    if name not in _registered:
+        raise ValueError(f"no device {name!r} was registered")
+    del _registered[name]
+    from ren.engine import realize
+
+    realize._backends.pop(name, None)
+
+
 def registered_backend(name: str) -> object | None:
     """The backend ``register_device`` gave ``name``, or ``None``."""
     return _registered.get(name)

@@ -5,7 +5,7 @@ Bad user input raises ``ValueError``/``TypeError``; the engine raises these.
 
 from __future__ import annotations
 
-__all__ = ["RenError", "SpecError"]
+__all__ = ["JitError", "RenError", "SpecError"]
 
 
 class RenError(Exception):
@@ -14,3 +14,7 @@ class RenError(Exception):
 
 class SpecError(RenError):
     """A graph is not well formed; the message names the bad node and the rule it breaks."""
+
+
+class JitError(RenError):
+    """``ren.jit`` cannot capture or replay a call; the message names the function or argument."""

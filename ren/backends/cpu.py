@@ -51,7 +51,7 @@ def flags() -> tuple[str, ...]:
 class CompiledKernel:
     """A built kernel bound to its entry point; call it with the kernel's buffers.
 
-    ``offsets`` are word offsets into each buffer (a whole-polynomial kernel reading a window of
+    ``offsets`` are byte offsets into each buffer (a whole-polynomial kernel reading a window of
     limbs); ``tables`` are read-only arrays passed after the buffers.
     """
 
@@ -72,7 +72,7 @@ class CompiledKernel:
         args = [ctypes.c_void_p(b.array.ctypes.data) for b in bufs]
         for i, off in enumerate(self.offsets):
             if off:
-                args[i] = ctypes.c_void_p(args[i].value + off * bufs[i].array.itemsize)
+                args[i] = ctypes.c_void_p(args[i].value + off)
         args += [ctypes.c_void_p(t.ctypes.data) for t in self.tables]
         self.fn(*args)
 
@@ -114,7 +114,7 @@ def _polynomial(ast: Node) -> CompiledKernel:
         kernel, tables = templates.base_convert_source(ring, value.arg.ring), ()
     else:
         raise RenError(f"the cpu backend has no template for {value.op.name}")
-    offsets = (0, read.limb_offset * ring.n)
+    offsets = (0, read.limb_offset * ring.n * np.dtype(ring.np_dtype).itemsize)
     return CompiledKernel(kernel.name, kernel.source, tuple(tables), offsets)
 
 
@@ -125,3 +125,107 @@ def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]
     if info.kind == "copy":
         return _copy
     return _polynomial(ast)
+
+
+# ---------------------------------------------------------------------------------------------
+# the graph runner of ren.jit: a whole captured plan as one C function
+
+
+class GraphRunner:
+    """A captured plan as one C function: every kernel called in order through a table of
+    function pointers, with the byte offsets of arena views and limb windows baked into the
+    source; each replay is one ctypes call.
+
+    The function takes ``F`` (the kernels' entry points) and ``B`` (the address of every root
+    buffer and table the plan touches). Inputs are slots of ``B`` set just before the call and
+    cleared after it. The source depends only on the plan's shape (indices, offsets, sizes), so
+    the same plan in another process hits the compile cache.
+    """
+
+    def __init__(
+        self, source: str, name: str, fns: list, roots: list, input_slots: dict, keep: list
+    ) -> None:
+        self.source, self.name = source, name
+        self._keep = keep  # the compiled kernels (and their libraries) the pointers point into
+        lib = ctypes.CDLL(str(compile_cached(source, ("-O2", "-shared", "-fPIC"), name=name)))
+        self.fn = getattr(lib, name)
+        self.fn.restype = None
+        self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self._lib = lib
+        self.F = np.array(
+            [ctypes.cast(f, ctypes.c_void_p).value for f in fns] or [0], dtype=np.uint64
+        )
+        self.roots = roots  # keeps every buffer and table alive while the runner is
+        self.B = np.array([0 if r is None else _address(r) for r in roots] or [0], dtype=np.uint64)
+        self.input_slots = input_slots  # input position -> slot of B
+
+    def run(self, inputs: list[Buffer | None]) -> None:
+        """One replay with ``inputs`` (by input position) bound."""
+        B = self.B
+        for k, slot in self.input_slots.items():
+            B[slot] = inputs[k].array.ctypes.data
+        try:
+            self.fn(self.F.ctypes.data, B.ctypes.data)
+        finally:
+            for slot in self.input_slots.values():
+                B[slot] = 0
+
+
+def _address(obj: Buffer | np.ndarray) -> int:
+    array = obj if isinstance(obj, np.ndarray) else obj.ensure_allocated().array
+    return array.ctypes.data
+
+
+def graph_runner(units: list, bindings: list[tuple[int, int, int]]) -> GraphRunner | None:
+    """The graph runner for a captured plan on the cpu device, or ``None`` when a unit is neither
+    a compiled kernel nor a copy between host buffers."""
+    roots: list = []
+    index: dict[int, int] = {}
+    input_slots: dict[int, int] = {}
+    bound = {(i, j): k for i, j, k in bindings}
+
+    def slot_of(obj, key: int) -> int:
+        if key not in index:
+            index[key] = len(roots)
+            roots.append(obj)
+        return index[key]
+
+    fns, lines = [], []
+    for i, unit in enumerate(units):
+        args = []
+        for j, buf in enumerate(unit.bufs):
+            if (i, j) in bound:
+                k = bound[(i, j)]
+                slot = slot_of(None, -1 - k)
+                input_slots[k] = slot
+                args.append((slot, 0))
+            else:
+                root = buf.base if buf.base is not None else buf
+                args.append((slot_of(root, id(root)), buf.offset if buf.base is not None else 0))
+        fn = unit.fn
+        if isinstance(fn, CompiledKernel):
+            for j, off in enumerate(fn.offsets):
+                if off:
+                    slot, byte = args[j]
+                    args[j] = (slot, byte + off)
+            args += [(slot_of(t, id(t)), 0) for t in fn.tables]
+            params = ", ".join(["void *"] * len(args))
+            call = ", ".join(f"B[{s}] + {o}" for s, o in args)
+            lines.append(f"    ((void (*)({params}))F[{len(fns)}])({call});  /* {fn.name} */")
+            fns.append(fn.fn)
+        elif fn is _copy:
+            (ds, do), (ss, so) = args
+            nbytes = unit.bufs[0].nbytes
+            lines.append(f"    memcpy(B[{ds}] + {do}, B[{ss}] + {so}, {nbytes});  /* copy */")
+        else:
+            return None
+    body = "\n".join(lines)
+    digest = hashlib.sha256(body.encode()).hexdigest()[:12]
+    name = f"ren_graph_{digest}"
+    source = (
+        "/* A plan captured by ren.jit: every kernel in order. F: entry points; B: root buffers\n"
+        "   and tables (inputs are bound just before the call). Offsets are in bytes. */\n"
+        "#include <string.h>\n\n"
+        f"void {name}(void *const *F, char *const *B)\n{{\n{body}\n}}\n"
+    )
+    return GraphRunner(source, name, fns, roots, input_slots, [u.fn for u in units])

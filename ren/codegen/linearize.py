@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ren.ir.node import Node
 from ren.ir.op import Op
+from ren.ring import Domain
 
 __all__ = ["Instr", "Program", "Table", "linearize"]
 
@@ -77,6 +78,13 @@ def linearize(ast: Node) -> Program:
             slots = max(slots, slot + 1)
             table = None
             if node.arg.galois is not None:
+                if node.arg.domain is not Domain.NTT:
+                    # the gather table is the NTT-form permutation; a coefficient-form
+                    # automorphism also negates, and runs as a kernel of its own
+                    raise ValueError(
+                        f"a LOAD with Galois element {node.arg.galois} in "
+                        f"{node.arg.domain.name} form cannot be rendered as a gather"
+                    )
                 table = Table("perm", node.arg.ring.n, node.arg.galois)
                 if table not in tables:
                     tables.append(table)

@@ -50,6 +50,9 @@ class ExecUnit:
 
 _backends: dict[str, ModuleType] = {}
 
+#: While ``ren.jit`` captures a function, every exec unit run by a realization goes here too.
+capture_recorder: Callable[[ExecUnit], None] | None = None
+
 
 def backend(device: str) -> ModuleType:
     """The backend module of ``device`` (``ren.backends.<device>``)."""
@@ -173,5 +176,5 @@ def realize_nodes(nodes: tuple[Node, ...]) -> ScheduleContext:
     outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
     sched, ctx.memory_plan = plan_memory(sched, outputs)
     _check_inputs(sched)
-    run_exec_units(make_exec_units(sched))
+    run_exec_units(make_exec_units(sched), recorder=capture_recorder)
     return ctx

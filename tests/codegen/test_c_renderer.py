@@ -248,3 +248,26 @@ def test_linearize_rejects_a_body_that_is_not_a_store():
     ast = rotated_sum()
     with pytest.raises(ValueError, match="a kernel body is a STORE, got ADD"):
         linearize(ast.src[1])
+
+
+def test_a_coefficient_form_gather_is_refused_not_rendered_wrong():
+    import dataclasses
+
+    from ren.ir.rewrite import Pat, graph_rewrite
+    from ren.ring import Domain
+
+    ring = RingSpec(8, (17, 97))
+    a = Poly.uniform(ring, rng=1).ntt().realize()
+    sink = Node(Op.SINK, DType.VOID, (a.rotate(1).node,))
+    (ast,) = [k.ast for k in schedule(sink)[0] if k.info.kind == "elementwise"]
+    linearize(ast)  # the NTT-form gather renders
+
+    def to_coeff(node):
+        return Node(
+            node.op, node.dtype, node.src, dataclasses.replace(node.arg, domain=Domain.COEFF)
+        )
+
+    rule = [(Pat(Op.LOAD, name="node", where=lambda n: n.arg.galois is not None), to_coeff)]
+    bad = graph_rewrite(ast, rule)
+    with pytest.raises(ValueError, match="in COEFF form cannot be rendered as a gather"):
+        linearize(bad)

@@ -161,9 +161,34 @@ def test_realizing_a_graph_whose_inputs_were_freed_is_an_error():
 
 
 def test_a_device_without_a_backend_is_a_clear_error():
-    a = Poly(A, RING, device="cuda")
-    with pytest.raises(RenError, match="device 'cuda' has no backend"):
-        (a + 1).realize()
+    from ren.engine.realize import backend
+
+    with pytest.raises(RenError, match="device 'tpu' has no backend"):
+        backend("tpu")
+
+
+def test_registering_a_device_checks_the_name_and_the_backend():
+    from ren.backends import python
+    from ren.device import devices, register_device
+
+    with pytest.raises(ValueError, match="'cpu' is one of Ren's own devices"):
+        register_device("cpu", python)
+    with pytest.raises(ValueError, match="lowercase identifier, got 'My-Dev'"):
+        register_device("My-Dev", python)
+    with pytest.raises(TypeError, match="must have a callable compile"):
+        register_device("mydev", object())
+    assert "mydev" not in devices()
+    register_device("mydev", python)
+    assert devices()[-1] == "mydev"
+    assert Poly(A, RING, device="mydev").realize().tolist() == Poly(A, RING).tolist()
+    from ren.device import unregister_device
+
+    unregister_device("mydev")
+    assert "mydev" not in devices()
+    with pytest.raises(ValueError, match="no device 'mydev' was registered"):
+        unregister_device("mydev")
+    with pytest.raises(ValueError, match="cannot be unregistered"):
+        unregister_device("python")
 
 
 def test_mismatched_inputs_are_clear_errors():

@@ -1,0 +1,497 @@
+"""``ren.jit``: capture the exec units of a polynomial function once, replay them many times.
+
+A jitted function is called with arguments that hold ``Poly`` values (directly, or in lists,
+tuples, dicts and dataclasses). On each call:
+
+1. the ``Poly`` inputs are found and realized (the replay boundary is concrete buffers);
+2. the cache key is built: per input, ``("buffer", ring, size, dtype, device, domain, view)`` for
+   a realized value, ``("const", ring, value, device, domain)`` for a constant, plus the path of
+   each input in the arguments and every other hashable argument (an int such as a rotation
+   amount changes the program, so it is part of the key);
+3. on a miss, the function is *captured*: it is called once, its output ``Poly`` values are
+   realized, and every exec unit any realization ran meanwhile is recorded. With
+   ``prune=True`` the units that read no input are run once and dropped. The temporaries of the
+   whole capture are planned again into one arena per device, the places where each input buffer
+   is read are noted, and the backend is asked for a graph runner (``cpu``: one C function
+   calling every kernel);
+4. on a hit, the new input buffers are swapped in, the plan runs (the graph runner, or the units
+   one by one), the bound inputs are cleared, and the *same* output structure as at capture is
+   returned, its buffers holding the new values.
+
+An input that is a buffer the plan writes (an output fed back, ``x = step(x, y)``) is copied to a
+private buffer first, so no kernel reads a word another kernel of the same replay already wrote.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import inspect
+import os
+import sys
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ren.device import Buffer
+from ren.engine import debug_level
+from ren.engine import realize as _realize
+from ren.engine.memory import _plan_device
+from ren.engine.realize import ExecUnit, backend, validate_unit
+from ren.errors import JitError
+from ren.ir.facts import is_const
+from ren.ir.op import Op
+from ren.poly import Poly, _buffer_node, realize
+
+__all__ = ["CacheInfo", "CapturedPlan", "JitFunction", "clear_jit", "jit"]
+
+_ALL: weakref.WeakSet[JitFunction] = weakref.WeakSet()
+_capturing: JitFunction | None = None
+
+
+class CacheInfo(NamedTuple):
+    """Like ``functools.lru_cache``'s: replays, captures, the plan limit, plans held."""
+
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+
+
+# ---------------------------------------------------------------------------------------------
+# finding Poly values in arguments and results
+
+
+def _walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple]) -> None:
+    """Collect ``(path, Poly)`` in a fixed order, and a key part for every other leaf."""
+    if isinstance(obj, Poly):
+        polys.append((path, obj))
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _walk(v, f"{path}[{k!r}]", polys, leaves)
+    elif isinstance(obj, list | tuple):
+        for i, v in enumerate(obj):
+            _walk(v, f"{path}[{i}]", polys, leaves)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            _walk(getattr(obj, f.name), f"{path}.{f.name}", polys, leaves)
+    else:
+        try:
+            hash(obj)
+            leaves.append((path, type(obj).__qualname__, obj))
+        except TypeError:
+            leaves.append((path, type(obj).__qualname__, "id", id(obj)))
+
+
+def _rebuild(obj: Any, swap: dict[int, Poly]) -> Any:
+    """``obj`` with the polys whose ``id`` is in ``swap`` replaced (containers copied as needed)."""
+    if isinstance(obj, Poly):
+        return swap.get(id(obj), obj)
+    if isinstance(obj, dict):
+        return type(obj)({k: _rebuild(v, swap) for k, v in obj.items()})
+    if isinstance(obj, list):
+        return [_rebuild(v, swap) for v in obj]
+    if isinstance(obj, tuple):
+        items = [_rebuild(v, swap) for v in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        new = copy.copy(obj)
+        for f in dataclasses.fields(obj):
+            object.__setattr__(new, f.name, _rebuild(getattr(obj, f.name), swap))
+        return new
+    return obj
+
+
+def _root(p: Poly) -> tuple[Buffer, tuple[int, int] | None] | None:
+    """The buffer a realized poly is stored in, and its ``(offset, size)`` when a view."""
+    node = p.node
+    if node.op is not Op.AS_RING:
+        return None
+    store = node.src[0]
+    if store.op is Op.BUFFER:
+        return store.arg.buffer, None
+    if store.op is Op.BUFFER_VIEW and store.src[0].op is Op.BUFFER:
+        return store.src[0].arg.buffer, (store.arg.offset, store.arg.size)
+    return None
+
+
+def _spec(path: str, p: Poly) -> tuple:
+    if is_const(p.node):
+        value = p.node.src[0].arg.value if p.node.op is Op.AS_RING else p.node.arg.value
+        return (path, "const", p.ring, value, p.device, p.domain)
+    buf, view = _root(p)
+    return (path, "buffer", p.ring, buf.size, buf.dtype, p.device, p.domain, view)
+
+
+# ---------------------------------------------------------------------------------------------
+# the captured plan
+
+
+@dataclasses.dataclass(eq=False)
+class CapturedPlan:
+    """What one capture produced, and what a replay needs.
+
+    ``units`` run at each replay (their input slots hold ``None`` until bound); ``inputs`` says, per
+    input position, whether it is a buffer (``False``: a constant, part of the key);
+    ``bindings`` lists ``(unit, slot, input)`` places to swap;
+    ``written`` holds the ids of every root buffer the plan writes (an input that is one of them
+    is copied first); ``passthrough`` copies ``(input or buffer, output buffer)`` for outputs that
+    are not computed by a kernel; ``result`` is the output structure every call returns.
+    """
+
+    key: tuple
+    units: list[ExecUnit]
+    inputs: list[bool]
+    paths: list[str]
+    bindings: list[tuple[int, int, int]]
+    written: set[int]
+    passthrough: list[tuple[int | Buffer, Buffer]]
+    result: Any
+    pruned: int = 0
+    runner: Any = None
+    capture_s: float = 0.0
+    staging: dict[int, Buffer] = dataclasses.field(default_factory=dict)
+    replays: int = 0
+
+    @property
+    def runner_kind(self) -> str:
+        """``"graph"`` when a backend graph runner replays the plan, else ``"units"``."""
+        return "graph" if self.runner is not None else "units"
+
+    def __repr__(self) -> str:
+        return (
+            f"<CapturedPlan {len(self.units)} units ({self.pruned} pruned), "
+            f"{sum(self.inputs)} inputs, runner={self.runner_kind}>"
+        )
+
+
+def _root_of(buf: Buffer) -> Buffer:
+    return buf.base if buf.base is not None else buf
+
+
+def _replan(units: list[ExecUnit], keep: set[int]) -> list[ExecUnit]:
+    """Place every temporary the units write (not in ``keep``) in one arena per device, by its
+    lifetime over the whole list; returns the units bound to the new views."""
+    if os.environ.get("REN_NO_PLAN") == "1":
+        return units
+    life: dict[int, tuple[Buffer, int, int]] = {}
+    for i, u in enumerate(units):
+        for b in u.bufs:
+            first = life[id(b)][1] if id(b) in life else i
+            life[id(b)] = (b, first, i)
+    writers: dict[int, int] = {}
+    for i, u in enumerate(units):
+        writers.setdefault(id(u.bufs[0]), i)
+    temps: dict[str, list[tuple[Buffer, int, int]]] = {}
+    for key, (buf, first, last) in life.items():
+        if key in keep or writers.get(key) != first or buf.dtype == "u8":
+            continue
+        temps.setdefault(buf.device, []).append((buf, first, last))
+    views: dict[int, Buffer] = {}
+    for device in sorted(temps):
+        _, arena_views = _plan_device(device, temps[device], len(units))
+        views.update(arena_views)
+    out = []
+    for u in units:
+        bufs = tuple(views.get(id(b), b) for b in u.bufs)
+        kernel = type(u.kernel)(u.kernel.ast, bufs, u.kernel.info)
+        out.append(ExecUnit(u.name, u.device, bufs, u.fn, kernel))
+    for u in out:
+        for b in u.bufs:
+            b.ensure_allocated()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the jitted function
+
+
+class JitFunction:
+    """A function wrapped by :func:`jit`; call it like the function."""
+
+    def __init__(self, fn: Callable[..., Any], prune: bool = False, max_plans: int = 8) -> None:
+        if not callable(fn):
+            raise TypeError(f"ren.jit wraps a function, got {type(fn).__name__}")
+        if not isinstance(prune, bool):
+            raise TypeError(f"prune must be True or False, got {prune!r}")
+        if isinstance(max_plans, bool) or not isinstance(max_plans, int) or max_plans < 1:
+            raise ValueError(f"max_plans must be an int >= 1, got {max_plans!r}")
+        self.fn, self.prune, self.max_plans = fn, prune, max_plans
+        self.plans: OrderedDict[tuple, CapturedPlan] = OrderedDict()
+        self.hits = self.misses = 0
+        self.last: CapturedPlan | None = None  # the plan of the latest call (for tools)
+        functools.update_wrapper(self, fn)
+        _ALL.add(self)
+
+    @property
+    def name(self) -> str:
+        return getattr(self.fn, "__qualname__", repr(self.fn))
+
+    def cache_info(self) -> CacheInfo:
+        """``(hits, misses, maxsize, currsize)``: replays, captures, ``max_plans``, plans held."""
+        return CacheInfo(self.hits, self.misses, self.max_plans, len(self.plans))
+
+    def cache_clear(self) -> None:
+        """Drop every captured plan and reset the counts."""
+        self.plans.clear()
+        self.hits = self.misses = 0
+        self.last = None
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _capturing is not None:
+            raise JitError(
+                f"jitted function {self.name} was called while {_capturing.name} is being "
+                "captured (nested capture); keep one jit boundary around the whole computation, "
+                "or call a plain (not jitted) helper inside it"
+            )
+        polys: list[tuple[str, Poly]] = []
+        leaves: list[tuple] = []
+        for name, value in self._named(args, kwargs):
+            _walk(value, name, polys, leaves)
+        if not polys:
+            raise JitError(
+                f"jitted function {self.name} got no Poly in its arguments (looked in lists, "
+                "tuples, dicts and dataclasses); a jit boundary needs at least one Poly input"
+            )
+        realize(*(p for _, p in polys if not is_const(p.node)))
+        key = (tuple(_spec(path, p) for path, p in polys), tuple(leaves))
+        plan = self.plans.get(key)
+        if plan is not None:
+            self.plans.move_to_end(key)
+            self.hits += 1
+            self.last = plan
+            return self._replay(plan, polys)
+        self.misses += 1
+        plan = self._capture(key, args, kwargs, polys)
+        self.plans[key] = plan
+        if len(self.plans) > self.max_plans:
+            self.plans.popitem(last=False)
+        self.last = plan
+        return plan.result
+
+    def _named(self, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+        """The arguments by parameter name (``x``, ``ys[1]``), or ``args[i]`` where unbound."""
+        try:
+            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        except (TypeError, ValueError):  # no signature, or a call the function will reject
+            return [(f"args[{i}]", a) for i, a in enumerate(args)] + list(kwargs.items())
+        return list(bound.arguments.items())
+
+    # --- capture ----------------------------------------------------------------------------
+    def _capture(self, key: tuple, args: tuple, kwargs: dict, polys: list) -> CapturedPlan:
+        global _capturing
+        start = time.perf_counter()
+        recorded: list[ExecUnit] = []
+        _capturing = self
+        _realize.capture_recorder = recorded.append
+        try:
+            result = self.fn(*args, **kwargs)
+            outs: list[tuple[str, Poly]] = []
+            _walk(result, "result", outs, [])
+            if not outs:
+                raise JitError(
+                    f"jitted function {self.name} returned no Poly (got "
+                    f"{type(result).__name__}); its result must hold at least one Poly"
+                )
+            realize(*(p for _, p in outs))
+        finally:
+            _capturing = None
+            _realize.capture_recorder = None
+        inputs = [None if is_const(p.node) else _root(p)[0] for _, p in polys]
+        input_ids = {id(b): i for i, b in enumerate(inputs) if b is not None}
+        written = {id(u.bufs[0]) for u in recorded}
+
+        # outputs no kernel of the capture wrote (an input returned as it is, a value computed
+        # before the call): each gets a buffer of its own, filled by a copy at every replay
+        passthrough, swap = [], {}
+        for _, p in outs:
+            root = _root(p)
+            if root is None:
+                raise JitError(f"jitted function {self.name}: an output could not be realized")
+            buf = root[0]
+            if id(buf) in written or id(p) in swap:
+                continue
+            src = input_ids.get(id(buf), buf)
+            words = np.array(p._words(), copy=True)
+            fresh = Poly._wrap(_buffer_node(words, p.ring, p.domain, p.device))
+            swap[id(p)] = fresh
+            passthrough.append((src, _root(fresh)[0]))
+        if swap:
+            result = _rebuild(result, swap)
+            outs = []
+            _walk(result, "result", outs, [])
+        out_bufs = {id(_root(p)[0]) for _, p in outs}
+
+        # which units read an input (directly or through another such unit)
+        dependent, units, pruned = set(input_ids), [], []
+        for u in recorded:
+            if any(id(b) in dependent for b in u.bufs[1:]):
+                dependent.add(id(u.bufs[0]))
+                units.append(u)
+            elif self.prune:
+                pruned.append(u)
+            else:
+                units.append(u)
+        if pruned:
+            # their results must outlive every replay: give arena temporaries buffers of their
+            # own and run the pruned units once more, into those
+            own: dict[int, Buffer] = {}
+            for u in pruned:
+                out = u.bufs[0]
+                if out.base is not None:
+                    own[id(out)] = Buffer(out.device, out.dtype, out.size)
+            units = [_rebound(u, own) for u in units]
+            for u in (_rebound(u, own) for u in pruned):
+                for b in u.bufs:
+                    b.ensure_allocated()
+                u()
+            keep = out_bufs | {id(b) for b in own.values()}
+        else:
+            keep = set(out_bufs)
+        units = _replan(units, keep | set(input_ids))
+
+        bindings = [
+            (i, j, input_ids[id(b)])
+            for i, u in enumerate(units)
+            for j, b in enumerate(u.bufs)
+            if id(b) in input_ids
+        ]
+        # the plan keeps no input buffer of the capture: their slots are filled at each replay
+        units = [_rebound(u, dict.fromkeys(input_ids)) for u in units]
+        written_roots = {id(_root_of(u.bufs[0])) for u in units} | {
+            id(dst) for _, dst in passthrough
+        }
+        plan = CapturedPlan(
+            key=key,
+            units=units,
+            inputs=[b is not None for b in inputs],
+            paths=[path for path, _ in polys],
+            bindings=bindings,
+            written=written_roots,
+            passthrough=passthrough,
+            result=result,
+            pruned=len(pruned),
+        )
+        plan.runner = _graph_runner(plan)
+        plan.capture_s = time.perf_counter() - start
+        if debug_level() >= 1:
+            print(
+                f"ren.jit: captured {self.name}: {len(units)} units, {len(pruned)} pruned, "
+                f"runner={plan.runner_kind}, {plan.capture_s * 1e3:.1f} ms",
+                file=sys.stderr,
+            )
+        return plan
+
+    # --- replay -----------------------------------------------------------------------------
+    def _replay(self, plan: CapturedPlan, polys: list[tuple[str, Poly]]) -> Any:
+        new: list[Buffer | None] = []
+        for i, (path, p) in enumerate(polys):
+            if not plan.inputs[i]:
+                new.append(None)
+                continue
+            buf = _root(p)[0]
+            if not buf.allocated:
+                raise JitError(
+                    f"jitted function {self.name}: input {path} holds no data (its buffer was "
+                    "freed); it no longer matches the captured input"
+                )
+            if id(buf) in plan.written:  # an output fed back: read a copy, not the live buffer
+                stage = plan.staging.get(i)
+                if stage is None:
+                    stage = plan.staging[i] = Buffer(buf.device, buf.dtype, buf.size)
+                    stage.ensure_allocated()
+                np.copyto(stage.array, buf.array)
+                buf = stage
+            new.append(buf)
+        try:
+            validate = os.environ.get("REN_VALIDATE") == "1"
+            if plan.runner is not None and not validate:
+                plan.runner.run(new)
+            else:
+                _run_units(plan, new, validate)
+            for src, dst in plan.passthrough:
+                words = new[src] if isinstance(src, int) else src
+                np.copyto(dst.array, words.array)
+        finally:
+            new.clear()  # bound inputs are not kept
+        plan.replays += 1
+        return plan.result
+
+
+def _rebound(u: ExecUnit, swap: dict[int, Buffer | None]) -> ExecUnit:
+    if not any(id(b) in swap for b in u.bufs):
+        return u
+    bufs = tuple(swap.get(id(b), b) for b in u.bufs)
+    return ExecUnit(u.name, u.device, bufs, u.fn, type(u.kernel)(u.kernel.ast, bufs, u.kernel.info))
+
+
+def _run_units(plan: CapturedPlan, new: list[Buffer | None], validate: bool) -> None:
+    """Replay the plan unit by unit, with the new input buffers in their slots."""
+    by_unit: dict[int, list[tuple[int, int]]] = {}
+    for i, j, k in plan.bindings:
+        by_unit.setdefault(i, []).append((j, k))
+    debug = debug_level()
+    for i, unit in enumerate(plan.units):
+        bufs = unit.bufs
+        if i in by_unit:
+            items = list(bufs)
+            for j, k in by_unit[i]:
+                items[j] = new[k]
+            bufs = tuple(items)
+        start = time.perf_counter()
+        unit.fn(bufs)
+        if validate and unit.device != "python":
+            validate_unit(ExecUnit(unit.name, unit.device, bufs, unit.fn, unit.kernel))
+        if debug >= 2:
+            ms = (time.perf_counter() - start) * 1e3
+            print(f"  replay {unit.name:<33} {ms:8.3f} ms", file=sys.stderr)
+
+
+def _graph_runner(plan: CapturedPlan) -> Any:
+    """The backend's graph runner for the plan, when every unit is on one device that has one."""
+    if os.environ.get("REN_JIT_GRAPH", "1") == "0" or not plan.units:
+        return None
+    devices = {u.device for u in plan.units}
+    if len(devices) != 1:
+        return None
+    make = getattr(backend(devices.pop()), "graph_runner", None)
+    return make(plan.units, plan.bindings) if make is not None else None
+
+
+# ---------------------------------------------------------------------------------------------
+# the public entry points
+
+
+def jit(fn: Callable[..., Any] | None = None, *, prune: bool = False, max_plans: int = 8) -> Any:
+    """Capture a polynomial function once per argument spec and replay it.
+
+    Use as ``@ren.jit`` or ``@ren.jit(prune=True, max_plans=8)``.
+
+    Args:
+        fn: the function; its arguments must hold at least one ``Poly`` (directly or in lists,
+            tuples, dicts, dataclasses) and its result at least one ``Poly``.
+        prune: run the work that reads no input once, at capture, and keep its results.
+        max_plans: how many argument specs keep a captured plan (least recently used dropped).
+
+    Returns:
+        A :class:`JitFunction` (or a decorator making one, when ``fn`` is not given).
+    """
+    if fn is None:
+        return lambda f: JitFunction(f, prune=prune, max_plans=max_plans)
+    return JitFunction(fn, prune=prune, max_plans=max_plans)
+
+
+def clear_jit() -> None:
+    """Drop the captured plans of every jitted function (the next calls capture again)."""
+    for f in list(_ALL):
+        f.cache_clear()
