@@ -101,3 +101,41 @@ def test_ntt_benchmark_writes_its_json(tmp_path: Path):
     # the cuda path ran (emulated) and its words were compared with NumPy's too
     assert any(r["backend"] == "cuda-emulated" for r in data["rows"])
     assert data["cuda"].startswith("CUDA C emulated")
+
+
+@pytest.mark.cc
+def test_jit_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "jit.json"
+    script = ROOT / "benchmarks" / "jit.py"
+    cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"goal seed cpu speed-up \d+\.\dx \(>= 20x: (met|missed)\)", last), last
+    data = json.loads(out.read_text(encoding="utf-8"))
+
+    assert data["benchmark"] == "jit"
+    assert (data["repeat"], data["quick"], data["ops"]) == (1, True, 60)
+    assert data["skipped"] == {} and data["cpu"]["flags"]
+    assert "REN_JIT_GRAPH" in data["environment"]["off_while_timing"]
+    assert {"python", "numpy", "cpu_count", "platform"} <= set(data["machine"])
+
+    rows = {(r["case"], r["device"]): r for r in data["rows"]}
+    assert set(rows) == {(c, d) for c in ("seed", "program") for d in ("python", "cpu")}
+    keys = {"ring", "ops", "units", "runner", "units_runner", "pruned", "check", "checks"}
+    keys |= {"first_capture_s", "capture_s", "eager", "replay", "replay_units", "kernels"}
+    keys |= {"speedup", "overhead_us", "overhead_per_unit_us", "units_overhead_per_unit_us"}
+    for row in rows.values():
+        assert keys <= set(row)
+        # replay, unit-by-unit replay and kernels alone equal eager realization word for word
+        assert row["check"] == "ok"
+        assert row["checks"] == {"replay": "ok", "replay_units": "ok", "kernels": "ok"}
+        assert row["runner"] in {"graph", "units"} and row["units_runner"] == "units"
+        assert row["units"] >= 1
+        for figure in ("eager", "replay", "replay_units", "kernels"):
+            assert TIMING_KEYS | {"number"} <= set(row[figure])
+            assert len(row[figure]["times_s"]) == 1
+    assert rows["seed", "cpu"]["ops"] == 3 and rows["program", "cpu"]["ops"] >= 60
+
+    assert {"target_speedup", "speedup", "met"} <= set(data["goal"])
+    assert last.startswith(f"goal seed cpu speed-up {data['goal']['speedup']:.1f}x")

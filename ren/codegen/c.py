@@ -8,6 +8,7 @@ every value in ``[0, q)``; the Montgomery product uses ``unsigned __int128`` for
 from __future__ import annotations
 
 from ren.codegen.renderer import Renderer
+from ren.codegen.templates import omp_for
 from ren.ring import RingSpec
 
 __all__ = ["CRenderer"]
@@ -56,7 +57,7 @@ class CRenderer(Renderer):
     def loop(self, ring: RingSpec, body: list[str]) -> list[str]:
         inner = ["    " + line for line in body]
         return [
-            f"#pragma omp parallel for if({ring.L} > 1)",
+            omp_for(ring),
             f"for (int i = 0; i < {ring.L}; i++) {{",
             f"  for (int k = 0; k < {ring.n}; k++) {{",
             *inner,

@@ -42,7 +42,8 @@ are ``uint32`` arrays (``w' < 2**32``). ``out`` never overlaps ``in``.
 Constants that are small (moduli, per-modulus factors) are emitted into the source as ``static
 const`` arrays; per-slot tables (twiddles, the NTT-form automorphism permutation) are arguments.
 Loops over limbs (or over coefficients, where one step needs every limb) carry
-``#pragma omp parallel for``, which is ignored when compiling without ``-fopenmp``. Compile with
+``#pragma omp parallel for`` when there are at least ``OMP_MIN_WORDS`` words (and, over limbs, two
+limbs or more), which is ignored when compiling without ``-fopenmp``. Compile with
 ``cc -O3 -march=native -shared -fPIC [-fopenmp]`` (gcc or clang: rescale and base conversion use
 ``unsigned __int128`` for 64 x 64 -> 128-bit products); never with ``-ffast-math`` (base
 conversion's floating-point sum must be evaluated in order, as NumPy does).
@@ -149,6 +150,21 @@ def _c_array(name: str, ctype: str, values, per_line: int = 4) -> str:
     return (
         f"static const {ctype} {name}[{len(rows)}][{max(len(rows[0]), 1)}] = {{\n    {inner}\n}};"
     )
+
+
+#: Below this many words (``L * n``) a kernel runs on one thread: starting an OpenMP parallel
+#: region costs microseconds, about what a whole limb of n = 4096 takes.
+OMP_MIN_WORDS = 1 << 14
+
+
+def omp_for(ring: RingSpec, over_limbs: bool = True) -> str:
+    """The line before a loop worth spreading over threads: ``#pragma omp parallel for``, or a
+    comment saying why not (one limb, or too little work)."""
+    if over_limbs and ring.L < 2:
+        return "/* one limb: one thread */"
+    if ring.L * ring.n < OMP_MIN_WORDS:
+        return f"/* one thread: L * n = {ring.L * ring.n} words is too little work for OpenMP */"
+    return "#pragma omp parallel for"
 
 
 _WORD = {"u32": "uint32_t", "u64": "uint64_t"}
@@ -347,7 +363,7 @@ static inline void ntt_stage(word *restrict a, size_t m, size_t t, const word *r
 void {name}(word *restrict out, const word *restrict in,
     const word *restrict tw, const word *restrict tw_shoup)
 {
-    #pragma omp parallel for if({L} > 1)
+    {omp}
     for (int limb = 0; limb < {L}; ++limb) {
         const word q = MODULI[limb], two_q = 2 * q;
         const word *restrict w = tw + (size_t)limb * {n};
@@ -430,7 +446,7 @@ static inline void intt_stage(word *restrict a, size_t m, size_t t, const word *
 void {name}(word *restrict out, const word *restrict in,
     const word *restrict tw, const word *restrict tw_shoup)
 {
-    #pragma omp parallel for if({L} > 1)
+    {omp}
     for (int limb = 0; limb < {L}; ++limb) {
         const word q = MODULI[limb], two_q = 2 * q;
         const word *restrict w = tw + (size_t)limb * {n};
@@ -494,6 +510,7 @@ def _ntt_family(ring: RingSpec, kind: str, template: str, doc: str, direction: s
     name = f"ren_{kind}_{_tag(ring)}"
     body = _fill(
         template,
+        omp=omp_for(ring),
         word=_WORD[ring.dtype],
         w=ring.dtype,
         L=ring.L,
@@ -601,7 +618,7 @@ typedef {word} word;
 
 void {name}(word *restrict out, const word *restrict in, const int32_t *restrict perm)
 {
-    #pragma omp parallel for if({L} > 1)
+    {omp}
     for (int limb = 0; limb < {L}; ++limb) {
         const word *restrict src = in + (size_t)limb * {n};
         word *restrict dst = out + (size_t)limb * {n};
@@ -628,7 +645,7 @@ static const word MODULI[{L}] = { {moduli} };
 
 void {name}(word *restrict out, const word *restrict in)
 {
-    #pragma omp parallel for if({L} > 1)
+    {omp}
     for (int limb = 0; limb < {L}; ++limb) {
         const word q = MODULI[limb];
         const word *restrict src = in + (size_t)limb * {n};
@@ -663,7 +680,14 @@ def automorphism_source(ring: RingSpec, g: int, domain: Domain) -> CKernel:
     if domain is Domain.NTT:
         name = f"ren_automorphism_ntt_{_tag(ring)}"
         doc = _fill(AUTOMORPHISM_NTT_DOC, L=ring.L, n=ring.n)
-        body = _fill(AUTOMORPHISM_NTT, word=_WORD[ring.dtype], L=ring.L, n=ring.n, name=name)
+        body = _fill(
+            AUTOMORPHISM_NTT,
+            omp=omp_for(ring),
+            word=_WORD[ring.dtype],
+            L=ring.L,
+            n=ring.n,
+            name=name,
+        )
         perm = CArg("perm", "const int32_t *", "int32", (ring.n,), "table")
         args = (_word_arg("out", ring, "out"), _word_arg("in", ring, "in"), perm)
         title = f"{name}: automorphism X -> X^g in NTT form, any g (a gather by perm)"
@@ -673,6 +697,7 @@ def automorphism_source(ring: RingSpec, g: int, domain: Domain) -> CKernel:
         doc = _fill(AUTOMORPHISM_COEFF_DOC, g=g, g_inv=g_inv, L=ring.L, n=ring.n)
         body = _fill(
             AUTOMORPHISM_COEFF,
+            omp=omp_for(ring),
             word=_WORD[ring.dtype],
             L=ring.L,
             n=ring.n,
@@ -733,7 +758,7 @@ static const word MODULI[{L}] = { {moduli} };
 
 void {name}(word *restrict out, const word *restrict in)
 {
-    #pragma omp parallel for if({L} > 1)
+    {omp}
     for (size_t k = 0; k < {n}; ++k) {
         word x[{L}];
         for (int i = 0; i < {L}; ++i)                                  /* a + h, [0, q_i) */
@@ -788,6 +813,7 @@ def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CKernel:
     )
     body = _fill(
         RESCALE,
+        omp=omp_for(ring, over_limbs=False),
         word=word,
         w=ring.dtype,
         L=ring.L,
@@ -877,7 +903,7 @@ void {name}(dst_word *restrict out, const src_word *restrict in)
     /* fresh target moduli: fast base conversion, one coefficient at a time */
     if (N_FRESH == 0)
         return;
-    #pragma omp parallel for
+    {omp}
     for (size_t k = 0; k < {n}; ++k) {
         uint64_t y[{L}];
         double sum = 0.0;
@@ -952,6 +978,7 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
     )
     body = _fill(
         BASE_CONVERT,
+        omp=omp_for(ring, over_limbs=False),
         s_word=_WORD[ring.dtype],
         t_word=_WORD[target.dtype],
         s=ring.dtype,

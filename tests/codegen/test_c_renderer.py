@@ -80,7 +80,7 @@ static const uint32_t IMM4[2] = {1u, 35u};
 
 void k(uint32_t *restrict b0, const uint32_t *restrict b1, const uint32_t *restrict b2, \
 const uint32_t *restrict b3, const uint32_t *restrict b4, const int64_t *restrict perm_g13) {
-  #pragma omp parallel for if(2 > 1)
+  /* one thread: L * n = 16 words is too little work for OpenMP */
   for (int i = 0; i < 2; i++) {
     for (int k = 0; k < 8; k++) {
       const uint32_t q = Q[i], qinv = QINV[i];
@@ -271,3 +271,16 @@ def test_a_coefficient_form_gather_is_refused_not_rendered_wrong():
     bad = graph_rewrite(ast, rule)
     with pytest.raises(ValueError, match="in COEFF form cannot be rendered as a gather"):
         linearize(bad)
+
+
+def test_openmp_only_where_there_is_work_for_it():
+    from ren.codegen.templates import OMP_MIN_WORDS, omp_for, rescale_source
+
+    big = RingSpec(4096, ntt_primes(4096, 50, 4))
+    assert big.L * big.n >= OMP_MIN_WORDS
+    assert omp_for(big) == "#pragma omp parallel for"
+    assert omp_for(RingSpec(16384, ntt_primes(16384, 50, 1))) == "/* one limb: one thread */"
+    assert omp_for(RingSpec(16384, ntt_primes(16384, 50, 1)), over_limbs=False).startswith("#")
+    assert "too little work" in omp_for(RingSpec(8, (17, 97)))
+    assert "#pragma omp parallel for" in rescale_source(big, big.moduli[-1]).source
+    assert "#pragma omp" not in rescale_source(RingSpec(8, (17, 97)), 97).source

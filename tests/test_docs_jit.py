@@ -1,0 +1,143 @@
+"""The examples in ``docs/jit.md`` run and print what the page shows.
+
+As for ``docs/realize.md``: the page's ```` ```python ```` blocks run in order in one namespace
+(as a reader would type them), and each ```` ```text ```` block is the output of the python block
+just before it. Here every text block must follow one. The examples print their own oracles (the
+same function computed without the JIT, or values worked out by hand in ``docs/rings.md``).
+
+The page's ```` ```console ```` line (``REN_DEBUG=1``) is compared with what a capture prints,
+times aside; its ```` ```c ```` block with the C a ``cpu`` plan compiles to, digests aside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+import ren
+from ren import Poly, RingSpec
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "jit.md"
+TEXT = PAGE.read_text(encoding="utf-8")
+ENV = ("REN_DEBUG", "REN_VALIDATE", "REN_JIT_GRAPH", "REN_NO_PLAN", "REN_DEVICE", "REN_POISON")
+
+
+def blocks() -> list[tuple[str, str]]:
+    return re.findall(r"```(\w+)\n(.*?)```", TEXT, re.DOTALL)
+
+
+@pytest.fixture(autouse=True)
+def plain_env(monkeypatch: pytest.MonkeyPatch):
+    """The page shows the defaults (python device, graph runner on, no debug output) and starts
+    with no plan captured, whatever the shell and the tests before have set."""
+    for var in ENV:
+        monkeypatch.delenv(var, raising=False)
+    ren.clear_jit()
+    yield
+    ren.clear_jit()
+
+
+def run_page() -> tuple[dict[str, object], int]:
+    """Run the page's python blocks, comparing outputs; the namespace and the blocks compared."""
+    namespace: dict[str, object] = {}
+    printed: str | None = None
+    checked = 0
+    for lang, body in blocks():
+        if lang == "python":
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(body, str(PAGE), "exec"), namespace)
+            printed = out.getvalue()
+        elif lang == "text":
+            assert printed is not None, f"a text block follows no python block:\n{body}"
+            assert printed.strip() == body.strip()
+            printed = None
+            checked += 1
+    return namespace, checked
+
+
+def test_every_example_prints_what_the_page_shows():
+    _, checked = run_page()
+    assert checked >= 19  # every example with an output block was compared
+
+
+def test_the_page_names_every_public_name_and_option():
+    for name in ("@ren.jit", "ren.jit(prune=True, max_plans=8)", "prune=True", "max_plans"):
+        assert name in TEXT, name
+    for name in ("ren.clear_jit()", "ren.JitError", "cache_info()", "cache_clear()", "f.last"):
+        assert name in TEXT, name
+    assert "(hits, misses, maxsize, currsize)" in TEXT
+    for attr in ("runner_kind", ".units", ".paths", ".pruned", "runner.source"):
+        assert attr in TEXT, attr
+    for var in ("REN_VALIDATE=1", "REN_JIT_GRAPH=0", "REN_DEBUG=1", "REN_DEBUG=2"):
+        assert f"| `{var}` |" in TEXT, var
+
+
+def test_every_failure_mode_has_a_section_and_its_message_on_the_page():
+    sections = re.findall(r"^### (.+)$", TEXT.split("## Failure modes")[1], re.MULTILINE)
+    for title in (
+        "No `Poly` in the arguments",
+        "No `Poly` in the result",
+        "Nested capture",
+        "An input whose buffer was freed",
+    ):
+        assert title in sections, title
+    for message in (
+        "got no Poly in its arguments",
+        "returned no Poly (got int)",
+        "(nested capture)",
+        "input y holds no data (its buffer was freed)",
+    ):
+        assert message in TEXT, message
+
+
+def test_every_dont_has_an_example():
+    for code in (
+        "if x.tolist()[0] > 5:",  # value-dependent control flow
+        'print("capturing two_steps")',  # side effects
+        "s = (x + 1).realize()",  # a value realized inside
+        "Poly.gaussian(ring)",  # randomness drawn inside
+        "outer(x)",  # nested capture
+        "second is first",  # the output is reused
+    ):
+        assert code in TEXT, code
+
+
+def test_the_debug_line_is_what_a_capture_prints(monkeypatch: pytest.MonkeyPatch):
+    (shown,) = re.findall(r"```console\n(.*?)\n```", TEXT, re.DOTALL)
+    pattern = re.escape(shown).replace(r"4\.4", r"[0-9]+\.[0-9]")
+    namespace, _ = run_page()
+    ren.clear_jit()
+    monkeypatch.setenv("REN_DEBUG", "1")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        namespace["step"](namespace["x"], namespace["y"])
+    lines = [line for line in err.getvalue().splitlines() if line.startswith("ren.jit:")]
+    assert len(lines) == 1
+    assert re.fullmatch(pattern, lines[0]), lines[0]
+
+
+def _no_digests(source: str) -> str:
+    return re.sub(r"_[0-9a-f]{8,}\b", "_<digest>", source).strip()
+
+
+@pytest.mark.cc
+def test_the_c_on_the_page_is_what_a_cpu_plan_compiles_to():
+    (shown,) = re.findall(r"```c\n(.*?)```", TEXT, re.DOTALL)
+    ring = RingSpec(n=8, moduli=(17, 97))
+
+    @ren.jit
+    def step(x: Poly, y: Poly) -> Poly:
+        return (x + y) * (x - 1)
+
+    x = Poly([1, 2, 3, 4, 5, 6, 7, 8], ring, device="cpu")
+    y = Poly([8, 7, 6, 5, 4, 3, 2, 1], ring, device="cpu")
+    out = step(x, y)
+    assert step.last.runner_kind == "graph"
+    assert out.tolist() == [1334, 1370, 1424, 1496, 1586, 45, 171, 315]  # docs/rings.md
+    source = step.last.runner.source
+    assert _no_digests(shown) in _no_digests(source)
