@@ -123,16 +123,22 @@ def test_jit_benchmark_writes_its_json(tmp_path: Path):
     rows = {(r["case"], r["device"]): r for r in data["rows"]}
     assert set(rows) == {(c, d) for c in ("seed", "program") for d in ("python", "cpu")}
     keys = {"ring", "ops", "units", "runner", "units_runner", "pruned", "check", "checks"}
-    keys |= {"first_capture_s", "capture_s", "eager", "replay", "replay_units", "kernels"}
+    keys |= {"first_capture_s", "capture_s", "eager", "replay", "replay_units", "kernels", "graph"}
     keys |= {"speedup", "overhead_us", "overhead_per_unit_us", "units_overhead_per_unit_us"}
+    keys |= {"graph_overhead_us"}
     for row in rows.values():
         assert keys <= set(row)
         # replay, unit-by-unit replay and kernels alone equal eager realization word for word
         assert row["check"] == "ok"
-        assert row["checks"] == {"replay": "ok", "replay_units": "ok", "kernels": "ok"}
+        assert {"replay", "replay_units", "kernels"} <= set(row["checks"]) <= {*row, "graph"}
+        assert set(row["checks"].values()) == {"ok"}
         assert row["runner"] in {"graph", "units"} and row["units_runner"] == "units"
         assert row["units"] >= 1
-        for figure in ("eager", "replay", "replay_units", "kernels"):
+        figures = ["eager", "replay", "replay_units", "kernels"]
+        if row["runner"] == "graph":  # the graph runner's C function alone, checked too
+            assert row["checks"]["graph"] == "ok"
+            figures.append("graph")
+        for figure in figures:
             assert TIMING_KEYS | {"number"} <= set(row[figure])
             assert len(row[figure]["times_s"]) == 1
     assert rows["seed", "cpu"]["ops"] == 3 and rows["program", "cpu"]["ops"] >= 60

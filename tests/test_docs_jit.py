@@ -20,6 +20,7 @@ import pytest
 
 import ren
 from ren import Poly, RingSpec
+from ren.engine.jit import JitFunction
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "jit.md"
 TEXT = PAGE.read_text(encoding="utf-8")
@@ -66,10 +67,17 @@ def test_every_example_prints_what_the_page_shows():
 
 
 def test_the_page_names_every_public_name_and_option():
+    for name in ("jit", "clear_jit", "JitError"):
+        assert name in ren.__all__ and f"ren.{name}" in TEXT, name
     for name in ("@ren.jit", "ren.jit(prune=True, max_plans=8)", "prune=True", "max_plans"):
         assert name in TEXT, name
-    for name in ("ren.clear_jit()", "ren.JitError", "cache_info()", "cache_clear()", "f.last"):
-        assert name in TEXT, name
+    methods = [
+        m for m in vars(JitFunction) if not m.startswith("_") and callable(vars(JitFunction)[m])
+    ]
+    assert {"cache_info", "cache_clear"} <= set(methods)
+    for name in methods:  # every public method of a jitted function
+        assert f"f.{name}()" in TEXT, name
+    assert "f.last" in TEXT
     assert "(hits, misses, maxsize, currsize)" in TEXT
     for attr in ("runner_kind", ".units", ".paths", ".pruned", "runner.source"):
         assert attr in TEXT, attr

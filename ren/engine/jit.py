@@ -67,8 +67,9 @@ class CacheInfo(NamedTuple):
 # finding Poly values in arguments and results
 
 
-def _walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple]) -> None:
-    """Collect ``(path, Poly)`` in a fixed order, and a key part for every other leaf."""
+def _walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple] | None) -> None:
+    """Collect ``(path, Poly)`` in a fixed order, and a key part for every other leaf (the leaf
+    itself: the key keeps it alive, so an ``id`` is never reused while a plan holds it)."""
     if isinstance(obj, Poly):
         polys.append((path, obj))
     elif isinstance(obj, dict):
@@ -80,12 +81,16 @@ def _walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         for f in dataclasses.fields(obj):
             _walk(getattr(obj, f.name), f"{path}.{f.name}", polys, leaves)
-    else:
+    elif leaves is not None:
         try:
             hash(obj)
-            leaves.append((path, type(obj).__qualname__, obj))
         except TypeError:
-            leaves.append((path, type(obj).__qualname__, "id", id(obj)))
+            raise JitError(
+                f"argument {path} is a {type(obj).__name__}, which cannot be part of a jit cache "
+                "key (it is not hashable, and its contents may change between calls); pass an "
+                "int, a float, a tuple or a Poly instead"
+            ) from None
+        leaves.append((path, type(obj).__qualname__, obj))
 
 
 def _rebuild(obj: Any, swap: dict[int, Poly]) -> Any:
@@ -140,8 +145,9 @@ class CapturedPlan:
     input position, whether it is a buffer (``False``: a constant, part of the key);
     ``bindings`` lists ``(unit, slot, input)`` places to swap;
     ``written`` holds the ids of every root buffer the plan writes (an input that is one of them
-    is copied first); ``passthrough`` copies ``(input or buffer, output buffer)`` for outputs that
-    are not computed by a kernel; ``result`` is the output structure every call returns.
+    is copied first); ``passthrough`` lists ``(source, output buffer)`` for outputs no kernel
+    computes, the source being ``(input position, (offset, size))`` (a window of an input) or a
+    ``Poly`` stored before the call; ``result`` is the output structure every call returns.
     """
 
     key: tuple
@@ -150,7 +156,7 @@ class CapturedPlan:
     paths: list[str]
     bindings: list[tuple[int, int, int]]
     written: set[int]
-    passthrough: list[tuple[int | Buffer, Buffer]]
+    passthrough: list[tuple[tuple[int, tuple[int, int]] | Poly, Buffer]]
     result: Any
     pruned: int = 0
     runner: Any = None
@@ -263,8 +269,21 @@ class JitFunction:
                 f"jitted function {self.name} got no Poly in its arguments (looked in lists, "
                 "tuples, dicts and dataclasses); a jit boundary needs at least one Poly input"
             )
+        for path, p in polys:
+            root = _root(p)
+            if root is not None and not root[0].allocated:
+                raise JitError(
+                    f"jitted function {self.name}: input {path} holds no data (its buffer was "
+                    "freed)"
+                )
         realize(*(p for _, p in polys if not is_const(p.node)))
-        key = (tuple(_spec(path, p) for path, p in polys), tuple(leaves))
+        # which inputs share a buffer (x passed twice): part of the key, as the plan reads one
+        first: dict[int, int] = {}
+        alias = tuple(
+            None if is_const(p.node) else first.setdefault(id(_root(p)[0]), i)
+            for i, (_, p) in enumerate(polys)
+        )
+        key = (tuple(_spec(path, p) for path, p in polys), alias, tuple(leaves))
         plan = self.plans.get(key)
         if plan is not None:
             self.plans.move_to_end(key)
@@ -297,7 +316,7 @@ class JitFunction:
         try:
             result = self.fn(*args, **kwargs)
             outs: list[tuple[str, Poly]] = []
-            _walk(result, "result", outs, [])
+            _walk(result, "result", outs, None)
             if not outs:
                 raise JitError(
                     f"jitted function {self.name} returned no Poly (got "
@@ -308,7 +327,10 @@ class JitFunction:
             _capturing = None
             _realize.capture_recorder = None
         inputs = [None if is_const(p.node) else _root(p)[0] for _, p in polys]
-        input_ids = {id(b): i for i, b in enumerate(inputs) if b is not None}
+        input_ids: dict[int, int] = {}
+        for i, b in enumerate(inputs):
+            if b is not None:
+                input_ids.setdefault(id(b), i)  # inputs sharing a buffer: the first position
         written = {id(u.bufs[0]) for u in recorded}
 
         # outputs no kernel of the capture wrote (an input returned as it is, a value computed
@@ -321,7 +343,11 @@ class JitFunction:
             buf = root[0]
             if id(buf) in written or id(p) in swap:
                 continue
-            src = input_ids.get(id(buf), buf)
+            # a window of an input buffer (the input itself, or a limb view of it), or a value
+            # that was stored before the call and does not change
+            src: tuple[int, tuple[int, int]] | Poly = p
+            if id(buf) in input_ids:
+                src = (input_ids[id(buf)], root[1] or (0, buf.size))
             words = np.array(p._words(), copy=True)
             fresh = Poly._wrap(_buffer_node(words, p.ring, p.domain, p.device))
             swap[id(p)] = fresh
@@ -329,7 +355,7 @@ class JitFunction:
         if swap:
             result = _rebuild(result, swap)
             outs = []
-            _walk(result, "result", outs, [])
+            _walk(result, "result", outs, None)
         out_bufs = {id(_root(p)[0]) for _, p in outs}
 
         # which units read an input (directly or through another such unit)
@@ -403,7 +429,7 @@ class JitFunction:
             if not buf.allocated:
                 raise JitError(
                     f"jitted function {self.name}: input {path} holds no data (its buffer was "
-                    "freed); it no longer matches the captured input"
+                    "freed)"
                 )
             if id(buf) in plan.written:  # an output fed back: read a copy, not the live buffer
                 stage = plan.staging.get(i)
@@ -420,8 +446,12 @@ class JitFunction:
             else:
                 _run_units(plan, new, validate)
             for src, dst in plan.passthrough:
-                words = new[src] if isinstance(src, int) else src
-                np.copyto(dst.array, words.array)
+                if isinstance(src, Poly):
+                    words = src._words().reshape(-1)
+                else:
+                    (k, (offset, size)) = src
+                    words = new[k].array[offset : offset + size]
+                np.copyto(dst.array, words)
         finally:
             new.clear()  # bound inputs are not kept
         plan.replays += 1

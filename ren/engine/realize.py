@@ -45,7 +45,8 @@ class ExecUnit:
         self.fn(self.bufs)
 
     def __repr__(self) -> str:
-        return f"<ExecUnit {self.name} {self.device} bufs={[b.id for b in self.bufs]}>"
+        ids = ["input" if b is None else b.id for b in self.bufs]  # None: a jit input slot
+        return f"<ExecUnit {self.name} {self.device} bufs={ids}>"
 
 
 _backends: dict[str, ModuleType] = {}

@@ -381,3 +381,71 @@ def test_bad_options_are_clear_errors():
         ren.jit(prune="yes")(lambda x: x)
     with pytest.raises(TypeError, match=r"ren\.jit wraps a function"):
         ren.jit(3)
+
+
+# --------------------------------------------------------------------------------------------
+# inputs that share buffers, views, unhashable arguments
+
+
+def test_one_poly_passed_twice_is_not_confused_with_two_polys():
+    @ren.jit
+    def step(x, y):
+        return x * y + x
+
+    x, y = polys(RING, "python", 1, 2)
+    same(step(x, x), x * x + x)
+    same(step(x, y), x * y + x)  # another alias pattern: another plan
+    assert step.cache_info()[:2] == (0, 2)
+    z, w = polys(RING, "python", 3, 4)
+    same(step(z, w), z * w + z)
+    same(step(w, w), w * w + w)
+    assert step.cache_info()[:2] == (2, 2)
+
+
+@pytest.mark.parametrize("device", ALL, indirect=True)
+def test_returning_a_limb_view_of_an_input_follows_the_input(device):
+    tail = RingSpec(RING64.n, RING64.moduli[:2])
+
+    @ren.jit
+    def f(x):
+        return x.to_ring(tail), x.to_ring(tail) * 3
+
+    for seed in (1, 2, 3):
+        (x,) = polys(RING64, device, seed)
+        view, triple = f(x)
+        want = Poly(x.tolist(), RING64).to_ring(tail)
+        same(view, want)
+        same(triple, want * 3)
+
+
+def test_unhashable_arguments_are_an_error_naming_them():
+    @ren.jit
+    def g(x, w):
+        return x * int(w[0])
+
+    (x,) = polys(RING, "python", 1)
+    with pytest.raises(JitError, match=r"argument w\[0\]|argument w is a ndarray"):
+        g(x, np.array([3]))
+    assert g(x, (3,)).tolist() == (x * 3).tolist()
+
+
+def test_a_freed_input_on_the_first_call_is_the_same_error():
+    @ren.jit
+    def f(x):
+        return x + 1
+
+    (x,) = polys(RING, "python", 1)
+    x.node.src[0].arg.buffer.deallocate()
+    with pytest.raises(JitError, match="input x holds no data"):
+        f(x)
+    assert f.cache_info() == (0, 0, 8, 0)
+
+
+def test_a_plan_prints():
+    @ren.jit
+    def f(x):
+        return x * 3
+
+    (x,) = polys(RING, "python", 1)
+    f(x)
+    assert "input" in repr(f.last.units) and "CapturedPlan" in repr(f.last)
