@@ -231,6 +231,10 @@ class JitFunction:
         self.plans: OrderedDict[tuple, CapturedPlan] = OrderedDict()
         self.hits = self.misses = 0
         self.last: CapturedPlan | None = None  # the plan of the latest call (for tools)
+        try:
+            self._signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):  # a builtin or other callable without one
+            self._signature = None
         functools.update_wrapper(self, fn)
         _ALL.add(self)
 
@@ -301,8 +305,10 @@ class JitFunction:
     def _named(self, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
         """The arguments by parameter name (``x``, ``ys[1]``), or ``args[i]`` where unbound."""
         try:
-            bound = inspect.signature(self.fn).bind(*args, **kwargs)
-        except (TypeError, ValueError):  # no signature, or a call the function will reject
+            if self._signature is None:
+                raise TypeError
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError:  # no signature, or a call the function will reject
             return [(f"args[{i}]", a) for i, a in enumerate(args)] + list(kwargs.items())
         return list(bound.arguments.items())
 
