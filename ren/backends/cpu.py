@@ -22,6 +22,7 @@ from ren.codegen import templates
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import compile_cached, find_compiler, supports_flag
 from ren.codegen.linearize import linearize
+from ren.codegen.renderer import render_named
 from ren.device import Buffer
 from ren.errors import RenError
 from ren.ir.node import KernelInfo, Node
@@ -80,12 +81,7 @@ class CompiledKernel:
 @functools.lru_cache(maxsize=4096)
 def _elementwise(ast: Node) -> CompiledKernel:
     prog = linearize(ast)
-    ring = prog.ring
-    # the name comes from the source, so it is the same in every process (the disk cache hits)
-    draft = RENDERER.render(prog, "REN_KERNEL")
-    digest = hashlib.sha256(draft.encode()).hexdigest()[:10]
-    name = f"ren_ew_n{ring.n}_L{ring.L}_{ring.dtype}_{digest}"
-    source = draft.replace("REN_KERNEL", name)
+    name, source = render_named(RENDERER, prog)
     tables = tuple(np.ascontiguousarray(automorphism_ntt_table(t.n, t.g)) for t in prog.tables)
     return CompiledKernel(name, source, tables)
 

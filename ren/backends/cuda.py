@@ -21,7 +21,6 @@ built as C++, every thread in turn), which checks the kernels' arithmetic on a m
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ import numpy as np
 
 from ren.codegen.cuda import BLOCK, CUDARenderer
 from ren.codegen.linearize import linearize
+from ren.codegen.renderer import render_named
 from ren.device import Buffer
 from ren.errors import RenError
 from ren.ir.node import KernelInfo, Node
@@ -259,10 +259,7 @@ class CUDAKernel:
 def _elementwise(ast: Node) -> CUDAKernel:
     prog = linearize(ast)
     ring = prog.ring
-    draft = RENDERER.render(prog, "REN_KERNEL")
-    digest = hashlib.sha256(draft.encode()).hexdigest()[:10]
-    name = f"ren_ew_n{ring.n}_L{ring.L}_{ring.dtype}_{digest}"
-    source = draft.replace("REN_KERNEL", name)
+    name, source = render_named(RENDERER, prog)
     tables = tuple(np.ascontiguousarray(automorphism_ntt_table(t.n, t.g)) for t in prog.tables)
     total = ring.L * ring.n
     args = (*(("buf", s) for s in range(prog.slots)), *(("table", j) for j in range(len(tables))))

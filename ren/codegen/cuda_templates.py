@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 import textwrap
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -47,6 +46,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ren.backends.ring_kernels import _check_drop
+from ren.codegen import templates
 from ren.codegen.cuda import BLOCK
 from ren.codegen.templates import (
     _c_array,
@@ -637,23 +637,11 @@ typedef {word} word;
 
 @functools.cache
 def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CUDAProgram:
-    R = 1 << ring.word_bits
-    P = math.prod(drop)
-    h = (P - 1) // 2
     keep = [i for i, q in enumerate(ring.moduli) if q not in drop]
     consts = "\n".join(
         (
             _constant("MODULI", "word", list(ring.moduli)),
-            _constant("Q_INV", "word", [pow(q, -1, R) for q in ring.moduli]),
-            _constant("R2", "word", [R * R % q for q in ring.moduli]),
-            _constant("HALF", "word", [h % q * R % q for q in ring.moduli]),
-            _constant(
-                "P_INV",
-                "word",
-                [[pow(p, -1, q) * R % q if q != p else 0 for q in ring.moduli] for p in drop],
-            ),
-            _constant("DROP_ROWS", "int", [ring.moduli.index(p) for p in drop]),
-            _constant("KEEP_ROWS", "int", keep),
+            *(_constant(*c) for c in templates.rescale_constants(ring, drop)),
         )
     )
     digest = hashlib.sha256(repr(drop).encode()).hexdigest()[:8]
@@ -796,29 +784,12 @@ def base_convert_program(ring: RingSpec, target: RingSpec) -> CUDAProgram:
         raise TypeError(f"target must be a RingSpec, got {type(target).__name__}")
     if target.n != ring.n:
         raise ValueError(f"cannot convert {ring!r} to {target!r}: the degrees n differ")
-    Q, R, Rt = ring.Q, 1 << ring.word_bits, 1 << target.word_bits
     shared = [(k, ring.moduli.index(p)) for k, p in enumerate(target.moduli) if p in ring.moduli]
     fresh = [k for k, p in enumerate(target.moduli) if p not in ring.moduli]
-    ps = [target.moduli[k] for k in fresh]
     consts = "\n".join(
         (
             _constant("MODULI", "src_word", list(ring.moduli)),
-            _constant("Q_INV", "src_word", [pow(q, -1, R) for q in ring.moduli]),
-            _constant("Q_HAT_INV", "src_word", [pow(Q // q, -1, q) for q in ring.moduli]),
-            _constant("Q_FLOAT", "double", [float(q) for q in ring.moduli], per_line=3),
-            _constant("SHARED_DST", "int", [k for k, _ in shared]),
-            _constant("SHARED_SRC", "int", [i for _, i in shared]),
-            _constant("SHARED_R2", "dst_word", [Rt * Rt % target.moduli[k] for k, _ in shared]),
-            _constant(
-                "SHARED_Q_INV", "dst_word", [pow(target.moduli[k], -1, Rt) for k, _ in shared]
-            ),
-            _constant("FRESH_ROWS", "int", fresh),
-            _constant("P", "dst_word", ps),
-            _constant("P_INV", "dst_word", [pow(p, -1, Rt) for p in ps]),
-            _constant(
-                "C", "dst_word", [[Q // q % p * Rt * Rt % p for p in ps] for q in ring.moduli]
-            ),
-            _constant("Q_MOD_P", "dst_word", [Q % p * Rt * Rt % p for p in ps]),
+            *(_constant(*c) for c in templates.base_convert_constants(ring, target)),
         )
     )
     digest = hashlib.sha256(repr(target).encode()).hexdigest()[:8]

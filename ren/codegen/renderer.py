@@ -8,6 +8,7 @@ how the loop over words is spread (a loop, or one thread per word), and launch b
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import ClassVar
@@ -16,7 +17,7 @@ from ren.codegen.linearize import Instr, Program
 from ren.ir.op import Op
 from ren.ring import RingSpec
 
-__all__ = ["Renderer"]
+__all__ = ["Renderer", "render_named"]
 
 
 class Renderer(ABC):
@@ -99,6 +100,16 @@ class Renderer(ABC):
         lines += ["  " + line for line in self.loop(ring, body)]
         lines.append("}")
         return "\n".join(lines) + "\n"
+
+
+def render_named(renderer: Renderer, prog: Program) -> tuple[str, str]:
+    """``(name, source)`` of an elementwise kernel: the name holds the ring's shape and a hash of
+    the source, so it is the same in every process (a disk cache of builds hits)."""
+    ring = prog.ring
+    draft = renderer.render(prog, "REN_KERNEL")
+    digest = hashlib.sha256(draft.encode()).hexdigest()[:10]
+    name = f"ren_ew_n{ring.n}_L{ring.L}_{ring.dtype}_{digest}"
+    return name, draft.replace("REN_KERNEL", name)
 
 
 def qinv_words(ring: RingSpec) -> list[int]:

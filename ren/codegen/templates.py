@@ -781,26 +781,54 @@ void {name}(word *restrict out, const word *restrict in)
 """
 
 
+def rescale_constants(ring: RingSpec, drop: tuple[int, ...]) -> list[tuple[str, str, list]]:
+    """The constant arrays of a rescale kernel, ``(name, C type, values)``, for every backend's
+    template (see ``RESCALE_DOC``)."""
+    R = 1 << ring.word_bits
+    h = (math.prod(drop) - 1) // 2
+    keep = [i for i, q in enumerate(ring.moduli) if q not in drop]
+    return [
+        ("Q_INV", "word", [pow(q, -1, R) for q in ring.moduli]),
+        ("R2", "word", [R * R % q for q in ring.moduli]),
+        ("HALF", "word", [h % q * R % q for q in ring.moduli]),
+        (
+            "P_INV",
+            "word",
+            [[pow(p, -1, q) * R % q if q != p else 0 for q in ring.moduli] for p in drop],
+        ),
+        ("DROP_ROWS", "int", [ring.moduli.index(p) for p in drop]),
+        ("KEEP_ROWS", "int", keep),
+    ]
+
+
+def base_convert_constants(ring: RingSpec, target: RingSpec) -> list[tuple]:
+    """The constant arrays of a basis change, ``(name, C type, values[, per line])``, for every
+    backend's template (see ``BASE_CONVERT_DOC``)."""
+    Q, R, Rt = ring.Q, 1 << ring.word_bits, 1 << target.word_bits
+    shared = [(k, ring.moduli.index(p)) for k, p in enumerate(target.moduli) if p in ring.moduli]
+    fresh = [k for k, p in enumerate(target.moduli) if p not in ring.moduli]
+    ps = [target.moduli[k] for k in fresh]
+    return [
+        ("Q_INV", "src_word", [pow(q, -1, R) for q in ring.moduli]),
+        ("Q_HAT_INV", "src_word", [pow(Q // q, -1, q) for q in ring.moduli]),
+        ("Q_FLOAT", "double", [float(q) for q in ring.moduli], 3),
+        ("SHARED_DST", "int", [k for k, _ in shared]),
+        ("SHARED_SRC", "int", [i for _, i in shared]),
+        ("SHARED_R2", "dst_word", [Rt * Rt % target.moduli[k] for k, _ in shared]),
+        ("SHARED_Q_INV", "dst_word", [pow(target.moduli[k], -1, Rt) for k, _ in shared]),
+        ("FRESH_ROWS", "int", fresh),
+        ("P", "dst_word", ps),
+        ("P_INV", "dst_word", [pow(p, -1, Rt) for p in ps]),
+        ("C", "dst_word", [[Q // q % p * Rt * Rt % p for p in ps] for q in ring.moduli]),
+        ("Q_MOD_P", "dst_word", [Q % p * Rt * Rt % p for p in ps]),
+    ]
+
+
 @functools.cache
 def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CKernel:
-    R, word = 1 << ring.word_bits, _WORD[ring.dtype]
-    P = math.prod(drop)
-    h = (P - 1) // 2
+    word = _WORD[ring.dtype]
     keep = [i for i, q in enumerate(ring.moduli) if q not in drop]
-    consts = "\n".join(
-        (
-            _c_array("Q_INV", "word", [pow(q, -1, R) for q in ring.moduli]),
-            _c_array("R2", "word", [R * R % q for q in ring.moduli]),
-            _c_array("HALF", "word", [h % q * R % q for q in ring.moduli]),
-            _c_array(
-                "P_INV",
-                "word",
-                [[pow(p, -1, q) * R % q if q != p else 0 for q in ring.moduli] for p in drop],
-            ),
-            _c_array("DROP_ROWS", "int", [ring.moduli.index(p) for p in drop]),
-            _c_array("KEEP_ROWS", "int", keep),
-        )
-    )
+    consts = "\n".join(_c_array(*c) for c in rescale_constants(ring, drop))
     name = f"ren_rescale_d{len(drop)}_{hashlib.sha256(repr(drop).encode()).hexdigest()[:8]}"
     name += f"_{_tag(ring)}"
     doc = _fill(
@@ -941,31 +969,9 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
         raise TypeError(f"target must be a RingSpec, got {type(target).__name__}")
     if target.n != ring.n:
         raise ValueError(f"cannot convert {ring!r} to {target!r}: the degrees n differ")
-    Q, Rt = ring.Q, 1 << target.word_bits
     shared = [(k, ring.moduli.index(p)) for k, p in enumerate(target.moduli) if p in ring.moduli]
     fresh = [k for k, p in enumerate(target.moduli) if p not in ring.moduli]
-    ps = [target.moduli[k] for k in fresh]
-    R = 1 << ring.word_bits
-    consts = "\n".join(
-        (
-            _c_array("Q_INV", "src_word", [pow(q, -1, R) for q in ring.moduli]),
-            _c_array("Q_HAT_INV", "src_word", [pow(Q // q, -1, q) for q in ring.moduli]),
-            _c_array("Q_FLOAT", "double", [float(q) for q in ring.moduli], per_line=3),
-            _c_array("SHARED_DST", "int", [k for k, _ in shared]),
-            _c_array("SHARED_SRC", "int", [i for _, i in shared]),
-            _c_array("SHARED_R2", "dst_word", [Rt * Rt % target.moduli[k] for k, _ in shared]),
-            _c_array(
-                "SHARED_Q_INV", "dst_word", [pow(target.moduli[k], -1, Rt) for k, _ in shared]
-            ),
-            _c_array("FRESH_ROWS", "int", fresh),
-            _c_array("P", "dst_word", ps),
-            _c_array("P_INV", "dst_word", [pow(p, -1, Rt) for p in ps]),
-            _c_array(
-                "C", "dst_word", [[Q // q % p * Rt * Rt % p for p in ps] for q in ring.moduli]
-            ),
-            _c_array("Q_MOD_P", "dst_word", [Q % p * Rt * Rt % p for p in ps]),
-        )
-    )
+    consts = "\n".join(_c_array(*c) for c in base_convert_constants(ring, target))
     digest = hashlib.sha256(repr(target).encode()).hexdigest()[:8]
     name = f"ren_base_convert_to{target.L}_{digest}_{_tag(ring)}"
     doc = _fill(
