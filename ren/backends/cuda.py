@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,6 +32,7 @@ from ren.codegen.cuda import BLOCK, CUDARenderer
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.device import Buffer
+from ren.engine import debug_level
 from ren.errors import RenError
 from ren.ir.node import KernelInfo, Node
 from ren.ir.op import Op
@@ -225,6 +227,8 @@ class CUDAKernel:
 
     def _prepare(self) -> None:
         rt = self._runtime = runtime()
+        if debug_level() >= 4:
+            print(f"// {self.name} (CUDA C, {rt.description})\n{self.source}", file=sys.stderr)
         self._functions.clear()
         self._device_tables.clear()
         module = rt.module(self.source)

@@ -111,3 +111,11 @@ def test_moving_a_value_to_an_absent_cuda_device_leaves_the_value_as_it_was(monk
         moved.realize()
     assert p.realized and p.tolist() == before == [3, 6, 9, 12]
     assert not moved.realized
+
+
+@pytest.mark.parametrize("device", CUDA, indirect=True)
+def test_ren_debug_4_prints_the_cuda_source(device, monkeypatch, capfd, fresh_kernels):
+    monkeypatch.setenv("REN_DEBUG", "4")
+    (Poly.uniform(RING, rng=7, device=device) * 11).realize()
+    err = capfd.readouterr().err
+    assert 'extern "C" __global__' in err and "CUDA C" in err
