@@ -1,15 +1,53 @@
-"""What a benchmark's figures were measured on: shared by every script in ``benchmarks/``."""
+"""Shared by every script in ``benchmarks/``: what the figures were measured on, how a call is
+timed, and how results are written."""
 
 from __future__ import annotations
 
+import gc
+import json
 import os
 import platform
+import statistics
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+RUN_SECONDS = 0.02  # the length of one timed run (a loop of calls)
+
+
+def time_calls(call: Callable[[], object], repeat: int) -> dict[str, object]:
+    """Median per-call time of ``call()`` over ``repeat`` runs of a calibrated loop (a run being
+    as many calls as take about ``RUN_SECONDS``, one at least)."""
+    call()  # warm: page faults, caches, OpenMP thread start
+    start = time.perf_counter()
+    call()
+    once = time.perf_counter() - start
+    number = max(1, int(RUN_SECONDS / max(once, 1e-9)))
+    times = []
+    for _ in range(repeat):
+        gc.collect()  # the previous run's garbage is not this one's cost
+        start = time.perf_counter()
+        for _ in range(number):
+            call()
+        times.append((time.perf_counter() - start) / number)
+    return {
+        "number": number,
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "first_s": times[0],
+        "times_s": times,
+    }
+
+
+def write_results(results: dict[str, object], out: Path) -> None:
+    """Write ``results`` as indented JSON to ``out`` (folders made as needed) and say so."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
 
 
 def machine() -> dict[str, object]:

@@ -58,12 +58,8 @@ from __future__ import annotations
 import argparse
 import ctypes
 import functools
-import gc
-import json
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,7 +82,7 @@ SWITCHED_OFF = {
     )
 }
 
-from _machine import machine  # noqa: E402  (benchmarks/ is on sys.path)
+from _machine import machine, time_calls, write_results  # noqa: E402  (benchmarks/ on sys.path)
 
 import ren  # noqa: E402
 from ren import Poly, RingSpec, ntt_primes  # noqa: E402
@@ -96,7 +92,6 @@ from ren.ring import Domain  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "jit.json"
-RUN_SECONDS = 0.02  # the length of one timed run (a loop of calls)
 DEVICES = ("python", "cpu")
 SEED_RING = RingSpec(n=8, moduli=(17, 97))
 PROGRAM_RING = RingSpec(1024, ntt_primes(1024, 50, 3))
@@ -207,29 +202,6 @@ def _words(polys: tuple[Poly, ...]) -> list[tuple[RingSpec, bytes]]:
 
 # --------------------------------------------------------------------------------------------
 # timing
-
-
-def time_calls(call: Callable[[], object], repeat: int) -> dict[str, object]:
-    """Median per-call time of ``call()`` over ``repeat`` runs of a calibrated loop."""
-    call()  # warm
-    start = time.perf_counter()
-    call()
-    once = time.perf_counter() - start
-    number = max(1, int(RUN_SECONDS / max(once, 1e-9)))
-    times = []
-    for _ in range(repeat):
-        gc.collect()  # the previous run's garbage is not this one's cost
-        start = time.perf_counter()
-        for _ in range(number):
-            call()
-        times.append((time.perf_counter() - start) / number)
-    return {
-        "number": number,
-        "median_s": statistics.median(times),
-        "min_s": min(times),
-        "first_s": times[0],
-        "times_s": times,
-    }
 
 
 def kernels_alone(plan: Any, inputs: tuple[Poly, ...]) -> Callable[[], None]:
@@ -493,9 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         "goal": goal(rows),
     }
     print_table(results)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_results(results, args.out)
     print(goal_line(results["goal"]))
     return 1 if any(r["check"] == "MISMATCH" for r in rows) else 0
 

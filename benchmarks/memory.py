@@ -45,7 +45,6 @@ program and arena, with two decimals.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -63,7 +62,7 @@ SWITCHED_OFF = {
     for var in ("REN_CHECK", "REN_DEBUG", "REN_DUMP", "REN_NO_PLAN", "REN_POISON")
 }
 
-from _machine import machine  # noqa: E402  (benchmarks/ is on sys.path)
+from _machine import machine, write_results  # noqa: E402  (benchmarks/ is on sys.path)
 
 import ren  # noqa: E402
 from ren.engine.memory import MemoryPlan, plan_memory  # noqa: E402
@@ -327,9 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         "worst_ratio": max(ratios, default=1.0),
     }
     print_table(results)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_results(results, args.out)
     print(f"arena/lower_bound {results['worst_ratio']:.2f}")
     failed = [name for name, row in rows.items() if row.get("check") is False]
     if failed:

@@ -33,18 +33,15 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from _machine import machine
+from _machine import machine, time_calls, write_results
 
 from ren.backends import ring_kernels as rk
 from ren.codegen import cuda_templates, templates
@@ -59,7 +56,6 @@ QUICK_SIZES = [1 << 12, 1 << 14]
 LIMBS = [1, 8]
 BITS = 60
 CFLAGS = ["-O3", "-march=native", "-shared", "-fPIC"]
-RUN_SECONDS = 0.02  # the length of one timed run (a loop of calls)
 GOAL = {
     "what": "C forward NTT, n=16384, one 60-bit limb, single thread",
     "n": 16384,
@@ -145,28 +141,6 @@ def compiler_version() -> str | None:
 
 # --------------------------------------------------------------------------------------------
 # timing
-
-
-def time_calls(call, repeat: int) -> dict[str, object]:
-    """Median per-call time of ``call()`` over ``repeat`` runs of a calibrated loop."""
-    call()  # warm: page faults, caches, OpenMP thread start
-    start = time.perf_counter()
-    call()
-    once = time.perf_counter() - start
-    number = max(1, int(RUN_SECONDS / max(once, 1e-9)))
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            call()
-        times.append((time.perf_counter() - start) / number)
-    return {
-        "number": number,
-        "median_s": statistics.median(times),
-        "min_s": min(times),
-        "first_s": times[0],
-        "times_s": times,
-    }
 
 
 def butterflies(n: int, limbs: int) -> int:
@@ -306,9 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         "goal": goal(rows),
     }
     print_table(results)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_results(results, args.out)
     print(goal_line(results["goal"]))
     return 1 if any(r["check"] == "MISMATCH" for r in rows) else 0
 

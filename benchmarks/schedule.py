@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import statistics
 import sys
@@ -44,7 +43,7 @@ import numpy as np
 #: the variables switched off while timing -> what the caller had set (None: unset).
 SWITCHED_OFF = {var: os.environ.pop(var, None) for var in ("REN_CHECK", "REN_DEBUG", "REN_DUMP")}
 
-from _machine import machine  # noqa: E402  (benchmarks/ is on sys.path)
+from _machine import machine, write_results  # noqa: E402  (benchmarks/ is on sys.path)
 
 from ren.engine.memory import plan_memory  # noqa: E402
 from ren.engine.realize import make_exec_units, run_exec_units  # noqa: E402
@@ -313,9 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     print_table(results)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_results(results, args.out)
     return 0
 
 
