@@ -86,8 +86,8 @@ from _machine import machine, time_calls, write_results  # noqa: E402  (benchmar
 
 import ren  # noqa: E402
 from ren import Poly, RingSpec, ntt_primes  # noqa: E402
-from ren.engine.jit import _root  # noqa: E402
 from ren.errors import RenError  # noqa: E402
+from ren.poly import stored  # noqa: E402
 from ren.ring import Domain  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -210,7 +210,9 @@ def kernels_alone(plan: Any, inputs: tuple[Poly, ...]) -> Callable[[], None]:
         from ren.backends.cpu import CompiledKernel
     except ImportError:  # pragma: no cover - the cpu backend always imports
         CompiledKernel = None
-    bound = [_root(p)[0] if buffer else None for p, buffer in zip(inputs, plan.inputs, strict=True)]
+    bound = [
+        stored(p.node)[0] if buffer else None for p, buffer in zip(inputs, plan.inputs, strict=True)
+    ]
     slot = {(i, j): k for i, j, k in plan.bindings}
     calls = []
     for i, unit in enumerate(plan.units):
@@ -240,7 +242,7 @@ def graph_alone(plan: Any, inputs: tuple[Poly, ...]) -> Callable[[], None] | Non
         return None
     table = runner.B.copy()  # the runner's own table is left as it is
     for k, slot in runner.input_slots.items():
-        table[slot] = _root(inputs[k])[0].array.ctypes.data
+        table[slot] = stored(inputs[k].node)[0].array.ctypes.data
     fn, entry_points, buffers = runner.fn, runner.F.ctypes.data, table.ctypes.data
 
     def run(table: np.ndarray = table) -> None:  # (the default keeps the table alive)
@@ -253,7 +255,7 @@ def _clobber(result: Any) -> None:
     """Fill the buffers of ``result``'s outputs with all-ones words (no valid residue), so a
     check after it sees only what the run it checks wrote."""
     for p in _outputs(result):
-        words = _root(p)[0].array
+        words = stored(p.node)[0].array
         words.fill(np.iinfo(words.dtype).max)
 
 

@@ -188,7 +188,7 @@ class Buffer:
         first brings the host copy up to date, and the device copy counts as stale afterwards (the
         caller may write through the array).
         """
-        root = self.base if self.base is not None else self
+        root = self.root
         if root.mirror is not None:
             root.mirror.host_access(root)
         return self._array
@@ -196,6 +196,12 @@ class Buffer:
     @array.setter
     def array(self, value: np.ndarray | None) -> None:
         self._array = value
+
+    @property
+    def root(self) -> Buffer:
+        """The buffer that owns the storage: the base of a view, else the buffer itself (whose
+        ``offset`` is 0)."""
+        return self.base if self.base is not None else self
 
     @property
     def host_array(self) -> np.ndarray | None:

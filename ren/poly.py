@@ -404,19 +404,29 @@ def _uses_any(keys: dict[Node, Node], roots: list[Node]) -> dict[Node, bool]:
     return memo
 
 
-def _storage(node: Node) -> np.ndarray | None:
-    """The words of a stored value (an ``AS_RING`` over a filled buffer or a view of one)."""
+def stored(node: Node) -> tuple[Buffer, tuple[int, int] | None] | None:
+    """Where a stored value lives: its buffer, and ``(offset, size)`` in words when it is a view
+    of one; ``None`` for a value that is not an ``AS_RING`` over a buffer or a view of one."""
     if node.op is not Op.AS_RING:
         return None
     store = node.src[0]
     if store.op is Op.BUFFER:
-        return store.arg.buffer.array
+        return store.arg.buffer, None
     if store.op is Op.BUFFER_VIEW and store.src[0].op is Op.BUFFER:
-        array = store.src[0].arg.buffer.array
-        if array is None:
-            return None
-        return array[store.arg.offset : store.arg.offset + store.arg.size]
+        return store.src[0].arg.buffer, (store.arg.offset, store.arg.size)
     return None
+
+
+def _storage(node: Node) -> np.ndarray | None:
+    """The words of a stored value (an ``AS_RING`` over a filled buffer or a view of one)."""
+    where = stored(node)
+    if where is None:
+        return None
+    buf, view = where
+    array = buf.array
+    if array is None or view is None:
+        return array
+    return array[view[0] : view[0] + view[1]]
 
 
 def _storage_or_const(node: Node) -> bool:

@@ -196,8 +196,7 @@ def graph_runner(units: list, bindings: list[tuple[int, int, int]]) -> GraphRunn
                 input_slots[k] = slot
                 args.append((slot, 0))
             else:
-                root = buf.base if buf.base is not None else buf
-                args.append((slot_of(root, id(root)), buf.offset if buf.base is not None else 0))
+                args.append((slot_of(buf.root, id(buf.root)), buf.offset))
         fn = unit.fn
         if isinstance(fn, CompiledKernel):
             for j, off in enumerate(fn.offsets):

@@ -177,8 +177,7 @@ class DeviceCopy:
 
 def device_pointer(buf: Buffer) -> int:
     """The device address of ``buf``'s first word, uploading the host words if they are newer."""
-    root = buf.base if buf.base is not None else buf
-    root.ensure_allocated()
+    root = buf.root.ensure_allocated()
     copy = root.mirror
     if copy is None:
         rt = runtime()
@@ -187,13 +186,12 @@ def device_pointer(buf: Buffer) -> int:
     if not copy.device_fresh:
         copy.runtime.htod(copy.alloc, root.host_array)
         copy.device_fresh = copy.host_fresh = True
-    return copy.ptr + (buf.offset if buf.base is not None else 0)
+    return copy.ptr + buf.offset
 
 
 def _written(buf: Buffer) -> None:
     """A kernel wrote ``buf`` on the device: the host mirror of its root is stale."""
-    root = buf.base if buf.base is not None else buf
-    root.mirror.host_fresh = False
+    buf.root.mirror.host_fresh = False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,12 +41,12 @@ import numpy as np
 from ren.device import Buffer
 from ren.engine import debug_level
 from ren.engine import realize as _realize
-from ren.engine.memory import _plan_device
+from ren.engine.memory import _lifetimes, _plan_device, _rebind
 from ren.engine.realize import ExecUnit, backend, validate_unit
 from ren.errors import JitError
 from ren.ir.facts import is_const
 from ren.ir.op import Op
-from ren.poly import Poly, _buffer_node, realize
+from ren.poly import Poly, _buffer_node, realize, stored
 
 __all__ = ["CacheInfo", "CapturedPlan", "JitFunction", "clear_jit", "jit"]
 
@@ -112,24 +112,11 @@ def _rebuild(obj: Any, swap: dict[int, Poly]) -> Any:
     return obj
 
 
-def _root(p: Poly) -> tuple[Buffer, tuple[int, int] | None] | None:
-    """The buffer a realized poly is stored in, and its ``(offset, size)`` when a view."""
-    node = p.node
-    if node.op is not Op.AS_RING:
-        return None
-    store = node.src[0]
-    if store.op is Op.BUFFER:
-        return store.arg.buffer, None
-    if store.op is Op.BUFFER_VIEW and store.src[0].op is Op.BUFFER:
-        return store.src[0].arg.buffer, (store.arg.offset, store.arg.size)
-    return None
-
-
 def _spec(path: str, p: Poly) -> tuple:
     if is_const(p.node):
         value = p.node.src[0].arg.value if p.node.op is Op.AS_RING else p.node.arg.value
         return (path, "const", p.ring, value, p.device, p.domain)
-    buf, view = _root(p)
+    buf, view = stored(p.node)
     return (path, "buffer", p.ring, buf.size, buf.dtype, p.device, p.domain, view)
 
 
@@ -176,20 +163,12 @@ class CapturedPlan:
         )
 
 
-def _root_of(buf: Buffer) -> Buffer:
-    return buf.base if buf.base is not None else buf
-
-
 def _replan(units: list[ExecUnit], keep: set[int]) -> list[ExecUnit]:
     """Place every temporary the units write (not in ``keep``) in one arena per device, by its
     lifetime over the whole list; returns the units bound to the new views."""
     if os.environ.get("REN_NO_PLAN") == "1":
         return units
-    life: dict[int, tuple[Buffer, int, int]] = {}
-    for i, u in enumerate(units):
-        for b in u.bufs:
-            first = life[id(b)][1] if id(b) in life else i
-            life[id(b)] = (b, first, i)
+    life = _lifetimes(units)
     writers: dict[int, int] = {}
     for i, u in enumerate(units):
         writers.setdefault(id(u.bufs[0]), i)
@@ -202,11 +181,7 @@ def _replan(units: list[ExecUnit], keep: set[int]) -> list[ExecUnit]:
     for device in sorted(temps):
         _, arena_views = _plan_device(device, temps[device], len(units))
         views.update(arena_views)
-    out = []
-    for u in units:
-        bufs = tuple(views.get(id(b), b) for b in u.bufs)
-        kernel = type(u.kernel)(u.kernel.ast, bufs, u.kernel.info)
-        out.append(ExecUnit(u.name, u.device, bufs, u.fn, kernel))
+    out = [_rebound(u, views) for u in units]
     for u in out:
         for b in u.bufs:
             b.ensure_allocated()
@@ -274,7 +249,7 @@ class JitFunction:
                 "tuples, dicts and dataclasses); a jit boundary needs at least one Poly input"
             )
         for path, p in polys:
-            root = _root(p)
+            root = stored(p.node)
             if root is not None and not root[0].allocated:
                 raise JitError(
                     f"jitted function {self.name}: input {path} holds no data (its buffer was "
@@ -284,7 +259,7 @@ class JitFunction:
         # which inputs share a buffer (x passed twice): part of the key, as the plan reads one
         first: dict[int, int] = {}
         alias = tuple(
-            None if is_const(p.node) else first.setdefault(id(_root(p)[0]), i)
+            None if is_const(p.node) else first.setdefault(id(stored(p.node)[0]), i)
             for i, (_, p) in enumerate(polys)
         )
         key = (tuple(_spec(path, p) for path, p in polys), alias, tuple(leaves))
@@ -332,7 +307,7 @@ class JitFunction:
         finally:
             _capturing = None
             _realize.capture_recorder = None
-        inputs = [None if is_const(p.node) else _root(p)[0] for _, p in polys]
+        inputs = [None if is_const(p.node) else stored(p.node)[0] for _, p in polys]
         input_ids: dict[int, int] = {}
         for i, b in enumerate(inputs):
             if b is not None:
@@ -343,7 +318,7 @@ class JitFunction:
         # before the call): each gets a buffer of its own, filled by a copy at every replay
         passthrough, swap = [], {}
         for _, p in outs:
-            root = _root(p)
+            root = stored(p.node)
             if root is None:
                 raise JitError(f"jitted function {self.name}: an output could not be realized")
             buf = root[0]
@@ -357,12 +332,12 @@ class JitFunction:
             words = np.array(p._words(), copy=True)
             fresh = Poly._wrap(_buffer_node(words, p.ring, p.domain, p.device))
             swap[id(p)] = fresh
-            passthrough.append((src, _root(fresh)[0]))
+            passthrough.append((src, stored(fresh.node)[0]))
         if swap:
             result = _rebuild(result, swap)
             outs = []
             _walk(result, "result", outs, None)
-        out_bufs = {id(_root(p)[0]) for _, p in outs}
+        out_bufs = {id(stored(p.node)[0]) for _, p in outs}
 
         # which units read an input (directly or through another such unit)
         dependent, units, pruned = set(input_ids), [], []
@@ -400,9 +375,7 @@ class JitFunction:
         ]
         # the plan keeps no input buffer of the capture: their slots are filled at each replay
         units = [_rebound(u, dict.fromkeys(input_ids)) for u in units]
-        written_roots = {id(_root_of(u.bufs[0])) for u in units} | {
-            id(dst) for _, dst in passthrough
-        }
+        written_roots = {id(u.bufs[0].root) for u in units} | {id(dst) for _, dst in passthrough}
         plan = CapturedPlan(
             key=key,
             units=units,
@@ -431,7 +404,7 @@ class JitFunction:
             if not plan.inputs[i]:
                 new.append(None)
                 continue
-            buf = _root(p)[0]
+            buf = stored(p.node)[0]
             if not buf.allocated:
                 raise JitError(
                     f"jitted function {self.name}: input {path} holds no data (its buffer was "
@@ -465,10 +438,9 @@ class JitFunction:
 
 
 def _rebound(u: ExecUnit, swap: dict[int, Buffer | None]) -> ExecUnit:
-    if not any(id(b) in swap for b in u.bufs):
-        return u
-    bufs = tuple(swap.get(id(b), b) for b in u.bufs)
-    return ExecUnit(u.name, u.device, bufs, u.fn, type(u.kernel)(u.kernel.ast, bufs, u.kernel.info))
+    """``u`` with the buffers whose ``id`` is in ``swap`` replaced (``None``: an input slot)."""
+    kernel = _rebind(u.kernel, swap)
+    return u if kernel is u.kernel else ExecUnit(u.name, u.device, kernel.bufs, u.fn, kernel)
 
 
 def _run_units(plan: CapturedPlan, new: list[Buffer | None], validate: bool) -> None:
