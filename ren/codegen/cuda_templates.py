@@ -124,57 +124,30 @@ def _constant(name: str, ctype: str, values, per_line: int = 4) -> str:
     )
 
 
-#: Modular helpers for one word size ``{w}`` (``u32`` or ``u64``). ``R = 2**{bits}``.
-HELPERS = """
-/* ---- {w} helpers: {word} words, R = 2^{bits}, moduli q < 2^{limit} so 4q < R ---- */
-
-/* a + b mod q in [0, q) for a, b in [0, q). */
-__device__ __forceinline__ {word} add_mod_{w}({word} a, {word} b, {word} q)
-{
-    {word} s = a + b;                       /* < 2q < R: no wrap */
-    return s >= q ? s - q : s;
-}
-
-/* a - b mod q in [0, q) for a, b in [0, q). */
-__device__ __forceinline__ {word} sub_mod_{w}({word} a, {word} b, {word} q)
-{
-    return a >= b ? a - b : a - b + q;      /* the wrap of a - b is undone by + q */
-}
-
+#: The Montgomery product without a 128-bit type: the high words from ``{hi}``.
+MONT_MUL = """\
 /*
  * Montgomery product a * b * R^-1 mod q in [0, q), for a * b < q * R (Montgomery 1985).
  * m = lo(a b) * q^-1 mod R makes a b - m q divisible by R, and (a b - m q) / R = hi(a b) -
- * hi(m q) lies in (-q, q) because both high words are below q. {mul_hi} gives a high word, the
+ * hi(m q) lies in (-q, q) because both high words are below q. MUL_HI gives a high word, the
  * wrapping product a low one: no 128-bit type.
  */
 __device__ __forceinline__ {word} mont_mul_{w}({word} a, {word} b, {word} q,
                                               {word} q_inv)
 {
-    {word} t_hi = {mul_hi}(a, b);
+    {word} t_hi = MUL_HI(a, b);
     {word} m = (a * b) * q_inv;              /* both products wrap mod R, as wanted */
-    {word} mq_hi = {mul_hi}(m, q);
+    {word} mq_hi = MUL_HI(m, q);
     return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
-}
-
-/*
- * Shoup product w * y mod q, lazily: in [0, 2q) for ANY word y, given w < q and
- * w_shoup = floor(w * R / q) (Harvey 2014, Lemma 2). quot = hi(w_shoup * y) is floor(w*y/q) or
- * one less, so w*y - quot*q, computed mod R, is the true value in [0, 2q) < R.
- */
-__device__ __forceinline__ {word} mul_shoup_{w}({word} y, {word} w, {word} w_shoup,
-                                               {word} q)
-{
-    {word} quot = {mul_hi}(y, w_shoup);
-    return ({word})(y * w - quot * q);
 }
 """
 
 
 def _helpers(dtype: str) -> str:
-    bits = 32 if dtype == "u32" else 64
-    return _fill(
-        HELPERS, w=dtype, word=_WORD[dtype], bits=bits, limit=bits - 2, mul_hi=_MUL_HI[dtype]
-    )
+    """The C templates' modular helpers as ``__device__`` functions, with CUDA's high-word
+    intrinsic (``__umulhi`` / ``__umul64hi``) and no 128-bit type."""
+    mont_mul = MONT_MUL.replace("MUL_HI", _MUL_HI[dtype])
+    return templates.helpers(dtype, "__device__ __forceinline__", mont_mul, _MUL_HI[dtype], "")
 
 
 def _launch(entry: str, threads: int, *args) -> Launch:

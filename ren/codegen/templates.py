@@ -206,24 +206,42 @@ HEADER = """\
 #: The headers the C templates use.
 C_INCLUDES = ("stddef.h", "stdint.h", "string.h")
 
-#: Modular helpers for one word size ``{w}`` (``u32`` or ``u64``). ``R = 2**{bits}``.
+#: Modular helpers for one word size ``{w}`` (``u32`` or ``u64``). ``R = 2**{bits}``. ``{inline}``
+#: is how a helper is declared (C: ``static inline``; CUDA: ``__device__ __forceinline__``),
+#: ``{mont_mul}`` the Montgomery product of the target, ``{mul_hi}`` any definition the high
+#: word ``{hi}(a, b)`` needs.
 HELPERS = """
 /* ---- {w} helpers: {word} words, R = 2^{bits}, moduli q < 2^{limit} so 4q < R ---- */
 
 /* a + b mod q in [0, q) for a, b in [0, q). */
-static inline {word} add_mod_{w}({word} a, {word} b, {word} q)
+{inline} {word} add_mod_{w}({word} a, {word} b, {word} q)
 {
     {word} s = a + b;                       /* < 2q < R: no wrap */
     return s >= q ? s - q : s;
 }
 
 /* a - b mod q in [0, q) for a, b in [0, q). */
-static inline {word} sub_mod_{w}({word} a, {word} b, {word} q)
+{inline} {word} sub_mod_{w}({word} a, {word} b, {word} q)
 {
     return a >= b ? a - b : a - b + q;      /* the wrap of a - b is undone by + q */
 }
 
+{mont_mul}
+{mul_hi}
 /*
+ * Shoup product w * y mod q, lazily: in [0, 2q) for ANY word y, given w < q and
+ * w_shoup = floor(w * R / q) (Harvey 2014, Lemma 2). quot = hi(w_shoup * y) is floor(w*y/q) or
+ * one less, so w*y - quot*q, computed mod R, is the true value in [0, 2q) < R.
+ */
+{inline} {word} mul_shoup_{w}({word} y, {word} w, {word} w_shoup, {word} q)
+{
+    {word} quot = {hi}(y, w_shoup);
+    return ({word})(y * w - quot * q);
+}
+"""
+
+#: The Montgomery product with a double-width type (gcc and clang: ``unsigned __int128``).
+MONT_MUL = """/*
  * Montgomery product a * b * R^-1 mod q in [0, q), for a * b < q * R (Montgomery 1985).
  * m = t * q^-1 mod R makes t - m*q divisible by R, and (t - m*q) / R = hi(t) - hi(m*q) lies in
  * (-q, q) because both high words are below q.
@@ -235,18 +253,6 @@ static inline {word} mont_mul_{w}({word} a, {word} b, {word} q, {word} q_inv)
     {word} t_hi = ({word})(t >> {bits});
     {word} mq_hi = ({word})((({dword})m * q) >> {bits});
     return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
-}
-
-{mul_hi}
-/*
- * Shoup product w * y mod q, lazily: in [0, 2q) for ANY word y, given w < q and
- * w_shoup = floor(w * R / q) (Harvey 2014, Lemma 2). quot = hi(w_shoup * y) is floor(w*y/q) or
- * one less, so w*y - quot*q, computed mod R, is the true value in [0, 2q) < R.
- */
-static inline {word} mul_shoup_{w}({word} y, {word} w, {word} w_shoup, {word} q)
-{
-    {word} quot = mul_hi_{w}(y, w_shoup);
-    return ({word})(y * w - quot * q);
 }
 """
 
@@ -300,18 +306,28 @@ def _header(
     return _fill(HEADER, body="\n".join(lines), includes=include_lines)
 
 
-def _helpers(dtype: str) -> str:
+def helpers(dtype: str, inline: str, mont_mul: str, hi: str, mul_hi: str) -> str:
+    """``HELPERS`` for ``dtype``, declared with ``inline``; ``mont_mul`` is a template of the
+    Montgomery product (with ``{w}``, ``{word}``, ``{bits}`` and, if it wants, ``{dword}``)."""
     bits = 32 if dtype == "u32" else 64
-    mul_hi = MUL_HI_U32 if dtype == "u32" else MUL_HI_U64
+    words = {"w": dtype, "word": _WORD[dtype], "dword": _DWORD[dtype], "bits": bits}
+    used = set(_PLACEHOLDER.findall(mont_mul))
     return _fill(
         HELPERS,
+        inline=inline,
+        mont_mul=_fill(mont_mul, **{k: v for k, v in words.items() if k in used}),
+        hi=hi,
+        mul_hi=mul_hi,
         w=dtype,
         word=_WORD[dtype],
-        dword=_DWORD[dtype],
         bits=bits,
         limit=bits - 2,
-        mul_hi=mul_hi,
     )
+
+
+def _helpers(dtype: str) -> str:
+    mul_hi = MUL_HI_U32 if dtype == "u32" else MUL_HI_U64
+    return helpers(dtype, "static inline", MONT_MUL, f"mul_hi_{dtype}", mul_hi)
 
 
 # --------------------------------------------------------------------------------------------
