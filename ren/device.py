@@ -61,9 +61,6 @@ def register_device(name: str, backend: object) -> None:
             f"got {type(backend).__name__}"
         )
     _registered[name] = backend
-    from ren.engine import realize  # the cache of loaded backends
-
-    realize._backends.pop(name, None)
 
 
 def unregister_device(name: str) -> None:
@@ -77,9 +74,6 @@ def unregister_device(name: str) -> None:
     if name not in _registered:
         raise ValueError(f"no device {name!r} was registered")
     del _registered[name]
-    from ren.engine import realize
-
-    realize._backends.pop(name, None)
 
 
 def registered_backend(name: str) -> object | None:

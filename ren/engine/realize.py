@@ -57,11 +57,10 @@ capture_recorder: Callable[[ExecUnit], None] | None = None
 
 def backend(device: str) -> ModuleType:
     """The backend module of ``device`` (``ren.backends.<device>``)."""
+    registered = registered_backend(device)  # looked up each time: it can be replaced
+    if registered is not None:
+        return registered  # type: ignore[return-value]
     if device not in _backends:
-        registered = registered_backend(device)
-        if registered is not None:
-            _backends[device] = registered  # type: ignore[assignment]
-            return _backends[device]
         try:
             _backends[device] = importlib.import_module(f"ren.backends.{device}")
         except ModuleNotFoundError as e:
