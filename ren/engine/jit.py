@@ -151,6 +151,14 @@ class CapturedPlan:
     staging: dict[int, Buffer] = dataclasses.field(default_factory=dict)
     replays: int = 0
 
+    @functools.cached_property
+    def slots_by_unit(self) -> dict[int, list[tuple[int, int]]]:
+        """``bindings`` grouped by unit: unit index -> ``[(slot, input position), ...]``."""
+        by_unit: dict[int, list[tuple[int, int]]] = {}
+        for i, j, k in self.bindings:
+            by_unit.setdefault(i, []).append((j, k))
+        return by_unit
+
     @property
     def runner_kind(self) -> str:
         """``"graph"`` when a backend graph runner replays the plan, else ``"units"``."""
@@ -400,16 +408,11 @@ class JitFunction:
     # --- replay -----------------------------------------------------------------------------
     def _replay(self, plan: CapturedPlan, polys: list[tuple[str, Poly]]) -> Any:
         new: list[Buffer | None] = []
-        for i, (path, p) in enumerate(polys):
+        for i, (_, p) in enumerate(polys):
             if not plan.inputs[i]:
                 new.append(None)
                 continue
-            buf = stored(p.node)[0]
-            if not buf.allocated:
-                raise JitError(
-                    f"jitted function {self.name}: input {path} holds no data (its buffer was "
-                    "freed)"
-                )
+            buf = stored(p.node)[0]  # allocated: __call__ checked
             if id(buf) in plan.written:  # an output fed back: read a copy, not the live buffer
                 stage = plan.staging.get(i)
                 if stage is None:
@@ -445,9 +448,7 @@ def _rebound(u: ExecUnit, swap: dict[int, Buffer | None]) -> ExecUnit:
 
 def _run_units(plan: CapturedPlan, new: list[Buffer | None], validate: bool) -> None:
     """Replay the plan unit by unit, with the new input buffers in their slots."""
-    by_unit: dict[int, list[tuple[int, int]]] = {}
-    for i, j, k in plan.bindings:
-        by_unit.setdefault(i, []).append((j, k))
+    by_unit = plan.slots_by_unit
     debug = debug_level()
     for i, unit in enumerate(plan.units):
         bufs = unit.bufs
