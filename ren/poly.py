@@ -103,6 +103,45 @@ class Poly:
         return cls._wrap(Node(Op.AS_RING, dtype, (const,), RingArg(ring, Domain.COEFF)))
 
     @classmethod
+    def from_limbs(
+        cls,
+        limbs: np.ndarray,
+        ring: RingSpec,
+        domain: Domain = Domain.COEFF,
+        device: str | None = None,
+    ) -> Poly:
+        """A stored value from its plain residues: the inverse of ``limbs()``.
+
+        Args:
+            limbs: an ``(L, n)`` integer array, row ``i`` the residues modulo ``q_i``, each in
+                ``[0, q_i)``.
+            ring: the ``RingSpec``.
+            domain: what the rows are: coefficients (``Domain.COEFF``) or NTT slots in
+                ``ren.ring``'s order (``Domain.NTT``).
+            device: where the value lives.
+
+        Raises:
+            TypeError: for a non-integer array, or a domain that is not a ``Domain``.
+            ValueError: for a wrong shape or a residue outside ``[0, q_i)``, naming the limb.
+        """
+        ring = _check_ring(ring)
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a ren.ring.Domain, got {domain!r}")
+        arr = np.asarray(limbs)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"limbs must be an integer array, got dtype {arr.dtype}")
+        if arr.shape != (ring.L, ring.n):
+            raise ValueError(
+                f"limbs for {ring!r} must have shape {(ring.L, ring.n)}, got {arr.shape}"
+            )
+        for i, q in enumerate(ring.moduli):
+            row = arr[i]
+            if row.size and (int(row.min()) < 0 or int(row.max()) >= q):
+                raise ValueError(f"limb {i} of {ring!r} has a residue outside [0, q={q})")
+        words = rk.to_mont(ring, arr.astype(ring.np_dtype))
+        return cls._wrap(_buffer_node(words, ring, domain, canonical_device(device)))
+
+    @classmethod
     def uniform(cls, ring: RingSpec, rng: RngLike = None, device: str | None = None) -> Poly:
         """Coefficients uniform modulo ``Q`` (each limb uniform modulo its ``q_i``, which by the
         CRT is the same)."""

@@ -9,11 +9,12 @@ released after it ran; buffers are allocated just before the first unit that use
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -28,7 +29,14 @@ from ren.ir.node import Node, base_buffer
 from ren.ir.op import DType, Op
 from ren.passes import ScheduleContext
 
-__all__ = ["ExecUnit", "backend", "make_exec_units", "realize_nodes", "run_exec_units"]
+__all__ = [
+    "ExecUnit",
+    "backend",
+    "make_exec_units",
+    "realize_nodes",
+    "run_exec_units",
+    "uncaptured",
+]
 
 
 @dataclass
@@ -53,6 +61,21 @@ _backends: dict[str, ModuleType] = {}
 
 #: While ``ren.jit`` captures a function, every exec unit run by a realization goes here too.
 capture_recorder: Callable[[ExecUnit], None] | None = None
+
+
+@contextlib.contextmanager
+def uncaptured() -> Iterator[None]:
+    """Realizations inside this block are not recorded by a ``ren.jit`` capture in progress.
+
+    For values made once and kept, such as CKKS keys made on first use inside a jitted function:
+    they are computed now, and the captured plan reads them as stored values.
+    """
+    global capture_recorder
+    saved, capture_recorder = capture_recorder, None
+    try:
+        yield
+    finally:
+        capture_recorder = saved
 
 
 def backend(device: str) -> ModuleType:
