@@ -960,16 +960,11 @@ class Context:
         return all(a.node is b.node for a, b in zip(self._public, other._public, strict=True))
 
     def _match(self, a: Ciphertext, level: int, scale: float, what: str) -> Ciphertext:
-        """``a`` at ``level`` with ``scale``: a view when the scales agree, else a scalar multiply
-        and a rescale from ``level + 1`` (needs ``a`` above ``level``)."""
+        """``a`` (above ``level``) at ``level`` with ``scale``: a view when the scales agree, else a
+        scalar multiply by ``round(scale * q_(level+1) / a.scale)`` and a rescale from
+        ``level + 1``."""
         if _same_scale(a.scale, scale):
             return a.at_level(level)
-        if a.level <= level:
-            raise ValueError(
-                f"cannot {what} values at scales {_bits(a.scale)} and {_bits(scale)} (levels "
-                f"{a.level} and {level}): the scales differ and there is no level left to adjust "
-                "one; encode or encrypt with scale= the other's scale"
-            )
         a = a.at_level(level + 1)
         q = self.params.q_moduli[level + 1]
         k = round(scale * q / a.scale)
@@ -1042,6 +1037,8 @@ class Context:
                 ciphertext of three parts.
         """
         a = self._own(a)
+        if rescale and isinstance(b, Ciphertext | Plaintext) and min(a.level, b.level) == 0:
+            raise ValueError(_level0("multiply and rescale"))
         if isinstance(b, Ciphertext):
             b = self._own(b)
             if a.size != 2 or b.size != 2:
