@@ -145,3 +145,55 @@ def test_jit_benchmark_writes_its_json(tmp_path: Path):
 
     assert {"target_speedup", "speedup", "met"} <= set(data["goal"])
     assert last.startswith(f"goal seed cpu speed-up {data['goal']['speedup']:.1f}x")
+
+
+@pytest.mark.cc
+def test_ckks_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "ckks.json"
+    script = ROOT / "benchmarks" / "ckks.py"
+    cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--repeat-python", "1"]
+    cmd += ["--trials", "1", "--json", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == f"wrote {out}"
+    data = json.loads(out.read_text(encoding="utf-8"))
+
+    assert data["benchmark"] == "ckks"
+    counts = (data["repeat"], data["repeat_python"], data["trials"])
+    assert data["quick"] is True and counts == (1, 1, 1)
+    assert data["environment"]["threads"]["REN_THREADS"] == "1"
+    assert {"python", "numpy", "cpu_count", "platform"} <= set(data["machine"])
+    assert set(data["params"]) == {"q"} and data["params"]["q"]["insecure"] is True
+    assert data["skipped"] == {} and data["backends"] == ["python", "cpu"]
+
+    benches = ("keygen", "encrypt", "add", "multiply", "rotate", "decrypt")
+    rows = {(r["bench"], r["backend"], r["mode"]): r for r in data["results"]}
+    want = {
+        (f"ckks.{b}", backend, mode)
+        for b in benches
+        for backend in ("python", "cpu")
+        for mode in ("eager", "jit")
+        if mode == "eager" or b in ("add", "multiply", "rotate")
+    }
+    peer = data["peer"]["available"]
+    if peer:  # SEAL is installed: the same operations, timed the same way
+        want |= {(f"ckks.{b}", "seal", "eager") for b in benches}
+    assert set(rows) == want
+    for (_, backend, mode), row in rows.items():
+        assert row["params"] == "q"
+        # every timed result was decrypted and compared with NumPy before its time was kept
+        bound = data["peer_min_bits"] if backend == "seal" else data["min_bits"]
+        assert row["check"] == "ok" and row["check_bits"] > bound
+        assert 0 < row["min_ms"] <= row["median_ms"] and len(row["times_ms"]) == 1
+        if mode == "jit":
+            assert row["capture_ms"] > 0 and row["units"] >= 1
+        if backend != "seal":
+            assert (row["vs_seal"] is not None) == peer
+
+    ops = {"fresh", "add", "multiply", "plain_multiply", "scalar_multiply", "rotate"}
+    ops |= {"conjugate"}
+    precision = {(r["backend"], r["op"]): r for r in data["precision"]}
+    assert set(precision) == {(b, op) for b in ("cpu", *(["seal"] if peer else [])) for op in ops}
+    for row in precision.values():
+        assert row["params"] == "q" and len(row["bits"]) == 1
+        assert row["min_bits"] == row["mean_bits"] > 20  # scale 2^40: about 30 bits

@@ -895,8 +895,8 @@ class Context:
     ) -> Ciphertext:
         """Encrypt a ``Plaintext``, or encode ``values`` (at ``level`` and ``scale``) and encrypt.
 
-        The zero encryption is made over the key ring and divided by ``P`` (as in SEAL), so its
-        noise is mostly the rounding of that division.
+        The zero encryption is made over the key ring and divided by ``P``, so its noise is
+        mostly the rounding of that division.
 
         Raises:
             RuntimeError: inside a ``ren.jit`` capture (a replay would reuse the randomness).
@@ -1260,8 +1260,8 @@ def multiply(a: Ciphertext, b: Any, relinearize: bool = True, rescale: bool = Tr
 
 
 def precision_bits(got: Any, expected: Any) -> float:
-    """``-log2`` of the largest slot error ``|got - expected|`` (the figure SEAL and OpenFHE
-    users quote); ``inf`` for an exact match."""
+    """``-log2`` of the largest slot error ``|got - expected|`` (the usual "bits of precision" of
+    approximate homomorphic encryption); ``inf`` for an exact match."""
     err = float(np.max(np.abs(np.asarray(got) - np.asarray(expected))))
     return math.inf if err == 0 else -math.log2(err)
 
