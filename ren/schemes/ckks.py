@@ -64,6 +64,8 @@ __all__ = [
     "current",
     "decode",
     "decrypt",
+    "embed",
+    "embed_inverse",
     "encode",
     "encrypt",
     "multiply",
@@ -91,8 +93,13 @@ def _is_int(x: Any) -> bool:
 
 
 def _bits(x: float) -> str:
-    """A scale or modulus as ``2^k`` with enough digits to tell two apart."""
+    """A modulus or coefficient size as ``2^k``."""
     return f"2^{math.log2(x):.6f}" if x > 0 else str(x)
+
+
+def _scale(x: float) -> str:
+    """A scale, exactly: ``2^k`` and the float itself (two scales may agree to many digits)."""
+    return f"2^{math.log2(x):.6f} ({x!r})" if x > 0 else repr(x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,7 +141,8 @@ class Params:
         insecure: allow parameters beyond the HE-standard bound for 128-bit security (tests and
             teaching on tiny rings).
         hamming_weight: ``None`` for a uniform ternary secret, or the exact number of nonzero
-            coefficients of a sparse one.
+            coefficients of a sparse one (needs ``insecure=True``: the security table does not
+            cover sparse secrets).
         sigma: standard deviation of the error distribution.
 
     Raises:
@@ -202,6 +210,12 @@ class Params:
                     "special moduli (p_bits)"
                 )
         bound = SECURITY_BOUNDS.get(self.n)
+        if not self.insecure and self.hamming_weight is not None:
+            raise ValueError(
+                f"hamming_weight={self.hamming_weight}: the HE-standard table covers uniform "
+                "ternary secrets only, and a sparse secret is easier to attack; pass "
+                "insecure=True to use one (for tests, teaching and experiments)"
+            )
         if not self.insecure:
             if bound is None:
                 raise ValueError(
@@ -955,7 +969,11 @@ class Context:
         return ct
 
     def _same_keys(self, other: Context) -> bool:
-        if other.params != self.params or self._public is None or other._public is None:
+        if other.params != self.params:
+            return False
+        if self._secret is not None and other._secret is not None:
+            return bool(np.array_equal(self._secret.limbs(), other._secret.limbs()))
+        if self._public is None or other._public is None:
             return False
         return all(a.node is b.node for a, b in zip(self._public, other._public, strict=True))
 
@@ -970,7 +988,7 @@ class Context:
         k = round(scale * q / a.scale)
         if k < 2**20:
             raise ValueError(
-                f"cannot {what} values at scales {_bits(a.scale)} and {_bits(scale)}: adjusting "
+                f"cannot {what} values at scales {_scale(a.scale)} and {_scale(scale)}: adjusting "
                 f"the first needs a factor of {k}, too small to keep the precision"
             )
         out = dataclasses.replace(a, parts=tuple(p * k for p in a.parts)).rescale()
@@ -987,7 +1005,7 @@ class Context:
                 b = self._match(b, a.level, a.scale, what)
             elif not _same_scale(a.scale, b.scale):
                 raise ValueError(
-                    f"cannot {what} ciphertexts at scales {_bits(a.scale)} and {_bits(b.scale)} "
+                    f"cannot {what} ciphertexts at scales {_scale(a.scale)} and {_scale(b.scale)} "
                     f"(both at level {a.level}): encode or encrypt with scale= the other's scale"
                 )
             n = max(a.size, b.size)
@@ -1004,8 +1022,8 @@ class Context:
             b = b.at_level(a.level)
             if not _same_scale(a.scale, b.scale):
                 raise ValueError(
-                    f"cannot {what} a ciphertext at scale {_bits(a.scale)} and a plaintext at "
-                    f"scale {_bits(b.scale)}: encode with scale=ct.scale"
+                    f"cannot {what} a ciphertext at scale {_scale(a.scale)} and a plaintext at "
+                    f"scale {_scale(b.scale)}: encode with scale=ct.scale"
                 )
             c0 = a.parts[0] - b.poly if sub else a.parts[0] + b.poly
             return dataclasses.replace(a, parts=(c0, *a.parts[1:]), real=a.real and b.real)

@@ -356,7 +356,8 @@ def test_levels_and_scales(ctx, xy):
         low.at_level(1)
     # same level, different scales: nothing to adjust with
     other = ckks.encrypt(y, level=1)
-    with pytest.raises(ValueError, match=r"cannot add ciphertexts at scales 2\^40\.0+ and 2\^"):
+    exact = r"cannot add ciphertexts at scales 2\^40\.0+ \(1099511627776\.0\) and 2\^"
+    with pytest.raises(ValueError, match=exact):
         other + sq
     with pytest.raises(ValueError, match="cannot add a ciphertext at scale"):
         sq + ckks.encode(y, level=1)
@@ -622,3 +623,23 @@ def test_from_limbs_round_trip():
         Poly.from_limbs(limbs + np.array([[0], [50]]), ring)
     with pytest.raises(TypeError, match="integer array"):
         Poly.from_limbs(np.zeros((2, 16)), ring)
+
+
+def test_sparse_secret_needs_insecure():
+    with pytest.raises(ValueError, match="hamming_weight=64: the HE-standard table covers uniform"):
+        ckks.Params(n=8192, q_bits=(60, 40, 40), p_bits=(60,), hamming_weight=64)
+
+
+def test_scale_mismatch_message_tells_the_scales_apart(ctx):
+    sq = ckks.encrypt([1.0]) * ckks.encrypt([1.0])  # scale 2^80 / q_2, within 2^-20 of 2^40
+    with pytest.raises(ValueError) as info:
+        ckks.encrypt([1.0], level=1) + sq
+    assert repr(SMALL.scale) in str(info.value) and repr(sq.scale) in str(info.value)
+
+
+def test_a_context_from_the_same_secret_key_takes_the_ciphertexts(ctx, xy):
+    x, _ = xy
+    ct = ckks.encrypt(x)
+    again = ckks.Context(SMALL, secret_key=ctx.export_secret_key(), seed=99)
+    assert bits(again.decrypt(ct), x) > 28
+    assert bits(again.decrypt(again.rotate(ct, 1)), np.roll(x, -1)) > 27
