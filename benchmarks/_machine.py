@@ -16,6 +16,24 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: checking, debug printing, dumps, validation, poisoning and plan switches: not what is measured.
+DEBUG_VARS = (
+    "REN_CHECK",
+    "REN_DEBUG",
+    "REN_DUMP",
+    "REN_VALIDATE",
+    "REN_POISON",
+    "REN_NO_PLAN",
+    "REN_JIT_GRAPH",
+)
+
+
+def switch_off(variables: tuple[str, ...] = DEBUG_VARS) -> dict[str, str | None]:
+    """Unset ``variables`` (call it before Ren reads them); returns what the caller had set."""
+    return {var: os.environ.pop(var, None) for var in variables}
+
+
 RUN_SECONDS = 0.02  # the length of one timed run (a loop of calls)
 
 

@@ -72,24 +72,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _machine import machine, switch_off, time_calls, write_results
 
-# Off before Ren reads them: checking, debug printing, dumps, validation, poisoning and plan
-# switches are not what is measured.
-#: the variables switched off while timing -> what the caller had set (None: unset).
-SWITCHED_OFF = {
-    var: os.environ.pop(var, None)
-    for var in (
-        "REN_CHECK",
-        "REN_DEBUG",
-        "REN_DUMP",
-        "REN_VALIDATE",
-        "REN_POISON",
-        "REN_NO_PLAN",
-        "REN_JIT_GRAPH",
-    )
-}
-
-from _machine import machine, time_calls, write_results  # noqa: E402  (benchmarks/ on sys.path)
+# Off before Ren reads them: what the caller had set, for the JSON (None: unset).
+SWITCHED_OFF = switch_off()
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "ckks.json"

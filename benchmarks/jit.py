@@ -65,24 +65,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _machine import machine, switch_off, time_calls, write_results
 
-# Off before Ren reads them: checking, debug printing, dumps, validation, poisoning and plan
-# switches are not what is measured (REN_JIT_GRAPH is set on purpose below, for one capture).
-#: the variables switched off while timing -> what the caller had set (None: unset).
-SWITCHED_OFF = {
-    var: os.environ.pop(var, None)
-    for var in (
-        "REN_CHECK",
-        "REN_DEBUG",
-        "REN_DUMP",
-        "REN_VALIDATE",
-        "REN_POISON",
-        "REN_NO_PLAN",
-        "REN_JIT_GRAPH",
-    )
-}
-
-from _machine import machine, time_calls, write_results  # noqa: E402  (benchmarks/ on sys.path)
+# Off before Ren reads them: what the caller had set, for the JSON (None: unset).
+SWITCHED_OFF = switch_off()
 
 import ren  # noqa: E402
 from ren import Poly, RingSpec, ntt_primes  # noqa: E402

@@ -13,8 +13,6 @@ the parameters, and two of its rows measured again exactly as the page says they
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import re
 import statistics
@@ -30,6 +28,7 @@ from ren.ir.node import Node
 from ren.ir.op import DType, Op
 from ren.ring import ntt_primes
 from ren.schemes import ckks
+from tests import pages
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "ckks.md"
 TEXT = PAGE.read_text(encoding="utf-8")
@@ -40,7 +39,7 @@ KS_N, KS_Q_BITS = 8192, (60, 40, 40, 40, 40)
 
 
 def blocks() -> list[tuple[str, str]]:
-    return re.findall(r"```(\w+)\n(.*?)```", TEXT, re.DOTALL)
+    return pages.blocks(PAGE)
 
 
 @pytest.fixture(autouse=True)
@@ -55,21 +54,7 @@ def plain_env(monkeypatch: pytest.MonkeyPatch):
 
 def run_page() -> tuple[dict[str, object], int]:
     """Run the page's python blocks, comparing outputs; the namespace and the blocks compared."""
-    namespace: dict[str, object] = {}
-    printed: str | None = None
-    checked = 0
-    for lang, body in blocks():
-        if lang == "python":
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                exec(compile(body, str(PAGE), "exec"), namespace)
-            printed = out.getvalue()
-        elif lang == "text":
-            assert printed is not None, f"a text block follows no python block:\n{body}"
-            assert printed.strip() == body.strip()
-            printed = None
-            checked += 1
-    return namespace, checked
+    return pages.run_page(PAGE)
 
 
 def table(heading: str) -> list[list[str]]:

@@ -21,6 +21,7 @@ import pytest
 import ren
 from ren import Poly, RingSpec
 from ren.engine.jit import JitFunction
+from tests import pages
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "jit.md"
 TEXT = PAGE.read_text(encoding="utf-8")
@@ -28,7 +29,7 @@ ENV = ("REN_DEBUG", "REN_VALIDATE", "REN_JIT_GRAPH", "REN_NO_PLAN", "REN_DEVICE"
 
 
 def blocks() -> list[tuple[str, str]]:
-    return re.findall(r"```(\w+)\n(.*?)```", TEXT, re.DOTALL)
+    return pages.blocks(PAGE)
 
 
 @pytest.fixture(autouse=True)
@@ -44,21 +45,7 @@ def plain_env(monkeypatch: pytest.MonkeyPatch):
 
 def run_page() -> tuple[dict[str, object], int]:
     """Run the page's python blocks, comparing outputs; the namespace and the blocks compared."""
-    namespace: dict[str, object] = {}
-    printed: str | None = None
-    checked = 0
-    for lang, body in blocks():
-        if lang == "python":
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                exec(compile(body, str(PAGE), "exec"), namespace)
-            printed = out.getvalue()
-        elif lang == "text":
-            assert printed is not None, f"a text block follows no python block:\n{body}"
-            assert printed.strip() == body.strip()
-            printed = None
-            checked += 1
-    return namespace, checked
+    return pages.run_page(PAGE)
 
 
 def test_every_example_prints_what_the_page_shows():

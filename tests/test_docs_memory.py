@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 from pathlib import Path
 
 import pytest
+
+from tests import pages
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "memory.md"
 
 
 def blocks() -> list[tuple[str, str]]:
-    return re.findall(r"```(\w+)\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
+    return pages.blocks(PAGE)
 
 
 @pytest.fixture
@@ -31,20 +32,7 @@ def plain_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def run_page() -> tuple[dict[str, object], int]:
     """Run the page's code blocks, comparing outputs; the namespace and the blocks compared."""
-    namespace: dict[str, object] = {}
-    printed: str | None = None
-    checked = 0
-    for lang, body in blocks():
-        if lang == "python":
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                exec(compile(body, str(PAGE), "exec"), namespace)
-            printed = out.getvalue()
-        elif lang == "text" and printed is not None:
-            assert printed.strip() == body.strip()
-            printed = None
-            checked += 1
-    return namespace, checked
+    return pages.run_page(PAGE, strict=False)
 
 
 @pytest.mark.usefixtures("plain_env")

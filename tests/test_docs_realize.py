@@ -7,30 +7,13 @@ block (``REN_DEBUG`` timings on stderr) follows no code block and is not checked
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
 from pathlib import Path
+
+from tests import pages
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "realize.md"
 
 
-def blocks() -> list[tuple[str, str]]:
-    return re.findall(r"```(\w+)\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
-
-
 def test_every_example_prints_what_the_page_shows():
-    namespace: dict[str, object] = {}
-    printed: str | None = None
-    checked = 0
-    for lang, body in blocks():
-        if lang == "python":
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                exec(compile(body, str(PAGE), "exec"), namespace)
-            printed = out.getvalue()
-        elif lang == "text" and printed is not None:
-            assert printed.strip() == body.strip()
-            printed = None
-            checked += 1
+    _, checked = pages.run_page(PAGE, strict=False)
     assert checked >= 7  # every example with an output block was compared

@@ -1,0 +1,47 @@
+"""Running a documentation page's examples, as the ``tests/test_docs_*.py`` files do.
+
+A page's ```` ```python ```` blocks run in order in one namespace (as a reader would type them);
+each ```` ```text ```` block right after one is the output that block must print.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+
+def blocks(page: Path) -> list[tuple[str, str]]:
+    """The fenced blocks of ``page``, as ``(language, body)`` in order."""
+    return re.findall(r"```(\w+)\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def run_page(page: Path, strict: bool = True) -> tuple[dict[str, object], int]:
+    """Run the page's python blocks, comparing each one's output with the text block after it.
+
+    Args:
+        page: the Markdown file.
+        strict: every text block must follow a python block; without it, a text block that
+            follows none (output shown for another reason, such as a shell command's) is skipped.
+
+    Returns:
+        The namespace the blocks ran in, and how many outputs were compared.
+    """
+    namespace: dict[str, object] = {}
+    printed: str | None = None
+    checked = 0
+    for lang, body in blocks(page):
+        if lang == "python":
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(body, str(page), "exec"), namespace)
+            printed = out.getvalue()
+        elif lang == "text":
+            if printed is None:
+                assert not strict, f"a text block follows no python block:\n{body}"
+                continue
+            assert printed.strip() == body.strip()
+            printed = None
+            checked += 1
+    return namespace, checked
