@@ -24,7 +24,8 @@ import numpy as np
 from ren import sampling
 from ren.backends import ring_kernels as rk
 from ren.device import Buffer, canonical_device
-from ren.engine.realize import realize_nodes
+from ren.engine.observe import notify
+from ren.engine.realize import Realization, prepare
 from ren.ir.facts import facts, is_const
 from ren.ir.node import (
     BufferArg,
@@ -41,7 +42,7 @@ from ren.ir.rewrite import Pat, graph_rewrite
 from ren.ring import Domain, RingSpec, galois_for_rotation
 from ren.sampling import RngLike
 
-__all__ = ["Poly", "realize"]
+__all__ = ["Poly", "prepare_realize", "realize"]
 
 #: Every live ``Poly``: after a realization, the ones whose graph overlapped are repointed.
 _LIVE: weakref.WeakSet[Poly] = weakref.WeakSet()
@@ -382,12 +383,24 @@ def realize(*polys: Poly) -> tuple[Poly, ...]:
     for p in polys:
         if not isinstance(p, Poly):
             raise TypeError(f"realize takes Poly values, got {type(p).__name__}")
+    prepared = prepare_realize(*polys)
+    if prepared is not None:
+        notify("on_run", prepared)  # an observer may run units itself first (the debugger)
+        prepared.run()
+    return polys
+
+
+def prepare_realize(*polys: Poly) -> Realization | None:
+    """The realization of ``polys``, scheduled and planned but not run (``None`` when every one
+    is realized already). Its ``run()`` computes them and repoints every live ``Poly``, exactly as
+    ``realize`` does; ``run(1)`` runs one exec unit at a time (the step-through debugger)."""
+    for p in polys:
+        if not isinstance(p, Poly):
+            raise TypeError(f"realize takes Poly values, got {type(p).__name__}")
     todo = tuple(p.node for p in polys if not p.realized)
     if not todo:
-        return polys
-    becomes = realize_nodes(todo).becomes_map
-    _repoint(becomes)
-    return polys
+        return None
+    return prepare(todo, _repoint)
 
 
 def _repoint(becomes: dict[Node, Node]) -> None:

@@ -90,13 +90,9 @@ def _copy(bufs: tuple[Buffer, ...]) -> None:
     np.copyto(bufs[0].array, bufs[1].array)
 
 
-@functools.lru_cache(maxsize=4096)
-def _polynomial(ast: Node) -> CompiledKernel:
-    """NTT, INTT, rescale, basis extension: the C template of the family, for the input's ring.
-
-    The input is a stored value or a window of limbs of one (``limb_offset``): the kernel gets a
-    pointer to the window's first word.
-    """
+def _template(ast: Node):
+    """The C template of a polynomial kernel (NTT, INTT, rescale, basis extension), its tables,
+    and the input's limb window (a ``LOAD`` at ``limb_offset``)."""
     value = ast.src[1]
     read = value.src[0].arg  # the IndexArg of the LOAD of the input
     ring = read.ring
@@ -110,8 +106,29 @@ def _polynomial(ast: Node) -> CompiledKernel:
         kernel, tables = templates.base_convert_source(ring, value.arg.ring), ()
     else:
         raise RenError(f"the cpu backend has no template for {value.op.name}")
+    return kernel, tables, read
+
+
+@functools.lru_cache(maxsize=4096)
+def _polynomial(ast: Node) -> CompiledKernel:
+    """NTT, INTT, rescale, basis extension: the C template of the family, for the input's ring.
+
+    The input is a stored value or a window of limbs of one (``limb_offset``): the kernel gets a
+    pointer to the window's first word.
+    """
+    kernel, tables, read = _template(ast)
+    ring = read.ring
     offsets = (0, read.limb_offset * ring.n * np.dtype(ring.np_dtype).itemsize)
     return CompiledKernel(kernel.name, kernel.source, tuple(tables), offsets)
+
+
+def source(ast: Node, info: KernelInfo) -> str:
+    """The C source the cpu device runs for one kernel body: rendered, not compiled."""
+    if info.kind == "copy":
+        return "/* a copy between buffers: memcpy, no kernel */\n"
+    if info.kind == "elementwise":
+        return render_named(RENDERER, linearize(ast))[1]
+    return _template(ast)[0].source
 
 
 def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:

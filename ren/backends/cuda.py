@@ -288,8 +288,8 @@ def _from_program(prog, offsets: tuple[int, ...]) -> CUDAKernel:
     return CUDAKernel(prog.name, prog.source, tuple(launches), tables, offsets)
 
 
-@functools.lru_cache(maxsize=4096)
-def _polynomial(ast: Node) -> CUDAKernel:
+def _program(ast: Node):
+    """The ``CUDAProgram`` of a polynomial kernel, and the input's read (its limb window)."""
     from ren.codegen import cuda_templates
 
     value = ast.src[1]
@@ -305,7 +305,23 @@ def _polynomial(ast: Node) -> CUDAKernel:
         prog = cuda_templates.base_convert_program(ring, value.arg.ring)
     else:
         raise RenError(f"the cuda backend has no template for {value.op.name}")
-    return _from_program(prog, (0, read.limb_offset * ring.n))
+    return prog, read
+
+
+@functools.lru_cache(maxsize=4096)
+def _polynomial(ast: Node) -> CUDAKernel:
+    prog, read = _program(ast)
+    return _from_program(prog, (0, read.limb_offset * read.ring.n))
+
+
+def source(ast: Node, info: KernelInfo) -> str:
+    """The CUDA C the cuda device runs for one kernel body: rendered, not compiled (no GPU or
+    PyCUDA needed)."""
+    if info.kind == "copy":
+        return "/* a copy between buffers: through the host mirrors, no kernel */\n"
+    if info.kind == "elementwise":
+        return render_named(RENDERER, linearize(ast))[1]
+    return _program(ast)[0].source
 
 
 def _copy(bufs: tuple[Buffer, ...]) -> None:

@@ -110,3 +110,10 @@ def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]
     """The runner of a kernel body: for the python backend, its interpreter."""
     del info  # everything the interpreter needs is in the body
     return _run_order(ast)
+
+
+def source(ast: Node, info: KernelInfo) -> str:
+    """What the python device runs for one kernel body: the body itself, which it interprets
+    node by node with NumPy (printed as the IR)."""
+    del info
+    return str(ast) + "\n"

@@ -42,6 +42,7 @@ from ren.device import Buffer
 from ren.engine import debug_level
 from ren.engine import realize as _realize
 from ren.engine.memory import _lifetimes, _plan_device, _rebind
+from ren.engine.observe import notify
 from ren.engine.realize import ExecUnit, backend, validate_unit
 from ren.errors import JitError
 from ren.ir.facts import is_const
@@ -276,13 +277,19 @@ class JitFunction:
             self.plans.move_to_end(key)
             self.hits += 1
             self.last = plan
-            return self._replay(plan, polys)
+            start = time.perf_counter()
+            result = self._replay(plan, polys)
+            notify("on_jit_replay", self, plan, time.perf_counter() - start)
+            return result
         self.misses += 1
+        notify("on_jit_start", self)
+        start = time.perf_counter()
         plan = self._capture(key, args, kwargs, polys)
         self.plans[key] = plan
         if len(self.plans) > self.max_plans:
             self.plans.popitem(last=False)
         self.last = plan
+        notify("on_jit_capture", self, plan, time.perf_counter() - start)
         return plan.result
 
     def _named(self, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:

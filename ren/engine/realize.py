@@ -22,7 +22,8 @@ import numpy as np
 
 from ren.device import Buffer, registered_backend
 from ren.engine import debug_level
-from ren.engine.memory import plan_memory
+from ren.engine.memory import MemoryPlan, plan_memory
+from ren.engine.observe import active, notify
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.errors import RenError
 from ren.ir.node import Node, base_buffer
@@ -31,8 +32,10 @@ from ren.passes import ScheduleContext
 
 __all__ = [
     "ExecUnit",
+    "Realization",
     "backend",
     "make_exec_units",
+    "prepare",
     "realize_nodes",
     "run_exec_units",
     "uncaptured",
@@ -135,6 +138,7 @@ def run_exec_units(
         for buf, i in seen.values():
             last_use.setdefault(i, []).append(buf)
     step = 0
+    watched = active()
     while units:
         unit = units.pop(0)
         if recorder is not None:
@@ -143,11 +147,13 @@ def run_exec_units(
             buf.ensure_allocated()
         start = time.perf_counter()
         unit()
+        seconds = time.perf_counter() - start
         if validate and unit.device != "python":
             validate_unit(unit)
         if debug >= 2:
-            ms = (time.perf_counter() - start) * 1e3
-            print(f"  {unit.name:<40} {ms:8.3f} ms", file=sys.stderr)
+            print(f"  {unit.name:<40} {seconds * 1e3:8.3f} ms", file=sys.stderr)
+        if watched:
+            notify("on_unit", unit, seconds)
         for buf in last_use.get(step, ()):
             buf.array.view(np.uint8)[:] = POISON
         step += 1
@@ -188,16 +194,70 @@ def _check_inputs(sched: list[ScheduledKernel]) -> None:
                 )
 
 
+@dataclass
+class Realization:
+    """One realization, prepared: what ``realize_nodes`` runs, for tools that step through it.
+
+    Attributes:
+        sink: the ``SINK`` over the requested outputs, as handed to the scheduler.
+        kernels: the scheduled kernels in execution order (planned buffers are arena views).
+        ctx: the schedule context (``becomes_map``, rules fired, pass timings, ``memory_plan``).
+        units: the exec units not run yet, in order.
+        finish: called with ``ctx.becomes_map`` once the last unit ran (``Poly`` repoints the
+            values that used the outputs).
+        ran: how many units ran.
+    """
+
+    sink: Node
+    kernels: list[ScheduledKernel]
+    ctx: ScheduleContext
+    units: list[ExecUnit]
+    finish: Callable[[dict[Node, Node]], None] | None = None
+    ran: int = 0
+
+    @property
+    def memory_plan(self) -> MemoryPlan:
+        """The plan of the arenas (empty when nothing was planned)."""
+        return self.ctx.memory_plan
+
+    @property
+    def done(self) -> bool:
+        """Whether every unit ran (and ``finish`` was called)."""
+        return not self.units and self.finish is None
+
+    def run(self, count: int | None = None) -> ScheduleContext:
+        """Run the next ``count`` units (default: all that are left), in order; after the last
+        one, call ``finish``. Returns the context."""
+        todo = len(self.units) if count is None else min(count, len(self.units))
+        batch, self.units = self.units[:todo], self.units[todo:]
+        run_exec_units(batch, recorder=capture_recorder)
+        self.ran += todo
+        if not self.units and self.finish is not None:
+            finish, self.finish = self.finish, None
+            finish(self.ctx.becomes_map)
+        return self.ctx
+
+
+def prepare(
+    nodes: tuple[Node, ...], finish: Callable[[dict[Node, Node]], None] | None = None
+) -> Realization:
+    """Schedule ``nodes`` together (one ``SINK``), plan memory and build the exec units; run
+    nothing. ``prepare(nodes).run()`` is ``realize_nodes(nodes)``; ``finish`` is called with the
+    ``becomes_map`` after the last unit ran."""
+    sink = Node(Op.SINK, DType.VOID, tuple(nodes))
+    sched, ctx = schedule(sink)
+    outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
+    sched, ctx.memory_plan = plan_memory(sched, outputs)
+    _check_inputs(sched)
+    prepared = Realization(sink, sched, ctx, make_exec_units(sched), finish)
+    notify("on_prepared", prepared)
+    return prepared
+
+
 def realize_nodes(nodes: tuple[Node, ...]) -> ScheduleContext:
     """Compute every node in ``nodes`` together (one ``SINK``, shared work once).
 
     Returns the schedule context: its ``becomes_map`` maps each output node to the node of its
     realized value.
     """
-    sink = Node(Op.SINK, DType.VOID, tuple(nodes))
-    sched, ctx = schedule(sink)
-    outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
-    sched, ctx.memory_plan = plan_memory(sched, outputs)
-    _check_inputs(sched)
-    run_exec_units(make_exec_units(sched), recorder=capture_recorder)
-    return ctx
+    return prepare(nodes).run()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ren.device import Buffer
 from ren.engine import debug_level, dump
+from ren.engine.observe import notify
 from ren.ir.node import KernelInfo, Node, base_buffer
 from ren.ir.op import DType, Op
 from ren.ir.spec import verify
@@ -83,6 +84,7 @@ def schedule(
     if check:
         verify(sink)
     dump.dump_input(sink)
+    notify("on_input", sink)
     for step, (module, _why) in enumerate(PASSES, start=1):
         name = _pass_name(module)
         start = time.perf_counter()
@@ -94,6 +96,7 @@ def schedule(
         if debug >= 3:
             print(out, file=sys.stderr)
         dump.dump_pass(step, name, out, sink)
+        notify("on_pass", step, name, out, sink, ctx)
         if check:
             verify(out, domains=step >= 4)
         sink = out

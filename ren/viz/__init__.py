@@ -1,8 +1,8 @@
 """Seeing inside Ren (design section 7).
 
-For now this is ``dump_to``, which writes the graph after every scheduler pass as Graphviz files
-(``docs/viz.md``). The package grows later into the program reports (``python -m ren.viz``), the
-step-through debugger and the TLSF memory-plan visualizer.
+* ``dump_to(dir)``: the graph after every scheduler pass as Graphviz files (``docs/viz.md``);
+* ``record()``: a ``Trace`` of every realization and jit call in a block (graphs after each pass,
+  rules fired, kernels, memory plan, exec units, timings), which the report and the debugger read.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ren.engine.dump import DUMP_DIR
+from ren.viz.trace import Trace, kernel_source, record
 
-__all__ = ["dump_to"]
+__all__ = ["Trace", "dump_to", "kernel_source", "record"]
 
 
 @contextlib.contextmanager

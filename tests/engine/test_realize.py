@@ -129,8 +129,8 @@ def test_realized_values_are_not_computed_again(monkeypatch):
     later = x + 5  # built before x is realized: its graph holds x's
     x.realize()
     calls = []
-    real = realize_mod.realize_nodes
-    monkeypatch.setattr(ren.poly, "realize_nodes", lambda nodes: calls.append(nodes) or real(nodes))
+    real = realize_mod.prepare
+    monkeypatch.setattr(ren.poly, "prepare", lambda nodes, f: calls.append(nodes) or real(nodes, f))
     first = x.tolist()
     assert x.tolist() == first and calls == []  # no schedule for a realized poly
     # the other poly was repointed: its graph reads x's buffer, one fused kernel remains

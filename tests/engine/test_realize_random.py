@@ -382,9 +382,9 @@ class Program:
         }
         users = [v for v in self.values if replaced.intersection(v.poly.node.toposort())]
         lazy = any(not v.poly.realized for v in values)
-        real = ren.poly.realize_nodes
+        real = ren.poly.prepare
         with (
-            mock.patch.object(ren.poly, "realize_nodes", wraps=real) as spy,
+            mock.patch.object(ren.poly, "prepare", wraps=real) as spy,
             mock.patch.object(ExecUnit, "__call__", _run_and_check_words),
         ):
             polys = [v.poly for v in values]

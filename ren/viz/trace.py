@@ -1,0 +1,275 @@
+"""``Trace``: a record of everything Ren did while a block of code ran.
+
+``with ren.viz.record() as trace:`` watches every realization and every ``ren.jit`` call in the
+block (through ``ren.engine.observe``) and keeps, for each realization:
+
+* the graph handed to the scheduler (the lazy graph);
+* the graph after each pass, the nodes the pass created, the rules it fired and its time;
+* the scheduled kernels, the memory plan and the exec units in order, with each unit's time;
+
+and for each jit call whether it captured or replayed, the plan's size and its runner. The report
+(``ren.viz.report``), ``python -m ren.viz --text`` and the step-through debugger read a ``Trace``;
+recording changes nothing in what runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from ren.device import Buffer
+from ren.engine.memory import MemoryPlan
+from ren.engine.observe import observing
+from ren.engine.realize import ExecUnit, Realization, backend
+from ren.engine.schedule import ScheduledKernel
+from ren.ir.node import Node, toposort
+from ren.ir.rewrite import Rewrite
+
+__all__ = [
+    "JitRecord",
+    "PassRecord",
+    "RealizationRecord",
+    "Trace",
+    "UnitRecord",
+    "buffer_names",
+    "kernel_source",
+    "record",
+]
+
+
+@dataclasses.dataclass
+class PassRecord:
+    """One scheduler pass of one realization.
+
+    Attributes:
+        step: the pass number (from 1; 0 is the input).
+        name: the pass module's name.
+        graph: the graph after the pass (its ``SINK``).
+        created: nodes of ``graph`` that were not in the pass's input.
+        rules: the rewrites that fired, in order.
+        seconds: how long the pass took.
+    """
+
+    step: int
+    name: str
+    graph: Node
+    created: frozenset[Node]
+    rules: list[Rewrite]
+    seconds: float
+
+    def rule_counts(self) -> list[tuple[str, int]]:
+        """``(rule name, times fired)``, most fired first (ties by name)."""
+        counts = Counter(r.rule for r in self.rules)
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+@dataclasses.dataclass
+class UnitRecord:
+    """One exec unit as it ran.
+
+    Attributes:
+        index: its position in the realization.
+        name: the kernel's name (``ntt_n64_L3_u64``).
+        device: where it ran.
+        kind: the kernel family (``elementwise``, ``ntt``, ``copy``, ...).
+        buffers: the names of its buffers, slot order (slot 0 is written), as ``buffer_names``.
+        seconds: how long it took (``None`` until it ran).
+    """
+
+    index: int
+    name: str
+    device: str
+    kind: str
+    buffers: tuple[str, ...]
+    seconds: float | None = None
+
+
+@dataclasses.dataclass
+class RealizationRecord:
+    """Everything about one realization.
+
+    Attributes:
+        index: its position in the trace (from 0).
+        input: the ``SINK`` handed to the scheduler: the lazy graph.
+        passes: one record per pass, in order.
+        kernels: the scheduled kernels in execution order.
+        plan: the memory plan.
+        units: one record per exec unit, in order.
+        names: buffer name per buffer ``id`` (``buffer_names``).
+    """
+
+    index: int
+    input: Node
+    passes: list[PassRecord] = dataclasses.field(default_factory=list)
+    kernels: list[ScheduledKernel] = dataclasses.field(default_factory=list)
+    plan: MemoryPlan = dataclasses.field(default_factory=MemoryPlan)
+    units: list[UnitRecord] = dataclasses.field(default_factory=list)
+    names: dict[int, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def seconds(self) -> float:
+        """The time of the passes plus the units that ran."""
+        return sum(p.seconds for p in self.passes) + sum(u.seconds or 0.0 for u in self.units)
+
+
+@dataclasses.dataclass
+class JitRecord:
+    """One call of a jitted function.
+
+    Attributes:
+        function: the function's qualified name.
+        kind: ``"capture"`` or ``"replay"``.
+        units: the exec units the plan replays.
+        pruned: units dropped at capture (``prune=True``).
+        inputs: the input paths.
+        runner: ``"graph"`` (one compiled call per replay) or ``"units"``.
+        seconds: the call's time.
+        realizations: the realizations the call ran (a capture's; none for a replay).
+    """
+
+    function: str
+    kind: str
+    units: int
+    pruned: int
+    inputs: tuple[str, ...]
+    runner: str
+    seconds: float
+    realizations: tuple[int, ...] = ()
+
+
+def buffer_names(kernels: list[ScheduledKernel]) -> dict[int, str]:
+    """A stable name per buffer of a schedule, by first appearance: ``b0``, ``b1``, ...; an arena
+    view is ``arena[offset:offset+bytes]`` of its device's arena."""
+    names: dict[int, str] = {}
+    for k in kernels:
+        for buf in k.bufs:
+            if id(buf) in names:
+                continue
+            names[id(buf)] = _name(buf, len(names))
+    return names
+
+
+def _name(buf: Buffer, i: int) -> str:
+    if buf.base is not None:
+        return f"arena[{buf.offset}:{buf.offset + buf.nbytes}]"
+    return f"b{i}"
+
+
+def kernel_source(kernel: ScheduledKernel, device: str | None = None) -> str:
+    """What the backend of ``device`` (default: the kernel's own) runs for ``kernel``: C for
+    ``cpu``, CUDA C for ``cuda``, the IR body the NumPy interpreter walks for ``python``. Rendered
+    only: nothing is compiled, and no GPU is needed."""
+    return backend(device or kernel.info.device).source(kernel.ast, kernel.info)
+
+
+class Trace:
+    """The record of a block of code: realizations and jit calls, in the order they happened.
+
+    Attributes:
+        realizations: one ``RealizationRecord`` per realization.
+        jit: one ``JitRecord`` per call of a jitted function.
+        order: ``("realization", i)`` and ``("jit", j)`` in the order they happened.
+    """
+
+    def __init__(self) -> None:
+        self.realizations: list[RealizationRecord] = []
+        self.jit: list[JitRecord] = []
+        self.order: list[tuple[str, int]] = []
+        self._current: RealizationRecord | None = None
+        self._units: dict[int, UnitRecord] = {}
+        self._jit_start = 0
+
+    def __repr__(self) -> str:
+        return f"<Trace {len(self.realizations)} realizations, {len(self.jit)} jit calls>"
+
+    # --- observer methods (ren.engine.observe) -----------------------------------------------
+    def on_input(self, sink: Node) -> None:
+        """A realization starts."""
+        self._current = RealizationRecord(len(self.realizations), sink)
+        self.realizations.append(self._current)
+        self.order.append(("realization", self._current.index))
+
+    def on_pass(self, step: int, name: str, sink: Node, previous: Node, ctx: Any) -> None:
+        """A pass ran."""
+        if self._current is None:  # a schedule() called directly, outside a realization
+            self.on_input(previous)
+        created = frozenset(toposort(sink)).difference(toposort(previous))
+        rules = list(ctx.record.get(name, ()))
+        self._current.passes.append(
+            PassRecord(step, name, sink, created, rules, ctx.timings.get(name, 0.0))
+        )
+
+    def on_prepared(self, realization: Realization) -> None:
+        """The kernels, plan and units are known; nothing ran yet."""
+        rec = self._current
+        if rec is None:
+            return
+        rec.kernels = list(realization.kernels)
+        rec.plan = realization.memory_plan or MemoryPlan()
+        rec.names = buffer_names(rec.kernels)
+        self._units = {}
+        for i, unit in enumerate(realization.units):
+            record = UnitRecord(
+                i,
+                unit.name,
+                unit.device,
+                unit.kernel.info.kind,
+                tuple(rec.names.get(id(b), "?") for b in unit.bufs),
+            )
+            rec.units.append(record)
+            self._units[id(unit)] = record
+        self._current = None
+
+    def on_unit(self, unit: ExecUnit, seconds: float) -> None:
+        """A unit ran."""
+        record = self._units.get(id(unit))
+        if record is not None:
+            record.seconds = seconds
+
+    def on_jit_start(self, fn: Any) -> None:
+        """A jitted function starts a capture: the realizations from here on are its own."""
+        del fn
+        self._jit_start = len(self.realizations)
+
+    def on_jit_capture(self, fn: Any, plan: Any, seconds: float) -> None:
+        """A jitted function captured a plan."""
+        self._jit(fn, plan, seconds, "capture")
+
+    def on_jit_replay(self, fn: Any, plan: Any, seconds: float) -> None:
+        """A jitted function replayed a plan."""
+        self._jit(fn, plan, seconds, "replay")
+
+    def _jit(self, fn: Any, plan: Any, seconds: float, kind: str) -> None:
+        start = self._jit_start
+        ran = tuple(range(start, len(self.realizations))) if kind == "capture" else ()
+        runner = "graph" if plan.runner is not None else "units"
+        self.jit.append(
+            JitRecord(
+                fn.name,
+                kind,
+                len(plan.units),
+                plan.pruned,
+                tuple(plan.paths),
+                runner,
+                seconds,
+                ran,
+            )
+        )
+        self.order.append(("jit", len(self.jit) - 1))
+
+    # --- reading -------------------------------------------------------------------------------
+    @property
+    def passes(self) -> list[str]:
+        """The pass names, in order (those of the first realization)."""
+        return [p.name for p in self.realizations[0].passes] if self.realizations else []
+
+
+@contextlib.contextmanager
+def record() -> Iterator[Trace]:
+    """Record every realization and jit call in the block into a new ``Trace``; yields it."""
+    trace = Trace()
+    with observing(trace):
+        yield trace
