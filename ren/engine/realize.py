@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 
 import numpy as np
@@ -113,31 +113,43 @@ def make_exec_units(sched: list[ScheduledKernel]) -> list[ExecUnit]:
 POISON = 0xFF
 
 
+def last_uses(units: list[ExecUnit]) -> dict[int, list[Buffer]]:
+    """Unit index -> the arena views no later unit uses (what poison mode fills after it)."""
+    seen: dict[int, tuple[Buffer, int]] = {}
+    for i, unit in enumerate(units):
+        for buf in unit.bufs:
+            if buf.base is not None:
+                seen[id(buf)] = (buf, i)
+    out: dict[int, list[Buffer]] = {}
+    for buf, i in seen.values():
+        out.setdefault(i, []).append(buf)
+    return out
+
+
 def run_exec_units(
     units: list[ExecUnit],
     recorder: Callable[[ExecUnit], None] | None = None,
     poison: bool | None = None,
+    last_use: dict[int, list[Buffer]] | None = None,
+    first_step: int = 0,
 ) -> None:
     """Run ``units`` in order, consuming the list. Buffers are allocated just before first use.
 
     With ``poison`` (default: ``REN_POISON=1``) every arena view is filled with ``0xFF`` bytes
     right after the last unit that uses it, so a unit that read memory the planner had given to
-    someone else would compute garbage, and the tests would see it.
+    someone else would compute garbage, and the tests would see it. ``units`` may be a batch of a
+    longer list: ``last_use`` (``last_uses`` of the whole list) and ``first_step`` (the batch's
+    first index in it) then say when each view is done.
     """
     debug = debug_level()
     validate = os.environ.get("REN_VALIDATE") == "1"
     if poison is None:
         poison = os.environ.get("REN_POISON") == "1"
-    last_use: dict[int, list[Buffer]] = {}
-    if poison:
-        seen: dict[int, tuple[Buffer, int]] = {}
-        for i, unit in enumerate(units):
-            for buf in unit.bufs:
-                if buf.base is not None:
-                    seen[id(buf)] = (buf, i)
-        for buf, i in seen.values():
-            last_use.setdefault(i, []).append(buf)
-    step = 0
+    if not poison:
+        last_use = {}
+    elif last_use is None:
+        last_use = last_uses(units)
+    step = first_step
     watched = active()
     while units:
         unit = units.pop(0)
@@ -214,6 +226,7 @@ class Realization:
     units: list[ExecUnit]
     finish: Callable[[dict[Node, Node]], None] | None = None
     ran: int = 0
+    _last_use: dict[int, list[Buffer]] | None = field(default=None, repr=False)
 
     @property
     def memory_plan(self) -> MemoryPlan:
@@ -229,8 +242,11 @@ class Realization:
         """Run the next ``count`` units (default: all that are left), in order; after the last
         one, call ``finish``. Returns the context."""
         todo = len(self.units) if count is None else min(count, len(self.units))
+        if self._last_use is None:  # over every unit, so a batch poisons only what is done
+            poison = os.environ.get("REN_POISON") == "1"
+            self._last_use = last_uses(self.units) if poison and self.ran == 0 else {}
         batch, self.units = self.units[:todo], self.units[todo:]
-        run_exec_units(batch, recorder=capture_recorder)
+        run_exec_units(batch, capture_recorder, last_use=self._last_use, first_step=self.ran)
         self.ran += todo
         if not self.units and self.finish is not None:
             finish, self.finish = self.finish, None

@@ -252,3 +252,18 @@ def test_debug_output(monkeypatch, capsys):
     assert "elementwise_n8_L2_u32" in err
     monkeypatch.setenv("REN_DEBUG", "yes")  # not a number: off, not a crash
     (Poly(A, RING) * 5).realize()
+
+
+def test_stepping_one_unit_at_a_time_poisons_only_what_is_done(monkeypatch):
+    """``Realization.run(1)`` to the end gives what one ``run()`` gives, under ``REN_POISON=1``
+    (a view is poisoned after its last use over the whole realization, not the batch)."""
+    monkeypatch.setenv("REN_POISON", "1")
+    ring = RingSpec(16, ntt_primes(16, 30, 3))
+    a, b = Poly(list(range(16)), ring), Poly([5 - i for i in range(16)], ring)
+    want = ((a * b).rescale() * 3 + 1).tolist()
+    out = (a * b).rescale() * 3 + 1
+    prepared = ren.poly.prepare_realize(out)
+    assert len(prepared.units) > 3
+    while prepared.units:
+        prepared.run(1)
+    assert prepared.done and out.realized and out.tolist() == want
