@@ -1,0 +1,314 @@
+"""Built-in programs for ``python -m ren.viz --example NAME``: small, checked, and fast.
+
+Each example runs one program on the ``python`` device (under the caller's ``ren.viz.record()``)
+and returns an ``Outcome``: a short text summary (the result against its oracle: the reference
+evaluator, or NumPy with a precision in bits), a label for each realization it ran (``"encrypt
+x"``, ``"multiply ..."``) and the ones worth opening first in the report (``focus``).
+
+=============== ==================================================================================
+``seed``        the seed program of ``ren.demo``: ``(a + b) * (a - 1)`` in ``Z_Q[X]/(X^8 + 1)``,
+                ``Q = 17 * 97``, checked against the reference evaluator
+``ckks-mul``    one CKKS multiply of two encrypted vectors, relinearized and rescaled, on a tiny
+                **insecure** ring (``n = 64``), decrypted and checked against NumPy
+``ckks-rotate`` one CKKS rotation by one slot (a key switch with a Galois key), checked likewise
+``jit``         a ``ren.jit`` function on ciphertexts, ``(x * y + x).rotate(1)``: captured on the
+                first call, replayed on the next two, each result checked against NumPy
+=============== ==================================================================================
+
+``run_example(name)`` records one and returns ``(trace, outcome)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ren.engine.observe import observing
+from ren.viz.trace import Trace, record
+
+__all__ = ["CKKS_PARAMS", "EXAMPLES", "Outcome", "run_example"]
+
+#: The ring of the CKKS examples: the one of ``docs/ckks.md`` ("One multiply as the compiler sees
+#: it"), whose multiply schedules 24 kernels. Far too small to be secure: for reading only.
+CKKS_PARAMS = dict(n=64, q_bits=(50, 30, 30), p_bits=(50,), scale_bits=30, insecure=True)
+
+#: A CKKS result is accepted when it is at least this precise (it measures about 24 bits).
+MIN_BITS = 20.0
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What an example did.
+
+    Attributes:
+        summary: a few lines for the report: the program, its result against the oracle.
+        labels: a name for realization ``i`` of the example (counted from the example's first).
+        focus: the realizations the report opens (the others are collapsed).
+        ok: whether the result matched its oracle.
+    """
+
+    summary: str
+    labels: dict[int, str] = dataclasses.field(default_factory=dict)
+    focus: tuple[int, ...] = ()
+    ok: bool = True
+
+    def __str__(self) -> str:
+        return self.summary
+
+    def shifted(self, base: int) -> Outcome:
+        """The same outcome with realization indices counted from ``base``."""
+        return dataclasses.replace(
+            self,
+            labels={i + base: s for i, s in self.labels.items()},
+            focus=tuple(i + base for i in self.focus),
+        )
+
+
+class _Phases:
+    """An observer that names each realization after the phase of the program it ran in.
+
+    ``with phases("encrypt x"):`` labels every realization started in the block; with ``names``
+    the first ones get those names instead, and ``focus=True`` marks them for the report.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.labels: dict[int, str] = {}
+        self.focus: list[int] = []
+        self._phase: tuple[str, tuple[str, ...], bool] | None = None
+        self._seen = 0
+
+    def on_input(self, sink: Any) -> None:
+        del sink
+        if self._phase is not None:
+            phase, names, focus = self._phase
+            k = self._seen
+            self.labels[self.count] = names[k] if k < len(names) else _nth(phase, k, names)
+            if focus:
+                self.focus.append(self.count)
+            self._seen += 1
+        self.count += 1
+
+    @contextlib.contextmanager
+    def __call__(self, phase: str, names: tuple[str, ...] = (), focus: bool = False) -> Iterator:
+        saved = (self._phase, self._seen)
+        self._phase, self._seen = (phase, names, focus), 0
+        try:
+            yield
+        finally:
+            self._phase, self._seen = saved
+
+    def outcome(self, summary: str, ok: bool) -> Outcome:
+        return Outcome(summary, dict(self.labels), tuple(self.focus), ok)
+
+
+def _nth(phase: str, k: int, names: tuple[str, ...]) -> str:
+    return phase if k == 0 and not names else f"{phase} ({k + 1})"
+
+
+def _fmt(values: np.ndarray, count: int = 4) -> str:
+    return "[" + ", ".join(f"{v:+.6f}" for v in np.real(values[:count])) + ", ...]"
+
+
+# ---------------------------------------------------------------------------------------------
+# the examples
+
+
+def seed() -> Outcome:
+    """``(a + b) * (a - 1)`` in ``Z_Q[X]/(X^8 + 1)``, ``Q = 17 * 97``: the program of
+    ``ren.demo``, realized on the python device and checked against the reference evaluator."""
+    from ren.poly import Poly
+    from ren.reference import evaluate
+    from ren.ring import RingSpec
+
+    phases = _Phases()
+    with observing(phases):
+        ring = RingSpec(n=8, moduli=(17, 97))
+        a = Poly(list(range(1, ring.n + 1)), ring, "python")
+        b = Poly(list(range(ring.n, 0, -1)), ring, "python")
+        expr = (a + b) * (a - 1)
+        reference = evaluate(expr.node)  # Python integers, the definition of every op
+        with phases("realize (a + b) * (a - 1)", focus=True):
+            expr.realize()
+        with phases("read back: tolist() takes an inverse NTT of a copy"):
+            got = expr.tolist()
+    ok = got == list(reference)
+    summary = "\n".join(
+        [
+            f"program: (a + b) * (a - 1) in Z_Q[X]/(X^{ring.n} + 1), Q = 17 * 97 = {ring.Q}",
+            "a = [1, 2, ..., 8], b = [8, 7, ..., 1] (the seed example of python -m ren.demo)",
+            f"realized:  {got}",
+            f"reference: {list(reference)} (the reference evaluator, Python integers)",
+            f"agree: {ok}",
+        ]
+    )
+    return phases.outcome(summary, ok)
+
+
+def _ckks_context(phases: _Phases) -> Any:
+    from ren.schemes import ckks
+
+    params = ckks.Params(**CKKS_PARAMS)
+    ctx = ckks.Context(params, seed=1, device="python")
+    keys = ("secret key s (NTT form)", "public key (b, a)", "relinearization key (s^2 to s)")
+    with phases("key generation", names=keys):
+        ctx.keygen()
+    return ctx
+
+
+def _insecure(params: Any) -> str:
+    moduli = " + ".join(str(b) for b in params.q_bits)
+    return (
+        f"ring: n={params.n} ({params.slots} slots), q = {moduli} bits, p = "
+        f"{' + '.join(str(b) for b in params.p_bits)} bits, scale 2^{params.scale_bits}\n"
+        f"INSECURE: log2(QP) = {params.log2_qp:.0f} bits at n = {params.n}, a ring far too "
+        "small for any security (the HE standard starts at n = 1024); chosen so the graphs stay "
+        "small and the example runs in a second. For reading the compiler's work only."
+    )
+
+
+def _check(name: str, got: np.ndarray, expected: np.ndarray) -> tuple[str, bool]:
+    from ren.schemes import ckks
+
+    bits = ckks.precision_bits(got, expected)
+    err = float(np.max(np.abs(got - expected)))
+    ok = bits >= MIN_BITS
+    verdict = "ok" if ok else "TOO IMPRECISE"
+    return (
+        f"{name}: decrypted vs NumPy: max error {err:.2e}, precision {bits:.1f} bits "
+        f"(needs {MIN_BITS:.0f}: {verdict})\n"
+        f"  got      {_fmt(got)}\n  expected {_fmt(expected)}",
+        ok,
+    )
+
+
+def ckks_mul() -> Outcome:
+    """One CKKS multiply ``Enc(x) * Enc(y)``, relinearized and rescaled, checked against NumPy."""
+    phases = _Phases()
+    with observing(phases):
+        ctx = _ckks_context(phases)
+        params = ctx.params
+        x, y = np.random.default_rng(0).uniform(-1, 1, (2, params.slots))
+        with phases("encrypt x"):
+            a = ctx.encrypt(x).realize()
+        with phases("encrypt y"):
+            b = ctx.encrypt(y).realize()
+        with phases("multiply: x * y, relinearized and rescaled", focus=True):
+            c = (a * b).realize()
+        with phases("decrypt"):
+            got = ctx.decrypt(c)
+    check, ok = _check("x * y", got, x * y)
+    summary = "\n".join(
+        [
+            "program: ct = Enc(x) * Enc(y) in CKKS: the tensor product, relinearization "
+            "(a key switch of c2 from s^2 to s) and a rescale (level "
+            f"{a.level} -> {c.level}), as one lazy graph",
+            f"x, y: {params.slots} random reals in [-1, 1) (NumPy seed 0)",
+            _insecure(params),
+            check,
+        ]
+    )
+    return phases.outcome(summary, ok)
+
+
+def ckks_rotate() -> Outcome:
+    """One CKKS rotation by one slot, checked against ``numpy.roll``."""
+    from ren.ring import galois_for_rotation
+
+    phases = _Phases()
+    with observing(phases):
+        ctx = _ckks_context(phases)
+        params = ctx.params
+        g = galois_for_rotation(params.n, 1)
+        with phases(f"rotation key for rotate(1) (Galois element {g})"):
+            ctx.rotation_key(1)
+        x = np.random.default_rng(0).uniform(-1, 1, params.slots)
+        with phases("encrypt x"):
+            a = ctx.encrypt(x).realize()
+        with phases("rotate(1): automorphism X -> X^5 and a key switch", focus=True):
+            r = a.rotate(1).realize()
+        with phases("decrypt"):
+            got = ctx.decrypt(r)
+    check, ok = _check("rotate(x, 1)", got, np.roll(x, -1))
+    summary = "\n".join(
+        [
+            "program: Enc(x).rotate(1) in CKKS: slot j + 1 moves to slot j; the automorphism "
+            f"X -> X^{g} of both parts, then a key switch of c1 from s(X^{g}) to s",
+            f"x: {params.slots} random reals in [-1, 1) (NumPy seed 0)",
+            _insecure(params),
+            check,
+        ]
+    )
+    return phases.outcome(summary, ok)
+
+
+def jit() -> Outcome:
+    """``ren.jit`` on ciphertexts: ``step(x, y) = (x * y + x).rotate(1)`` captured on the first
+    call and replayed on the next two, each result decrypted and checked against NumPy."""
+    import ren
+
+    phases = _Phases()
+    with observing(phases):
+        ctx = _ckks_context(phases)
+        params = ctx.params
+        with phases("rotation key for rotate(1)"):
+            ctx.rotation_key(1)  # made outside: the capture then holds only the computation
+
+        @ren.jit
+        def step(x: Any, y: Any) -> Any:
+            return (x * y + x).rotate(1)
+
+        lines, ok = [], True
+        for call in range(3):
+            a, b = np.random.default_rng(call).uniform(-1, 1, (2, params.slots))
+            with phases(f"call {call + 1}: encrypt x"):
+                x = ctx.encrypt(a).realize()
+            with phases(f"call {call + 1}: encrypt y"):
+                y = ctx.encrypt(b).realize()
+            kind = "capture" if call == 0 else "replay"
+            with phases(f"call {call + 1}: step(x, y), {kind}", focus=call == 0):
+                out = step(x, y)
+            with phases(f"call {call + 1}: decrypt"):
+                got = ctx.decrypt(out)  # before the next call: a replay reuses the output
+            line, good = _check(f"call {call + 1} ({kind})", got, np.roll(a * b + a, -1))
+            lines.append(line)
+            ok = ok and good
+        info = step.cache_info()
+    summary = "\n".join(
+        [
+            "program: @ren.jit step(x, y) = (x * y + x).rotate(1) on CKKS ciphertexts, called "
+            "three times with fresh encryptions (NumPy seeds 0, 1, 2)",
+            f"jit: {info.misses} capture, {info.hits} replays; plan {step.last!r}",
+            _insecure(params),
+            *lines,
+        ]
+    )
+    return phases.outcome(summary, ok)
+
+
+#: name -> (one-line description, the function running it).
+EXAMPLES: dict[str, tuple[str, Callable[[], Outcome]]] = {
+    "seed": ("(a + b) * (a - 1) over n=8, Q=17*97: the program of ren.demo", seed),
+    "ckks-mul": ("one CKKS multiply, relinearized and rescaled (tiny insecure ring)", ckks_mul),
+    "ckks-rotate": ("one CKKS rotation by one slot (tiny insecure ring)", ckks_rotate),
+    "jit": ("ren.jit on ciphertexts: one capture, two replays", jit),
+}
+
+
+def run_example(name: str) -> tuple[Trace, Outcome]:
+    """Run example ``name`` under a new ``record()``; returns the trace and its outcome.
+
+    Raises:
+        ValueError: for a name that is not in ``EXAMPLES`` (the message lists them).
+    """
+    if name not in EXAMPLES:
+        raise ValueError(f"no example named {name!r}; the examples are: {', '.join(EXAMPLES)}")
+    _, fn = EXAMPLES[name]
+    with record() as trace:
+        base = len(trace.realizations)
+        outcome = fn()
+    return trace, outcome.shifted(base)
