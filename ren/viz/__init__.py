@@ -1,8 +1,12 @@
-"""Seeing inside Ren (design section 7).
+"""Seeing inside Ren (design section 7; ``docs/viz.md``).
 
-* ``dump_to(dir)``: the graph after every scheduler pass as Graphviz files (``docs/viz.md``);
+* ``dump_to(dir)``: the graph after every scheduler pass as Graphviz files;
 * ``record()``: a ``Trace`` of every realization and jit call in a block (graphs after each pass,
-  rules fired, kernels, memory plan, exec units, timings), which the report and the debugger read.
+  rules fired, kernels, memory plan, exec units, timings), which the report and the debugger read;
+* ``write_report`` / ``build_report`` / ``text_report``: the report ``python -m ren.viz`` writes;
+* ``debug(poly)`` and ``Stepper``: the step-through realization debugger (``watch`` registers a
+  CKKS ciphertext and its plaintext shadow);
+* ``plan_svg`` / ``plans_svg`` / ``plan_text``: the memory plan as a picture.
 """
 
 from __future__ import annotations
@@ -13,9 +17,26 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ren.engine.dump import DUMP_DIR
+from ren.viz.debug import Stepper, debug, watch
+from ren.viz.memory import plan_svg, plan_text, plans_svg
+from ren.viz.report import build_report, text_report, write_report
 from ren.viz.trace import Trace, kernel_source, record
 
-__all__ = ["Trace", "dump_to", "kernel_source", "record"]
+__all__ = [
+    "Stepper",
+    "Trace",
+    "build_report",
+    "debug",
+    "dump_to",
+    "kernel_source",
+    "plan_svg",
+    "plan_text",
+    "plans_svg",
+    "record",
+    "text_report",
+    "watch",
+    "write_report",
+]
 
 
 @contextlib.contextmanager

@@ -234,6 +234,14 @@ def main_report(argv: Sequence[str]) -> int:
         times=not opts.no_times,
         error=run.error,
     )
+    if o.summary:
+        print(o.summary.rstrip())
+    recorded = run.trace
+    print(
+        f"recorded {len(recorded.realizations)} realizations, "
+        f"{sum(len(r.kernels) for r in recorded.realizations)} kernels, "
+        f"{len(recorded.jit)} ren.jit calls"
+    )
     print(f"report: {path.resolve()} ({path.stat().st_size / 1024:.0f} KiB)")
     if opts.open:
         _open(path)

@@ -36,9 +36,11 @@ from ren.engine.schedule import PASSES
 from ren.poly import Poly, stored
 from ren.ring import Domain, RingSpec, ntt_primes
 from ren.schemes import ckks
-from ren.viz import debug as dbg
 from ren.viz.debug import Stepper, debug, main, watch
 from ren.viz.trace import kernel_source
+
+# the module: the attribute ren.viz.debug is the function ren.viz.debug(poly)
+dbg = sys.modules["ren.viz.debug"]
 
 ROOT = Path(__file__).resolve().parents[2]
 RING = RingSpec(16, ntt_primes(16, 30, 2))  # N=16/limbs=2
