@@ -54,7 +54,8 @@ def _check_ring(ring: Any) -> RingSpec:
     return ring
 
 
-def _is_int(x: Any) -> bool:
+def is_int(x: Any) -> bool:
+    """Whether ``x`` is a Python or NumPy integer (not a bool)."""
     return isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
 
 
@@ -94,7 +95,7 @@ class Poly:
         equal ring constants are the same node.
         """
         ring = _check_ring(ring)
-        if not _is_int(value):
+        if not is_int(value):
             raise TypeError(f"a constant must be an int, got {type(value).__name__}")
         Q = ring.Q
         v = int(value) % Q
@@ -158,7 +159,7 @@ class Poly:
     ) -> Poly:
         """Integer coefficients uniform in ``[low, high]`` (both included)."""
         ring = _check_ring(ring)
-        if not (_is_int(low) and _is_int(high)):
+        if not (is_int(low) and is_int(high)):
             raise TypeError(f"low and high must be ints, got {low!r} and {high!r}")
         return cls(sampling.integers(rng, low, high, ring.n), ring, device)
 
@@ -212,7 +213,7 @@ class Poly:
             if other.device != self.device:
                 raise ValueError(f"device mismatch: {self.device} and {other.device}")
             return other.node
-        if _is_int(other):
+        if is_int(other):
             return Poly.const(other, self.ring, self.device).node
         return None
 
@@ -281,7 +282,7 @@ class Poly:
         ring = self.ring
         if moduli is None:
             moduli = (ring.moduli[-1],)
-        elif _is_int(moduli):
+        elif is_int(moduli):
             moduli = (int(moduli),)
         else:
             moduli = tuple(int(q) for q in moduli)
@@ -300,7 +301,7 @@ class Poly:
 
     def rotate(self, steps: int) -> Poly:
         """``a(X^g)`` with ``g = 5**steps mod 2n``: rotates CKKS slots left by ``steps``."""
-        if not _is_int(steps):
+        if not is_int(steps):
             raise TypeError(f"rotation steps must be an int, got {type(steps).__name__}")
         n = self.ring.n
         steps = int(steps) % max(n // 2, 1)  # 5 has order n/2 modulo 2n
@@ -311,7 +312,7 @@ class Poly:
 
     def automorphism(self, g: int) -> Poly:
         """``a(X^g)`` for odd ``g`` (taken mod ``2n``); ``g = 2n - 1`` is conjugation."""
-        if not _is_int(g):
+        if not is_int(g):
             raise TypeError(f"Galois element must be an int, got {type(g).__name__}")
         two_n = 2 * self.ring.n
         g = int(g) % two_n

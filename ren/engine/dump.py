@@ -20,7 +20,15 @@ from pathlib import Path
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
 
-__all__ = ["DUMP_DIR", "SVG_TIMEOUT_S", "dump_dir", "dump_input", "dump_pass"]
+__all__ = [
+    "DUMP_DIR",
+    "SVG_TIMEOUT_S",
+    "dot_error",
+    "draw_svg",
+    "dump_dir",
+    "dump_input",
+    "dump_pass",
+]
 
 #: the directory set by the innermost ``ren.viz.dump_to`` block (``None`` outside any).
 DUMP_DIR: ContextVar[Path | None] = ContextVar("ren_dump_dir", default=None)
@@ -71,18 +79,31 @@ def _write(directory: Path, stem: str, text: str) -> None:
         return
     svg_path = directory / f"{stem}.svg"
     try:
-        subprocess.run(
-            [dot, "-Tsvg", "-o", str(svg_path), str(dot_path)],
-            check=True,
-            capture_output=True,
-            timeout=SVG_TIMEOUT_S,
-        )
+        svg_path.write_text(draw_svg(text, dot), encoding="utf-8")
     except (OSError, subprocess.SubprocessError) as e:
         svg_path.unlink(missing_ok=True)  # no half-written picture next to the good .dot
-        _warn_once(f"graphviz could not draw {dot_path} ({_why(e)}); only the .dot is written")
+        _warn_once(f"graphviz could not draw {dot_path} ({dot_error(e)}); only the .dot is written")
 
 
-def _why(e: Exception) -> str:
+def draw_svg(text: str, program: str = "dot") -> str:
+    """``program -Tsvg`` of the DOT ``text`` (at most ``SVG_TIMEOUT_S`` seconds).
+
+    Raises:
+        OSError, subprocess.SubprocessError: ``dot`` is missing, fails or takes too long
+            (``dot_error`` says which in a line).
+    """
+    done = subprocess.run(
+        [program, "-Tsvg"],
+        input=text.encode(),
+        capture_output=True,
+        check=True,
+        timeout=SVG_TIMEOUT_S,
+    )
+    return done.stdout.decode("utf-8", errors="replace")
+
+
+def dot_error(e: Exception) -> str:
+    """Why ``draw_svg`` failed, in one line."""
     if isinstance(e, subprocess.CalledProcessError):
         stderr = e.stderr.decode(errors="replace").strip() if e.stderr else ""
         return f"dot exited with {e.returncode}" + (f": {stderr}" if stderr else "")

@@ -50,7 +50,7 @@ from ren import sampling
 from ren.device import canonical_device
 from ren.engine import jit as _jit
 from ren.engine.realize import uncaptured
-from ren.poly import Poly, realize
+from ren.poly import Poly, is_int, realize
 from ren.ring import Domain, RingSpec, galois_for_rotation, ntt_primes
 
 __all__ = [
@@ -88,10 +88,6 @@ FORMAT_VERSION = 1
 _MAGIC = b"RENCKKS\0"
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
-
-
 def _bits(x: float) -> str:
     """A modulus or coefficient size as ``2^k``."""
     return f"2^{math.log2(x):.6f}" if x > 0 else str(x)
@@ -107,7 +103,7 @@ def _scale(x: float) -> str:
 
 
 def _bits_tuple(name: str, value: Any) -> tuple[int, ...]:
-    if _is_int(value):
+    if is_int(value):
         raise TypeError(f"{name} must be a sequence of bit sizes, got the int {value}")
     try:
         items = tuple(value)
@@ -116,7 +112,7 @@ def _bits_tuple(name: str, value: Any) -> tuple[int, ...]:
     if not items:
         raise ValueError(f"{name} is empty: it needs at least one bit size")
     for b in items:
-        if not _is_int(b):
+        if not is_int(b):
             raise TypeError(f"{name} holds {b!r}; bit sizes must be ints")
         if not 10 <= b <= 62:
             raise ValueError(f"{name} holds {b}: moduli must have 10 to 62 bits")
@@ -163,12 +159,12 @@ class Params:
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
-        if not _is_int(self.n) or self.n < 4 or self.n & (self.n - 1):
+        if not is_int(self.n) or self.n < 4 or self.n & (self.n - 1):
             raise ValueError(f"n={self.n!r} must be a power of two >= 4")
         set_("n", int(self.n))
         set_("q_bits", _bits_tuple("q_bits", self.q_bits))
         set_("p_bits", _bits_tuple("p_bits", self.p_bits))
-        if not _is_int(self.scale_bits):
+        if not is_int(self.scale_bits):
             raise TypeError(f"scale_bits must be an int, got {self.scale_bits!r}")
         set_("scale_bits", int(self.scale_bits))
         if not 1 <= self.scale_bits < self.q_bits[0]:
@@ -178,13 +174,13 @@ class Params:
             )
         L = len(self.q_bits)
         dnum = L if self.dnum is None else self.dnum
-        if not _is_int(dnum) or not 1 <= dnum <= L:
+        if not is_int(dnum) or not 1 <= dnum <= L:
             raise ValueError(f"dnum={self.dnum!r} must be an int from 1 to len(q_bits)={L}")
         set_("dnum", int(dnum))
         if not isinstance(self.insecure, bool):
             raise TypeError(f"insecure must be True or False, got {self.insecure!r}")
         if self.hamming_weight is not None and (
-            not _is_int(self.hamming_weight) or not 1 <= self.hamming_weight <= self.n
+            not is_int(self.hamming_weight) or not 1 <= self.hamming_weight <= self.n
         ):
             raise ValueError(f"hamming_weight={self.hamming_weight!r} must be None or in [1, n]")
         if not isinstance(self.sigma, numbers.Real) or not 0 < float(self.sigma) < 1e6:
@@ -280,7 +276,7 @@ class Params:
         return self.key_ring.with_moduli(self.p_moduli + self.q_moduli[: level + 1])
 
     def _check_level(self, level: int) -> None:
-        if not _is_int(level) or not 0 <= level <= self.max_level:
+        if not is_int(level) or not 0 <= level <= self.max_level:
             raise ValueError(f"level={level!r} is outside [0, {self.max_level}]")
 
     # --- serialization ------------------------------------------------------------------------
@@ -566,7 +562,7 @@ class Ciphertext:
 
 
 def _check_down(level: int, target: int, what: str) -> None:
-    if not _is_int(target) or not 0 <= target <= level:
+    if not is_int(target) or not 0 <= target <= level:
         raise ValueError(
             f"cannot bring a {what} at level {level} to level {target!r}: levels only go down, "
             "to 0 at the least"
@@ -654,7 +650,7 @@ class EvaluationKeys:
             base = 2 + 2 * digits * i
             pairs = tuple((polys[base + 2 * j], polys[base + 2 * j + 1]) for j in range(digits))
             keys.append(KeySwitchKey(g, pairs))
-        if any(not _is_int(k.galois) for k in keys[1:]):
+        if any(not is_int(k.galois) for k in keys[1:]):
             raise ValueError("the evaluation-key blob names a Galois element that is not an int")
         return cls(params, public, keys[0], {k.galois: k for k in keys[1:]})
 
@@ -1068,7 +1064,7 @@ class Context:
             out = Ciphertext(parts, a.scale * b.scale, level, a.real and b.real, self)
             if relinearize:
                 out = self.relinearize(out)
-        elif _is_int(b):
+        elif is_int(b):
             return dataclasses.replace(a, parts=tuple(p * int(b) for p in a.parts))
         elif isinstance(b, Plaintext):
             level = min(a.level, b.level)
@@ -1129,7 +1125,7 @@ class Context:
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
         """Slots moved left by ``steps`` (slot ``j + steps`` to slot ``j``)."""
         ct = self._own(ct)
-        if not _is_int(steps):
+        if not is_int(steps):
             raise TypeError(f"rotation steps must be an int, got {type(steps).__name__}")
         steps = int(steps) % self.params.slots
         if steps == 0:
@@ -1367,7 +1363,7 @@ def _read_values(blob: bytes, kind: str, ctx: Context) -> tuple[dict, list[Poly]
     if params != ctx.params:
         raise ValueError(f"the {kind} was written for {params}, not this context's {ctx.params}")
     level = header.get("level")
-    if not _is_int(level) or not 0 <= level <= params.max_level:
+    if not is_int(level) or not 0 <= level <= params.max_level:
         raise ValueError(f"the {kind}'s level {level!r} is outside [0, {params.max_level}]")
     try:
         header["scale"] = float.fromhex(header["scale"])

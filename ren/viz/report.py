@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ren.engine.dump import SVG_TIMEOUT_S
+from ren.engine.dump import dot_error, draw_svg
 from ren.engine.memory import DevicePlan
 from ren.engine.schedule import PASSES, ScheduledKernel, kernels_of
 from ren.ir.dot import to_dot
@@ -231,26 +231,10 @@ class _Graphs:
 
     def _run(self, text: str) -> str | None:
         try:
-            done = subprocess.run(
-                [self.program, "-Tsvg"],
-                input=text.encode(),
-                capture_output=True,
-                check=True,
-                timeout=SVG_TIMEOUT_S,
-            )
-        except subprocess.CalledProcessError as e:
-            stderr = e.stderr.decode(errors="replace").strip() if e.stderr else ""
-            self.errors[text] = f"dot exited with {e.returncode}" + (
-                f": {stderr}" if stderr else ""
-            )
+            return draw_svg(text, self.program)
+        except (OSError, subprocess.SubprocessError) as e:
+            self.errors[text] = dot_error(e)
             return None
-        except subprocess.TimeoutExpired as e:
-            self.errors[text] = f"dot took over {e.timeout} s"
-            return None
-        except OSError as e:
-            self.errors[text] = f"{type(e).__name__}: {e}"
-            return None
-        return done.stdout.decode("utf-8", errors="replace")
 
     def html(self, text: str, nodes: int, prefix: str) -> str:
         """The graph as inline SVG, or its DOT text with the reason it is not drawn."""
