@@ -111,14 +111,17 @@ class Mirror(Protocol):
     frees the device copy.
     """
 
-    def host_access(self, root: Buffer) -> None: ...
+    def host_access(self, root: Buffer) -> None:
+        """Bring ``root``'s host array up to date before the host reads or writes it."""
 
-    def release(self, root: Buffer) -> None: ...
+    def release(self, root: Buffer) -> None:
+        """Free the device copy of ``root``."""
 
 
 class Buffer:
-    """``size`` words of ``dtype`` (``"u32"``, ``"u64"``, or ``"u8"`` for an arena) on ``device``;
-    compared by identity.
+    """``size`` words of ``dtype`` on ``device``, compared by identity.
+
+    ``dtype`` is ``"u32"``, ``"u64"``, or ``"u8"`` for an arena.
 
     ``array`` is the host copy (a writable 1-D NumPy array) once the buffer holds data. A buffer
     made with ``base`` and ``offset`` is a view: its words are the bytes ``offset ..`` of the
@@ -193,8 +196,10 @@ class Buffer:
 
     @property
     def root(self) -> Buffer:
-        """The buffer that owns the storage: the base of a view, else the buffer itself (whose
-        ``offset`` is 0)."""
+        """The buffer that owns the storage: the base of a view, else the buffer itself.
+
+        A buffer that is its own root has ``offset`` 0.
+        """
         return self.base if self.base is not None else self
 
     @property
@@ -218,8 +223,11 @@ class Buffer:
         return self._array is not None
 
     def ensure_allocated(self) -> Buffer:
-        """Give the buffer storage if it has none (zeros; a view allocates its base and takes its
-        window). Buffers allocate on first use."""
+        """Give the buffer storage if it has none, and return the buffer.
+
+        New storage is zeros; a view allocates its base and takes its window. Buffers allocate on
+        first use.
+        """
         if self._array is None:
             if self.base is not None:
                 raw = self.base.ensure_allocated()._array
@@ -230,8 +238,10 @@ class Buffer:
         return self
 
     def deallocate(self) -> None:
-        """Drop the buffer's storage (and its device copy). Realizing a graph that still reads it
-        is an error."""
+        """Drop the buffer's storage (and its device copy).
+
+        Realizing a graph that still reads the buffer is an error.
+        """
         self._array = None
         if self.mirror is not None:
             self.mirror.release(self)

@@ -145,8 +145,10 @@ class Poly:
 
     @classmethod
     def uniform(cls, ring: RingSpec, rng: RngLike = None, device: str | None = None) -> Poly:
-        """Coefficients uniform modulo ``Q`` (each limb uniform modulo its ``q_i``, which by the
-        CRT is the same)."""
+        """Coefficients uniform modulo ``Q``.
+
+        Each limb is uniform modulo its ``q_i``, which by the CRT is the same.
+        """
         ring = _check_ring(ring)
         gen = sampling.as_rng(rng)
         residues = np.stack([sampling.uniform_below(gen, q, ring.n) for q in ring.moduli])
@@ -273,8 +275,9 @@ class Poly:
         )
 
     def rescale(self, moduli: int | Sequence[int] | None = None) -> Poly:
-        """``round(a_c / P)`` (ties up) in the ring of the remaining moduli; ``P`` = the product of
-        ``moduli`` (default: the last modulus of the ring).
+        """``round(a_c / P)`` (ties up) in the ring of the remaining moduli.
+
+        ``P`` is the product of ``moduli`` (default: the last modulus of the ring).
 
         Raises:
             ValueError: a modulus not in the ring, a repeated one, or no modulus left.
@@ -357,16 +360,22 @@ class Poly:
         return _storage(self.node).reshape(len(self.ring.moduli), self.ring.n)
 
     def tolist(self, centered: bool = False) -> list[int]:
-        """The coefficients as Python ints in ``[0, Q)``, or ``(-Q/2, Q/2]`` when ``centered``,
-        whatever the domain (an NTT-form value is converted). Realizes first when needed."""
+        """The coefficients as Python ints in ``[0, Q)``, or ``(-Q/2, Q/2]`` when ``centered``.
+
+        This holds whatever the domain (an NTT-form value is converted). Realizes first when
+        needed.
+        """
         words = self._words()
         if self.domain is Domain.NTT:
             words = rk.intt(self.ring, words)
         return rk.crt(self.ring, words, centered=centered)
 
     def limbs(self) -> np.ndarray:
-        """The stored residues, plain (not Montgomery): an ``(L, n)`` array, row ``i`` modulo
-        ``q_i``, in the poly's domain (NTT slots in ``ren.ring``'s order for an NTT-form poly)."""
+        """The stored residues, plain (not Montgomery), as an ``(L, n)`` array.
+
+        Row ``i`` is modulo ``q_i``. The residues are in the poly's domain (NTT slots in
+        ``ren.ring``'s order for an NTT-form poly).
+        """
         return rk.from_mont(self.ring, self._words())
 
     def tobytes(self) -> bytes:
@@ -392,9 +401,15 @@ def realize(*polys: Poly) -> tuple[Poly, ...]:
 
 
 def prepare_realize(*polys: Poly) -> Realization | None:
-    """The realization of ``polys``, scheduled and planned but not run (``None`` when every one
-    is realized already). Its ``run()`` computes them and repoints every live ``Poly``, exactly as
-    ``realize`` does; ``run(1)`` runs one exec unit at a time (the step-through debugger)."""
+    """The realization of ``polys``, scheduled and planned but not run.
+
+    It is ``None`` when every one is realized already. Its ``run()`` computes them and repoints
+    every live ``Poly``, exactly as ``realize`` does; ``run(1)`` runs one exec unit at a time (the
+    step-through debugger).
+
+    Raises:
+        TypeError: if an argument is not a ``Poly``.
+    """
     for p in polys:
         if not isinstance(p, Poly):
             raise TypeError(f"realize takes Poly values, got {type(p).__name__}")
@@ -436,8 +451,11 @@ def _repoint(becomes: dict[Node, Node]) -> None:
 
 
 def _uses_any(keys: dict[Node, Node], roots: list[Node]) -> dict[Node, bool]:
-    """For every node below ``roots``: does its graph contain one of ``keys``? (memoized, iterative;
-    stops at stored values, which contain nothing to replace)."""
+    """For every node below ``roots``: does its graph contain one of ``keys``?
+
+    The walk is memoized and iterative; it stops at stored values, which contain nothing to
+    replace.
+    """
     memo: dict[Node, bool] = {}
     for root in roots:
         stack: list[tuple[Node, bool]] = [(root, False)]
@@ -458,8 +476,10 @@ def _uses_any(keys: dict[Node, Node], roots: list[Node]) -> dict[Node, bool]:
 
 
 def stored(node: Node) -> tuple[Buffer, tuple[int, int] | None] | None:
-    """Where a stored value lives: its buffer, and ``(offset, size)`` in words when it is a view
-    of one; ``None`` for a value that is not an ``AS_RING`` over a buffer or a view of one."""
+    """Where a stored value lives: its buffer, and ``(offset, size)`` in words for a view.
+
+    ``None`` for a value that is not an ``AS_RING`` over a buffer or a view of one.
+    """
     if node.op is not Op.AS_RING:
         return None
     store = node.src[0]

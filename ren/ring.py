@@ -350,8 +350,12 @@ class RingSpec:
         return RingSpec(self.n, tuple(moduli), dtype)
 
     def contiguous_offset(self, other: RingSpec) -> int | None:
-        """If ``other``'s moduli are a contiguous run of this ring's (same n, same dtype), the index
-        of the run's first modulus; else ``None``."""
+        """Where ``other``'s moduli start in this ring's, if they are a contiguous run of them.
+
+        Returns:
+            The index of the run's first modulus when ``other`` has the same ``n`` and dtype and
+            its moduli are a contiguous run of this ring's; else ``None``.
+        """
         if other.n != self.n or other.dtype != self.dtype:
             return None
         m, k = self.moduli, len(other.moduli)
@@ -397,6 +401,11 @@ class ModulusTables:
 
     @classmethod
     def make(cls, q: int, n: int, word_bits: int) -> ModulusTables:
+        """Compute the tables of the prime ``q`` (``q = 1 mod 2n``) for words of ``word_bits``.
+
+        Raises:
+            ValueError: if ``q`` is not prime or not ``1 mod 2n``.
+        """
         R = 1 << word_bits
         psi = primitive_root_2n(q, n)
         return cls(

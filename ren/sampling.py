@@ -78,8 +78,11 @@ def uniform_below(rng: RngLike, bound: int, size: int) -> np.ndarray:
 
 
 def integers(rng: RngLike, low: int, high: int, size: int) -> list[int] | np.ndarray:
-    """``size`` uniform integers in ``[low, high]`` (inclusive): an int64 array when they fit,
-    else a list of Python ints."""
+    """``size`` uniform integers in ``[low, high]`` (inclusive).
+
+    Returns:
+        An int64 array when they fit, else a list of Python ints.
+    """
     low, high = int(low), int(high)
     if low > high:
         raise ValueError(f"empty interval: low={low} > high={high}")

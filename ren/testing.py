@@ -340,8 +340,11 @@ def _basis(ring: RingSpec, seed: int) -> list[Case]:
 
 
 def _copy(ring: RingSpec, seed: int) -> list[Case]:
-    """Copies both ways. A device value copied back is realized on the device first: a lazy
-    ``x.to(device).to("python")`` simplifies to ``x`` and would copy nothing."""
+    """Copies both ways.
+
+    A device value copied back is realized on the device first: a lazy
+    ``x.to(device).to("python")`` simplifies to ``x`` and would copy nothing.
+    """
 
     def there(i: _Inputs) -> list[tuple[str, Poly]]:
         return [

@@ -70,6 +70,7 @@ class CompiledKernel:
         self._lib = lib  # keep the library loaded while the kernel lives
 
     def __call__(self, bufs: tuple[Buffer, ...]) -> None:
+        """Call the kernel on ``bufs`` (each shifted by its byte offset) and the kernel's tables."""
         args = [ctypes.c_void_p(b.array.ctypes.data) for b in bufs]
         for i, off in enumerate(self.offsets):
             if off:
@@ -91,8 +92,11 @@ def _copy(bufs: tuple[Buffer, ...]) -> None:
 
 
 def _template(ast: Node):
-    """The C template of a polynomial kernel (NTT, INTT, rescale, basis extension), its tables,
-    and the input's limb window (a ``LOAD`` at ``limb_offset``)."""
+    """The C template of a polynomial kernel, its tables and the input's limb window.
+
+    The kernel is an NTT, INTT, rescale or basis extension; the limb window is the input's
+    ``LOAD`` at ``limb_offset``.
+    """
     value = ast.src[1]
     read = value.src[0].arg  # the IndexArg of the LOAD of the input
     ring = read.ring
@@ -145,9 +149,10 @@ def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]
 
 
 class GraphRunner:
-    """A captured plan as one C function: every kernel called in order through a table of
-    function pointers, with the byte offsets of arena views and limb windows baked into the
-    source; each replay is one ctypes call.
+    """A captured plan as one C function; each replay is one ctypes call.
+
+    Every kernel is called in order through a table of function pointers, with the byte offsets
+    of arena views and limb windows baked into the source.
 
     The function takes ``F`` (the kernels' entry points) and ``B`` (the address of every root
     buffer and table the plan touches). Inputs are slots of ``B`` set just before the call and
@@ -190,8 +195,10 @@ def _address(obj: Buffer | np.ndarray) -> int:
 
 
 def graph_runner(units: list, bindings: list[tuple[int, int, int]]) -> GraphRunner | None:
-    """The graph runner for a captured plan on the cpu device, or ``None`` when a unit is neither
-    a compiled kernel nor a copy between host buffers."""
+    """The graph runner for a captured plan on the cpu device, or ``None`` if it cannot have one.
+
+    There is none when a unit is neither a compiled kernel nor a copy between host buffers.
+    """
     roots: list = []
     index: dict[int, int] = {}
     input_slots: dict[int, int] = {}

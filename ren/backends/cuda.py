@@ -84,6 +84,11 @@ class PyCUDARuntime:
         self.description = f"{self.device.name()} (PyCUDA)"
 
     def module(self, source: str):
+        """Compile CUDA C ``source`` with nvcc into a loaded module.
+
+        Raises:
+            CompileError: if nvcc fails; the message holds its log.
+        """
         try:
             return self._source_module(source, no_extern_c=True, options=list(NVCC_OPTIONS))
         except Exception as e:  # pycuda.driver.CompileError has the nvcc log
@@ -92,55 +97,69 @@ class PyCUDARuntime:
             raise CompileError(f"nvcc (through PyCUDA) failed:\n{e}") from None
 
     def alloc(self, nbytes: int):
+        """Allocate ``nbytes`` of device memory (at least one byte)."""
         return self.drv.mem_alloc(max(nbytes, 1))
 
     def pointer(self, alloc) -> int:
+        """The device address of an allocation, as an integer kernel argument."""
         return int(alloc)
 
     def htod(self, alloc, host: np.ndarray) -> None:
+        """Copy the host array ``host`` into the device allocation ``alloc``."""
         if host.nbytes:
             self.drv.memcpy_htod(alloc, host)
 
     def dtoh(self, host: np.ndarray, alloc) -> None:
+        """Copy the device allocation ``alloc`` into the host array ``host``."""
         if host.nbytes:
             self.drv.memcpy_dtoh(host, alloc)
 
     def free(self, alloc) -> None:
+        """Release a device allocation."""
         alloc.free()
 
     def synchronize(self) -> None:
+        """Wait until every launch on the context has finished."""
         self.drv.Context.synchronize()
 
 
 class EmulatedRuntime:
-    """The runtime of ``REN_CUDA_EMULATE=1``: "device memory" is host memory, modules are built
-    by ``ren.codegen.cuda_host`` and every launch runs its threads one by one."""
+    """The runtime of ``REN_CUDA_EMULATE=1``: the CUDA C runs on the host, without a GPU.
+
+    "Device memory" is host memory, modules are built by ``ren.codegen.cuda_host`` and every
+    launch runs its threads one by one.
+    """
 
     name = "emulated"
     description = "CUDA C emulated on the host (REN_CUDA_EMULATE=1)"
 
     def module(self, source: str):
+        """Build CUDA C ``source`` into a module whose kernels run on the host."""
         from ren.codegen.cuda_host import HostModule
 
         return HostModule(source)
 
     def alloc(self, nbytes: int) -> np.ndarray:
+        """A zeroed host byte array of ``nbytes`` (at least one byte) standing for device memory."""
         return np.zeros(max(nbytes, 1), dtype=np.uint8)
 
     def pointer(self, alloc: np.ndarray) -> int:
+        """The host address of an allocation, as an integer kernel argument."""
         return alloc.ctypes.data
 
     def htod(self, alloc: np.ndarray, host: np.ndarray) -> None:
+        """Copy the bytes of ``host`` into the allocation ``alloc``."""
         alloc[: host.nbytes] = host.view(np.uint8).reshape(-1)
 
     def dtoh(self, host: np.ndarray, alloc: np.ndarray) -> None:
+        """Copy the allocation ``alloc`` into the bytes of ``host``."""
         host.view(np.uint8).reshape(-1)[:] = alloc[: host.nbytes]
 
     def free(self, alloc: np.ndarray) -> None:
-        pass
+        """Nothing to release: the array goes with its last reference."""
 
     def synchronize(self) -> None:
-        pass  # every launch has finished when its call returns
+        """Nothing to wait for: every launch has finished when its call returns."""
 
 
 @functools.cache
@@ -315,8 +334,10 @@ def _polynomial(ast: Node) -> CUDAKernel:
 
 
 def source(ast: Node, info: KernelInfo) -> str:
-    """The CUDA C the cuda device runs for one kernel body: rendered, not compiled (no GPU or
-    PyCUDA needed)."""
+    """The CUDA C the cuda device runs for one kernel body.
+
+    The source is rendered, not compiled, so no GPU or PyCUDA is needed.
+    """
     if info.kind == "copy":
         return "/* a copy between buffers: through the host mirrors, no kernel */\n"
     if info.kind == "elementwise":

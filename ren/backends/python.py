@@ -113,7 +113,9 @@ def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]
 
 
 def source(ast: Node, info: KernelInfo) -> str:
-    """What the python device runs for one kernel body: the body itself, which it interprets
-    node by node with NumPy (printed as the IR)."""
+    """What the python device runs for one kernel body: the body itself, printed as the IR.
+
+    The python device interprets the body node by node with NumPy.
+    """
     del info
     return str(ast) + "\n"

@@ -298,8 +298,9 @@ def encode_coeffs(ring: RingSpec, coeffs) -> np.ndarray:
 
     Args:
         ring: the ring.
-        coeffs: ``n`` integers of any sign and size: a list or tuple of Python or NumPy ints, or a
-            1-D NumPy array of a signed, unsigned or object (big Python int) dtype.
+        coeffs (Sequence[int] | np.ndarray): ``n`` integers of any sign and size: a list or tuple
+            of Python or NumPy ints, or a 1-D NumPy array of a signed, unsigned or object (big
+            Python int) dtype.
 
     Returns:
         ``(L, n)`` words ``(c mod q_i) * R mod q_i`` in ``[0, q_i)``.
@@ -425,8 +426,11 @@ def automorphism(ring: RingSpec, a: np.ndarray, g: int, domain: Domain) -> np.nd
 
 
 def _recode(src: RingSpec, words: np.ndarray, src_rows, dst: RingSpec, dst_rows) -> np.ndarray:
-    """Montgomery words of ``src``'s limbs ``src_rows`` re-encoded as ``dst``'s limbs ``dst_rows``
-    (the same moduli): unchanged when the dtypes agree, else decoded and encoded with the new R."""
+    """Montgomery words of ``src``'s limbs ``src_rows`` re-encoded as ``dst``'s limbs ``dst_rows``.
+
+    The limbs have the same moduli. The words are unchanged when the dtypes agree, else decoded
+    and encoded with the new R.
+    """
     if src.dtype == dst.dtype:
         return words
     return _plain_to_mont(dst, _mont_to_plain(src, words, src_rows), dst_rows)

@@ -48,13 +48,16 @@ class CRenderer(Renderer):
     has_u128 = True
 
     def prelude(self, ring: RingSpec) -> str:
+        """The word typedefs and modular helpers, with a double-width word for products."""
         wide = "uint64_t" if ring.dtype == "u32" else "unsigned __int128"
         return _PRELUDE.format(word=self.word(ring), wide=wide, bits=ring.word_bits)
 
     def kernel_signature(self, name: str, params: list[str]) -> str:
+        """``void name(params)``: a plain C function."""
         return f"void {name}({', '.join(params)})"
 
     def loop(self, ring: RingSpec, body: list[str]) -> list[str]:
+        """Two nested loops, over limbs ``i`` and slots ``k``, the outer one spread by OpenMP."""
         inner = ["    " + line for line in body]
         return [
             omp_for(ring),

@@ -81,8 +81,11 @@ def supports_flag(compiler: str, flag: str) -> bool:
 
 @functools.cache
 def native_target(compiler: str) -> str:
-    """What ``-march=native`` means on this machine for ``compiler`` (its resolved target
-    options), so a cache shared between machines never loads a library built for another CPU."""
+    """What ``-march=native`` means on this machine for ``compiler``: its resolved target options.
+
+    They go into the cache key, so a cache shared between machines never loads a library built
+    for another CPU.
+    """
     cmd = [compiler, "-march=native", "-Q", "--help=target"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
     return hashlib.sha256(out.encode()).hexdigest() if out else platform.processor()

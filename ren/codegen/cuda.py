@@ -53,13 +53,16 @@ class CUDARenderer(Renderer):
     const_table = "__constant__"
 
     def prelude(self, ring: RingSpec) -> str:
+        """The word typedefs and modular helpers, built on CUDA's high-word multiply intrinsic."""
         mulhi = "__umulhi" if ring.dtype == "u32" else "__umul64hi"
         return _PRELUDE.format(word=self.word(ring), mulhi=mulhi)
 
     def kernel_signature(self, name: str, params: list[str]) -> str:
+        """An ``extern "C" __global__`` kernel with its launch bounds (``BLOCK`` threads)."""
         return f'extern "C" __global__ void __launch_bounds__({BLOCK}) {name}({", ".join(params)})'
 
     def loop(self, ring: RingSpec, body: list[str]) -> list[str]:
+        """One thread per word: limb ``i`` and slot ``k`` from the global thread index."""
         shift = ring.n.bit_length() - 1
         return [
             "const long long gidx = (long long)blockIdx.x * blockDim.x + threadIdx.x;",

@@ -91,8 +91,11 @@ class Launch:
 
 
 class CUDAProgram(NamedTuple):
-    """A generated CUDA program: one ``source`` holding every entry, its unique ``name``, the
-    ``launches`` to run in order on one stream, and the read-only host ``tables`` they read."""
+    """A generated CUDA program: its source, name, launches and tables.
+
+    One ``source`` holds every entry; ``name`` is unique; the ``launches`` run in order on one
+    stream and read the read-only host ``tables``.
+    """
 
     source: str
     name: str
@@ -117,8 +120,11 @@ def _header(title: str, ring: RingSpec, doc: str) -> str:
 
 
 def _constant(name: str, ctype: str, values, per_line: int = 4) -> str:
-    """``__constant__ const <ctype> NAME[len] = {...};``: :func:`templates._c_array` in constant
-    memory (exact literals; an empty list becomes one unused ``0``)."""
+    """``__constant__ const <ctype> NAME[len] = {...};``, a C array in constant memory.
+
+    It is :func:`templates._c_array` with ``__constant__`` for ``static``; the literals are
+    exact, and an empty list becomes one unused ``0``.
+    """
     return _c_array(name, ctype, values, per_line).replace(
         "static const ", "__constant__ const ", 1
     )
@@ -144,8 +150,10 @@ __device__ __forceinline__ {word} mont_mul_{w}({word} a, {word} b, {word} q,
 
 
 def _helpers(dtype: str) -> str:
-    """The C templates' modular helpers as ``__device__`` functions, with CUDA's high-word
-    intrinsic (``__umulhi`` / ``__umul64hi``) and no 128-bit type."""
+    """The C templates' modular helpers as ``__device__`` functions.
+
+    They use CUDA's high-word intrinsic (``__umulhi`` / ``__umul64hi``) and no 128-bit type.
+    """
     mont_mul = MONT_MUL.replace("MUL_HI", _MUL_HI[dtype])
     return templates.helpers(dtype, "__device__ __forceinline__", mont_mul, _MUL_HI[dtype], "")
 
@@ -268,8 +276,10 @@ __device__ __forceinline__ void butterfly(word *__restrict__ a, long long x, lon
 
 
 def _stages(n: int, inverse: bool) -> list[tuple[int, int]]:
-    """``(m, t)`` of each stage in the order they run: ``m = 1, 2, ..., n/2`` (forward) or
-    ``n/2, ..., 1`` (inverse), ``t = n / 2m``."""
+    """``(m, t)`` of each stage of the NTT, in the order they run.
+
+    ``m = 1, 2, ..., n/2`` (forward) or ``n/2, ..., 1`` (inverse), and ``t = n / 2m``.
+    """
     ms = [1 << e for e in range(n.bit_length() - 1)]
     return [(m, n // (2 * m)) for m in (ms[::-1] if inverse else ms)]
 
@@ -689,8 +699,10 @@ enum {
 
 @functools.cache
 def base_convert_program(ring: RingSpec, target: RingSpec) -> CUDAProgram:
-    """Fast base conversion from ``ring`` to ``target`` as CUDA: one launch of
-    ``ren_cuda_base_convert_<...>(out, in)``, every constant in ``__constant__`` memory.
+    """Fast base conversion from ``ring`` to ``target`` as CUDA.
+
+    The program is one launch of ``ren_cuda_base_convert_<...>(out, in)``, with every constant
+    in ``__constant__`` memory.
 
     Matches :func:`ren.backends.ring_kernels.base_convert` word for word, including where the
     floating-point correction ``v`` is off by one (within rounding error of ``+-Q/2``): ``v`` is

@@ -34,6 +34,7 @@ class Table:
 
     @property
     def name(self) -> str:
+        """The table's parameter name in a kernel's source, ``<kind>_g<g>``."""
         return f"{self.kind}_g{self.g}"
 
 

@@ -42,6 +42,7 @@ class Renderer(ABC):
     const_table = "static const"
 
     def word(self, ring: RingSpec) -> str:
+        """The C type of one word of ``ring``: ``uint32_t`` or ``uint64_t``."""
         return "uint32_t" if ring.dtype == "u32" else "uint64_t"
 
     def literal(self, value: int, ring: RingSpec) -> str:
@@ -65,6 +66,12 @@ class Renderer(ABC):
         return ", ".join(self.literal(v, ring) for v in values)
 
     def expr(self, ins: Instr, prog: Program) -> str:
+        """The expression that computes ``ins`` for limb ``i`` and slot ``k``.
+
+        A ``LOAD`` reads its buffer (through its permutation table, if any, and from its limb
+        window), an ``IMM`` reads its per-limb constant array, and every other op is written by
+        ``code_for_op`` on the values of its sources.
+        """
         ring = prog.ring
         if ins.op is Op.LOAD:
             arg = ins.arg
@@ -103,8 +110,10 @@ class Renderer(ABC):
 
 
 def render_named(renderer: Renderer, prog: Program) -> tuple[str, str]:
-    """``(name, source)`` of an elementwise kernel: the name holds the ring's shape and a hash of
-    the source, so it is the same in every process (a disk cache of builds hits)."""
+    """``(name, source)`` of an elementwise kernel, with a name that is the same in every process.
+
+    The name holds the ring's shape and a hash of the source, so a disk cache of builds hits.
+    """
     ring = prog.ring
     draft = renderer.render(prog, "REN_KERNEL")
     digest = hashlib.sha256(draft.encode()).hexdigest()[:10]

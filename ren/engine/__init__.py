@@ -4,8 +4,10 @@ import os
 
 
 def debug_level() -> int:
-    """``REN_DEBUG`` as a number (0 when unset or not a number): 1 pass names and times, 2 exec
-    unit times, 3 the graph after each pass."""
+    """``REN_DEBUG`` as a number, 0 when unset or not a number.
+
+    Level 1 prints pass names and times, 2 exec unit times, 3 the graph after each pass.
+    """
     try:
         return int(os.environ.get("REN_DEBUG", "0") or 0)
     except ValueError:

@@ -69,8 +69,11 @@ class CacheInfo(NamedTuple):
 
 
 def _walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple] | None) -> None:
-    """Collect ``(path, Poly)`` in a fixed order, and a key part for every other leaf (the leaf
-    itself: the key keeps it alive, so an ``id`` is never reused while a plan holds it)."""
+    """Collect ``(path, Poly)`` in a fixed order, and a key part for every other leaf.
+
+    The key part is the leaf itself: the key keeps it alive, so an ``id`` is never reused while a
+    plan holds it.
+    """
     if isinstance(obj, Poly):
         polys.append((path, obj))
     elif isinstance(obj, dict):
@@ -173,8 +176,13 @@ class CapturedPlan:
 
 
 def _replan(units: list[ExecUnit], keep: set[int]) -> list[ExecUnit]:
-    """Place every temporary the units write (not in ``keep``) in one arena per device, by its
-    lifetime over the whole list; returns the units bound to the new views."""
+    """Place every temporary the units write (not in ``keep``) in one arena per device.
+
+    Each temporary is placed by its lifetime over the whole list.
+
+    Returns:
+        The units bound to the new views.
+    """
     if os.environ.get("REN_NO_PLAN") == "1":
         return units
     life = _lifetimes(units)
@@ -224,6 +232,7 @@ class JitFunction:
 
     @property
     def name(self) -> str:
+        """The wrapped function's qualified name, as errors and tools show it."""
         return getattr(self.fn, "__qualname__", repr(self.fn))
 
     def cache_info(self) -> CacheInfo:
@@ -242,6 +251,21 @@ class JitFunction:
         return functools.partial(self, instance)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function: replay the plan captured for these inputs, or capture a new one.
+
+        The key of a plan is where each ``Poly`` input sits in the arguments (in lists, tuples,
+        dicts and dataclasses) with its ring, device, domain and storage (a constant's value),
+        which inputs share a buffer, and every other leaf of the arguments. A new key runs the
+        function and captures its plan (the least recently used of ``max_plans`` plans goes); a
+        known key replays the plan on the new inputs.
+
+        Returns:
+            What the function returns, with every ``Poly`` in it realized.
+
+        Raises:
+            JitError: if the call is nested in another capture, no argument (or, at capture, no
+                part of the result) holds a ``Poly``, or an input's buffer was freed.
+        """
         if _capturing is not None:
             raise JitError(
                 f"jitted function {self.name} was called while {_capturing.name} is being "

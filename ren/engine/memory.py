@@ -59,8 +59,10 @@ class _Block:
 
 
 class TLSF:
-    """A two-level segregated fit allocator over ``[0, capacity)`` (M. Masmano et al., "TLSF: a
-    new dynamic memory allocator for real-time systems", ECRTS 2004).
+    """A two-level segregated fit allocator over ``[0, capacity)``.
+
+    From M. Masmano et al., "TLSF: a new dynamic memory allocator for real-time systems",
+    ECRTS 2004.
 
     Free blocks are kept in lists by size class. The *first level* is the power of two below the
     size, ``fl = floor(log2(size))``; the *second level* splits that range ``[2^fl, 2^(fl+1))``
@@ -235,8 +237,10 @@ class TLSF:
 
 @dataclass(frozen=True)
 class PlannedBuffer:
-    """Where one buffer lives: ``nbytes`` at ``offset`` of its device's arena, alive from kernel
-    ``first`` to kernel ``last`` (indices into the schedule)."""
+    """Where one buffer lives: ``nbytes`` at ``offset`` of its device's arena.
+
+    It is alive from kernel ``first`` to kernel ``last`` (indices into the schedule).
+    """
 
     buffer_id: int
     dtype: str
@@ -249,8 +253,10 @@ class PlannedBuffer:
 
 @dataclass(frozen=True)
 class Event:
-    """One step of the simulation: ``kind`` is ``"alloc"`` (before kernel ``step``) or ``"free"``
-    (after it)."""
+    """One step of the simulation.
+
+    ``kind`` is ``"alloc"`` (before kernel ``step``) or ``"free"`` (after it).
+    """
 
     kind: str
     step: int
@@ -275,6 +281,7 @@ class DevicePlan:
     events: tuple[Event, ...]
 
     def summary(self) -> str:
+        """One line: the unshared bytes, the arena, the lower bound and the arena's ratio to it."""
         ratio = self.arena_bytes / self.lower_bound_bytes if self.lower_bound_bytes else 1.0
         return (
             f"memory {self.device}: unshared {_fmt(self.unshared_bytes)} -> arena "
@@ -290,6 +297,11 @@ class MemoryPlan:
     devices: tuple[DevicePlan, ...] = field(default_factory=tuple)
 
     def device(self, name: str) -> DevicePlan:
+        """The arena planned on device ``name``.
+
+        Raises:
+            KeyError: if no arena was planned on that device.
+        """
         for d in self.devices:
             if d.device == name:
                 return d

@@ -53,6 +53,7 @@ class ExecUnit:
     kernel: ScheduledKernel
 
     def __call__(self) -> None:
+        """Run the kernel on its buffers."""
         self.fn(self.bufs)
 
     def __repr__(self) -> str:
@@ -239,8 +240,13 @@ class Realization:
         return not self.units and self.finish is None
 
     def run(self, count: int | None = None) -> ScheduleContext:
-        """Run the next ``count`` units (default: all that are left), in order; after the last
-        one, call ``finish``. Returns the context."""
+        """Run the next ``count`` units (default: all that are left), in order.
+
+        After the last unit, ``finish`` is called.
+
+        Returns:
+            The schedule context.
+        """
         todo = len(self.units) if count is None else min(count, len(self.units))
         if self._last_use is None:  # over every unit, so a batch poisons only what is done
             poison = os.environ.get("REN_POISON") == "1"
@@ -257,9 +263,11 @@ class Realization:
 def prepare(
     nodes: tuple[Node, ...], finish: Callable[[dict[Node, Node]], None] | None = None
 ) -> Realization:
-    """Schedule ``nodes`` together (one ``SINK``), plan memory and build the exec units; run
-    nothing. ``prepare(nodes).run()`` is ``realize_nodes(nodes)``; ``finish`` is called with the
-    ``becomes_map`` after the last unit ran."""
+    """Schedule ``nodes`` together (one ``SINK``), plan memory and build the exec units.
+
+    Nothing runs. ``prepare(nodes).run()`` is ``realize_nodes(nodes)``; ``finish`` is called with
+    the ``becomes_map`` after the last unit ran.
+    """
     sink = Node(Op.SINK, DType.VOID, tuple(nodes))
     sched, ctx = schedule(sink)
     outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())

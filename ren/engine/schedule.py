@@ -57,8 +57,10 @@ PASSES = (
 
 @dataclass(frozen=True)
 class ScheduledKernel:
-    """One kernel to run: its body (``STORE`` over ``SLOT``s), the buffers bound to the slots
-    (slot 0 is written), and what it is."""
+    """One kernel to run: its body, the buffers bound to its slots, and what it is.
+
+    The body is a ``STORE`` over ``SLOT``s; slot 0 is the buffer written.
+    """
 
     ast: Node
     bufs: tuple[Buffer, ...]

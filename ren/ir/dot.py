@@ -1,4 +1,4 @@
-"""``to_dot``: a graph as Graphviz DOT text, stable byte for byte.
+r"""``to_dot``: a graph as Graphviz DOT text, stable byte for byte.
 
 One node statement per graph node (a shared subgraph is drawn once), named ``n0, n1, ...`` in
 ``toposort`` order, and one edge from each source to its user, labelled with the source's position
@@ -12,7 +12,7 @@ at the bottom, the root at the top. Each label reads::
 Fill colours follow the op groups of ``ren/ir/op.py`` (front end, storage, scheduling, kernel,
 anything else); nodes in ``created`` get a thick red border. Nothing depends on ``id()`` or set
 order, so the same program built twice gives the same bytes. Labels are DOT quoted strings (not
-HTML labels), where only ``"`` and ``\\`` are special: ``<`` and ``>`` are literal there, and
+HTML labels), where only ``"`` and ``\`` are special: ``<`` and ``>`` are literal there, and
 ``shape=box`` (not ``record``) keeps ``{ | }`` literal too.
 """
 

@@ -42,16 +42,20 @@ _table: weakref.WeakKeyDictionary[Node, Facts] = weakref.WeakKeyDictionary()
 
 
 def is_const(node: Node) -> bool:
-    """Whether ``node`` is a ring constant: ``AS_RING(CONST)`` (maybe under NEG/NTT/INTT) or its
-    lowered form ``IMM``."""
+    """Whether ``node`` is a ring constant.
+
+    A ring constant is ``AS_RING(CONST)`` (maybe under NEG/NTT/INTT) or its lowered form ``IMM``.
+    """
     while node.op in (Op.NEG, Op.NTT, Op.INTT) and node.src:
         node = node.src[0]
     return node.op is Op.IMM or (node.op is Op.AS_RING and node.src[0].op is Op.CONST)
 
 
 def is_view(node: Node) -> bool:
-    """Whether ``node`` is a ``TO_RING`` onto a contiguous run of its source's moduli (same
-    dtype): a window of limbs, no compute, in any domain."""
+    """Whether ``node`` is a ``TO_RING`` onto a contiguous run of its source's moduli (same dtype).
+
+    Such a node is a window of limbs, no compute, in any domain.
+    """
     if node.op is not Op.TO_RING:
         return False
     return facts(node.src[0]).ring.contiguous_offset(node.arg.ring) is not None

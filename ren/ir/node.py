@@ -191,8 +191,10 @@ class Node(metaclass=_Interning):
 
 
 def base_buffer(node: Node) -> Node:
-    """The ``BUFFER`` under a storage node: through ``AS_RING``, ``BUFFER_VIEW`` and ``AFTER``
-    (each has its storage as its first source)."""
+    """The ``BUFFER`` under a storage node, through ``AS_RING``, ``BUFFER_VIEW`` and ``AFTER``.
+
+    Each of those has its storage as its first source.
+    """
     while node.op is not Op.BUFFER:
         node = node.src[0]
     return node

@@ -123,6 +123,13 @@ class Rule:
 
     @classmethod
     def make(cls, item: Rule | tuple) -> Rule:
+        """A ``Rule`` from a rule or a ``(pattern, fn)`` or ``(pattern, fn, name)`` tuple.
+
+        The rule's function gets the schedule context when it has a ``ctx`` parameter.
+
+        Raises:
+            TypeError: if ``item`` is not a rule, or not a tuple of a ``Pat`` and a callable.
+        """
         if isinstance(item, Rule):
             return item
         if not isinstance(item, tuple) or len(item) not in (2, 3):

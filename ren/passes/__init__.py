@@ -41,8 +41,11 @@ class ScheduleContext:
 
 
 def is_stored(node: Node) -> bool:
-    """Whether ``node`` is a value already held in storage: ``AS_RING`` over a buffer, a buffer
-    that a kernel of this realization writes (``AFTER``), or a view of either."""
+    """Whether ``node`` is a value already held in storage.
+
+    That is ``AS_RING`` over a buffer, over a buffer that a kernel of this realization writes
+    (``AFTER``), or over a view of either.
+    """
     return node.op is Op.AS_RING and node.src[0].op in (Op.BUFFER, Op.AFTER, Op.BUFFER_VIEW)
 
 

@@ -44,6 +44,13 @@ rules = (("realized", realized),)
 
 
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Map each output in ``ctx.outputs`` to its realized node in ``ctx.becomes_map``.
+
+    The graph is returned unchanged; without a context there is nothing to record.
+
+    Raises:
+        ValueError: if an output is not stored (``bufferize`` did not run).
+    """
     if ctx is None:
         return sink
     for old, new in zip(ctx.outputs, sink.src, strict=True):

@@ -42,8 +42,11 @@ def is_poly_kernel(node: Node) -> bool:
 
 
 def stored_or_view(node: Node) -> bool:
-    """In storage by the time it is read: a buffer, a value a polynomial kernel writes, or limb
-    views of either (reading a window needs no kernel of its own)."""
+    """In storage by the time it is read.
+
+    That is a buffer, a value a polynomial kernel writes, or limb views of either (reading a
+    window needs no kernel of its own).
+    """
     while is_view(node):
         node = node.src[0]
     return is_stored(node) or is_poly_kernel(node) or node.op is Op.BUFFERIZE

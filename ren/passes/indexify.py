@@ -33,7 +33,10 @@ GIDX = Node(Op.GIDX, DType.INDEX)
 
 
 def load(node: Node) -> Node:
-    """as_ring(storage) -> load(index(base, gidx))"""
+    """A read of storage becomes an indexed load.
+
+    ``as_ring(storage) -> load(index(base, gidx))``
+    """
     store, ring, domain = node.src[0], node.arg.ring, node.arg.domain
     offset = 0
     if store.op is Op.BUFFER_VIEW:
@@ -43,7 +46,10 @@ def load(node: Node) -> Node:
 
 
 def gather(node: Node, ld: Node) -> Node:
-    """automorphism(load(index(b, gidx)), g) -> load(index(b, perm_g(gidx)))"""
+    """An automorphism of a load becomes a gathered load (Galois elements compose).
+
+    ``automorphism(load(index(b, gidx)), g) -> load(index(b, perm_g(gidx)))``
+    """
     arg = ld.arg
     g = node.arg.galois if arg.galois is None else arg.galois * node.arg.galois % (2 * arg.ring.n)
     new = replace(arg, galois=None if g == 1 else g)
@@ -60,5 +66,9 @@ rules = Rules(
 
 
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Rewrite the graph below ``sink`` with ``rules`` until none matches; return the new sink.
+
+    Each rule that fires is recorded in ``ctx``, under ``"indexify"``, if one is given.
+    """
     record = ctx.rewrites("indexify") if ctx is not None else None
     return graph_rewrite(sink, rules, record=record)

@@ -37,7 +37,10 @@ def _to(x: Node, domain: Domain) -> Node:
 
 
 def sources_to_ntt(node: Node) -> Node | None:
-    """mul(x, y) -> mul(ntt(x), ntt(y)); add(coeff x, ntt y) -> add(ntt(x), y)"""
+    """Convert the sources of an op that computes in NTT form to NTT form.
+
+    ``mul(x, y) -> mul(ntt(x), ntt(y))``; ``add(coeff x, ntt y) -> add(ntt(x), y)``
+    """
     if domain_of(node) is not Domain.NTT:
         return None
     src = tuple(_to(s, Domain.NTT) for s in node.src)
@@ -45,7 +48,10 @@ def sources_to_ntt(node: Node) -> Node | None:
 
 
 def source_to_coeff(node: Node) -> Node | None:
-    """rescale(ntt x) -> rescale(intt(x)); to_ring(ntt x) -> to_ring(intt(x)) (basis extension)"""
+    """Convert the source of a rescale or a basis extension to coefficient form.
+
+    ``rescale(ntt x) -> rescale(intt(x))``; ``to_ring(ntt x) -> to_ring(intt(x))``
+    """
     if is_view(node):
         return None  # a view works in any domain
     src = (_to(node.src[0], Domain.COEFF),)
@@ -61,5 +67,9 @@ rules = Rules(
 
 
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Rewrite the graph below ``sink`` with ``rules`` until none matches; return the new sink.
+
+    Each rule that fires is recorded in ``ctx``, under ``"inject_domains"``, if one is given.
+    """
     record = ctx.rewrites("inject_domains") if ctx is not None else None
     return graph_rewrite(sink, rules, record=record)

@@ -60,7 +60,10 @@ def _slots(value: Node, out: Node) -> tuple[Node, tuple[Node, ...]]:
 
 
 def kernelize(buf: Node, value: Node) -> Node:
-    """after(B, store(B, value)) -> after(B, kernel(B, inputs...))"""
+    """A store becomes a kernel: its body with slots for buffers, and the buffers in slot order.
+
+    ``after(B, store(B, value)) -> after(B, kernel(B, inputs...))``
+    """
     body, bases = _slots(value, buf)
     out_slot = Node(Op.SLOT, buf.dtype, (), SlotArg(0))
     ast = Node(Op.STORE, DType.VOID, (out_slot, body))
@@ -97,5 +100,9 @@ rules = Rules(
 
 
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Rewrite the graph below ``sink`` with ``rules`` until none matches; return the new sink.
+
+    Each rule that fires is recorded in ``ctx``, under ``"kernelize"``, if one is given.
+    """
     record = ctx.rewrites("kernelize") if ctx is not None else None
     return graph_rewrite(sink, rules, record=record)

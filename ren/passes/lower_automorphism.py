@@ -30,14 +30,20 @@ __all__ = ["rules", "run"]
 
 
 def push_down(node: Node, x: Node) -> Node:
-    """auto(op(a, b), g) -> op(auto(a, g), auto(b, g))"""
+    """Push an automorphism through an elementwise op or a limb view to its sources.
+
+    ``auto(op(a, b), g) -> op(auto(a, g), auto(b, g))``
+    """
     if x.op is Op.TO_RING:  # a limb view: same slots, fewer limbs; galois is per ring degree
         return x.replace(src=(make(Op.AUTOMORPHISM, x.src[0], arg=node.arg),))
     return x.replace(src=tuple(make(Op.AUTOMORPHISM, s, arg=node.arg) for s in x.src))
 
 
 def compose(node: Node, x: Node) -> Node:
-    """auto(auto(x, g1), g2) -> auto(x, g1 g2 mod 2n)"""
+    """Compose two automorphisms into one; the identity (``g = 1``) disappears.
+
+    ``auto(auto(x, g1), g2) -> auto(x, g1 g2 mod 2n)``
+    """
     inner = node.src[0]
     g = inner.arg.galois * node.arg.galois % (2 * ring_of(x).n)
     return x if g == 1 else make(Op.AUTOMORPHISM, x, arg=GaloisArg(g))
@@ -64,5 +70,9 @@ rules = Rules(
 
 
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Rewrite the graph below ``sink`` with ``rules`` until none matches; return the new sink.
+
+    Each rule that fires is recorded in ``ctx``, under ``"lower_automorphism"``, if one is given.
+    """
     record = ctx.rewrites("lower_automorphism") if ctx is not None else None
     return graph_rewrite(sink, rules, record=record)

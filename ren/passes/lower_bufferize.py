@@ -25,7 +25,10 @@ __all__ = ["rules", "run"]
 
 
 def lower_bufferize(x: Node) -> Node:
-    """bufferize(x) -> as_ring(after(B, store(B, x)))"""
+    """A ``BUFFERIZE`` becomes a new buffer, the store that fills it, and the read after it.
+
+    ``bufferize(x) -> as_ring(after(B, store(B, x)))``
+    """
     f = facts(x)
     buf = Node(Op.BUFFER, x.dtype, (), BufferArg(Buffer(f.device, f.ring.dtype, f.ring.size)))
     store = Node(Op.STORE, DType.VOID, (buf, x))
@@ -39,5 +42,9 @@ rules = Rules([(Pat(Op.BUFFERIZE, src=(Pat.var("x"),)), lower_bufferize)])
 
 
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Rewrite the graph below ``sink`` with ``rules`` until none matches; return the new sink.
+
+    Each rule that fires is recorded in ``ctx``, under ``"lower_bufferize"``, if one is given.
+    """
     record = ctx.rewrites("lower_bufferize") if ctx is not None else None
     return graph_rewrite(sink, rules, record=record)

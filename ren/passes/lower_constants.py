@@ -34,7 +34,10 @@ STORED_ALL = Pat(Op.AFTER, src=(Pat(Op.BUFFER), Pat(Op.STORE, src=(Pat(), ALL)))
 
 
 def lower_const(node: Node, c: Node) -> Node:
-    """as_ring(const c) -> imm(c, all)"""
+    """A ring constant becomes an ``IMM`` with ``c`` in every word.
+
+    ``as_ring(const c) -> imm(c, all)``
+    """
     return Node(Op.IMM, node.dtype, (), ImmArg(c.arg.value, node.arg.ring, c.arg.device))
 
 
@@ -43,7 +46,10 @@ def _first(imm: Node) -> Node:
 
 
 def coeff_addend(node: Node) -> Node | None:
-    """add(x, imm(c, all)) in coefficient form -> add(x, imm(c, first))"""
+    """A constant added in coefficient form goes to coefficient 0 only.
+
+    ``add(x, imm(c, all))`` in coefficient form ``-> add(x, imm(c, first))``
+    """
     if domain_of(node) is not Domain.COEFF:
         return None
     src = tuple(_first(s) if ALL.match(s, {}) else s for s in node.src)
@@ -51,7 +57,10 @@ def coeff_addend(node: Node) -> Node | None:
 
 
 def coeff_store(node: Node, imm: Node) -> Node:
-    """as_ring(after(B, store(B, imm(c, all))), coeff) -> ... imm(c, first)"""
+    """A constant stored as a coefficient-form value goes to coefficient 0 only.
+
+    ``as_ring(after(B, store(B, imm(c, all))), coeff) -> ... imm(c, first)``
+    """
     after = node.src[0]
     store = after.src[1]
     new_store = store.replace(src=(store.src[0], _first(imm)))
@@ -76,5 +85,9 @@ rules = Rules(
 
 
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Rewrite the graph below ``sink`` with ``rules`` until none matches; return the new sink.
+
+    Each rule that fires is recorded in ``ctx``, under ``"lower_constants"``, if one is given.
+    """
     record = ctx.rewrites("lower_constants") if ctx is not None else None
     return graph_rewrite(sink, rules, record=record)

@@ -23,7 +23,10 @@ __all__ = ["rules", "run"]
 
 
 def lower_rotate(node: Node, x: Node) -> Node:
-    """rotate(x, g) -> automorphism(ntt(x), g)"""
+    """A rotation becomes an automorphism of the NTT form of its source.
+
+    ``rotate(x, g) -> automorphism(ntt(x), g)``
+    """
     src = x if domain_of(x) is Domain.NTT else make(Op.NTT, x)
     return make(Op.AUTOMORPHISM, src, arg=node.arg)
 
@@ -32,5 +35,9 @@ rules = Rules([(Pat(Op.ROTATE, src=(Pat.var("x"),), name="node"), lower_rotate)]
 
 
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Rewrite the graph below ``sink`` with ``rules`` until none matches; return the new sink.
+
+    Each rule that fires is recorded in ``ctx``, under ``"lower_rotate"``, if one is given.
+    """
     record = ctx.rewrites("lower_rotate") if ctx is not None else None
     return graph_rewrite(sink, rules, record=record)

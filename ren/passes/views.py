@@ -31,8 +31,11 @@ __all__ = ["rules", "run", "view_of"]
 
 
 def view_of(x: Node, ring: RingSpec) -> Node:
-    """The stored value ``x`` (an ``AS_RING`` over storage) restricted to ``ring``'s moduli, a
-    contiguous run of ``x``'s: ``AS_RING(BUFFER_VIEW(base, offset, size), ring, domain)``."""
+    """The stored value ``x`` (an ``AS_RING`` over storage) restricted to ``ring``'s moduli.
+
+    ``ring``'s moduli are a contiguous run of ``x``'s; the result is
+    ``AS_RING(BUFFER_VIEW(base, offset, size), ring, domain)``.
+    """
     store, arg = x.src[0], x.arg
     offset = arg.ring.contiguous_offset(ring) * ring.n
     if store.op is Op.BUFFER_VIEW:
@@ -42,12 +45,18 @@ def view_of(x: Node, ring: RingSpec) -> Node:
 
 
 def view_stored(node: Node, x: Node) -> Node:
-    """to_ring(stored x) -> as_ring(buffer_view(x))"""
+    """A limb view of a stored value becomes a window of its buffer.
+
+    ``to_ring(stored x) -> as_ring(buffer_view(x))``
+    """
     return view_of(x, node.arg.ring)
 
 
 def push_view(node: Node, x: Node) -> Node:
-    """to_ring(op(a, b)) -> op(to_ring(a), to_ring(b)); to_ring(imm) -> imm in the new ring"""
+    """Push a limb view through elementwise work to its sources; a constant takes the new ring.
+
+    ``to_ring(op(a, b)) -> op(to_ring(a), to_ring(b))``; ``to_ring(imm) -> imm`` in the new ring
+    """
     ring = node.arg.ring
     if x.op is Op.IMM:
         return x.replace(arg=replace(x.arg, ring=ring))
@@ -75,5 +84,9 @@ rules = Rules(
 
 
 def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
+    """Rewrite the graph below ``sink`` with ``rules`` until none matches; return the new sink.
+
+    Each rule that fires is recorded in ``ctx``, under ``"views"``, if one is given.
+    """
     record = ctx.rewrites("views") if ctx is not None else None
     return graph_rewrite(sink, rules, record=record)

@@ -121,8 +121,10 @@ def _bits_tuple(name: str, value: Any) -> tuple[int, ...]:
 
 @dataclasses.dataclass(frozen=True)
 class Params:
-    """CKKS parameters. The moduli are found at construction (the largest NTT-friendly primes of
-    each bit size, the special moduli taking the largest); the parameters are then checked.
+    """CKKS parameters: the moduli are found at construction, then the parameters are checked.
+
+    The moduli are the largest NTT-friendly primes of each bit size, the special moduli taking the
+    largest.
 
     Args:
         n: ring degree, a power of two; ``n/2`` slots.
@@ -253,8 +255,10 @@ class Params:
 
     @functools.cached_property
     def digits(self) -> tuple[tuple[int, ...], ...]:
-        """The key-switching digits: ``dnum`` runs of consecutive ciphertext-modulus indices,
-        of ``ceil(L / dnum)`` moduli each (the last may be shorter)."""
+        """The key-switching digits: ``dnum`` runs of consecutive ciphertext-modulus indices.
+
+        Each run has ``ceil(L / dnum)`` moduli (the last may be shorter).
+        """
         L = len(self.q_bits)
         size = -(-L // self.dnum)
         return tuple(tuple(range(i, min(i + size, L))) for i in range(0, L, size))
@@ -270,8 +274,10 @@ class Params:
         return self.key_ring.with_moduli(self.q_moduli[: level + 1])
 
     def key_ring_at(self, level: int) -> RingSpec:
-        """The key ring cut to ``level``: the special moduli, then ``q_0 .. q_level`` (a prefix of
-        ``key_ring``, so a view)."""
+        """The key ring cut to ``level``: the special moduli, then ``q_0 .. q_level``.
+
+        It is a prefix of ``key_ring``, so a view.
+        """
         self._check_level(level)
         return self.key_ring.with_moduli(self.p_moduli + self.q_moduli[: level + 1])
 
@@ -336,8 +342,10 @@ class Params:
 
 @functools.cache
 def _embedding(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For slot ``j``: the index ``t_j`` with ``2 t_j + 1 = 5^j mod 2n`` (the root the slot is
-    evaluated at), the index of its conjugate root, and the twist ``zeta^i``, ``zeta = e^(i pi/n)``.
+    """For slot ``j``: the index of its root, the index of the conjugate root, and the twist.
+
+    The root the slot is evaluated at has index ``t_j`` with ``2 t_j + 1 = 5^j mod 2n``; the twist
+    is ``zeta^i``, ``zeta = e^(i pi/n)``.
     """
     e = np.array([pow(5, j, 2 * n) for j in range(n // 2)], dtype=np.int64)
     t = (e - 1) // 2
@@ -424,8 +432,9 @@ class Plaintext:
 
     @classmethod
     def from_bytes(cls, blob: bytes, context: Context | None = None) -> Plaintext:
-        """Read a plaintext into ``context`` (default: the current one), whose parameters it must
-        have been written with.
+        """Read a plaintext into ``context`` (default: the current one).
+
+        The blob must have been written with the context's parameters.
 
         Raises:
             ValueError: a truncated, altered or foreign blob, or other parameters.
@@ -439,8 +448,10 @@ class Plaintext:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Ciphertext:
-    """An encryption: polys ``c_0, c_1`` (and ``c_2`` before relinearization) in NTT form at
-    ``level``, with ``c_0 + c_1 s (+ c_2 s^2) = m + e`` for the encoded message ``m`` at ``scale``.
+    """An encryption: polys ``c_0, c_1`` (and ``c_2`` before relinearization) in NTT form.
+
+    The polys are at ``level``, with ``c_0 + c_1 s (+ c_2 s^2) = m + e`` for the encoded message
+    ``m`` at ``scale``.
 
     Operators: ``+``, ``-`` and unary ``-`` with ciphertexts, plaintexts, numbers and arrays;
     ``*`` relinearizes and rescales (see ``multiply`` for control). Operands at different levels
@@ -548,8 +559,9 @@ class Ciphertext:
 
     @classmethod
     def from_bytes(cls, blob: bytes, context: Context | None = None) -> Ciphertext:
-        """Read a ciphertext into ``context`` (default: the current one), whose parameters it
-        must have been written with.
+        """Read a ciphertext into ``context`` (default: the current one).
+
+        The blob must have been written with the context's parameters.
 
         Raises:
             ValueError: a truncated, altered or foreign blob, or other parameters.
@@ -574,9 +586,11 @@ def _check_down(level: int, target: int, what: str) -> None:
 
 
 class KeySwitchKey:
-    """A key-switching key from ``s'`` to ``s``: for each digit ``j`` a pair
-    ``(b_j, a_j) = (-a_j s + e_j + P T_j s', a_j)`` over the key ring, in NTT form, where ``T_j``
-    is ``1`` modulo the digit's moduli and ``0`` modulo the other ciphertext moduli.
+    """A key-switching key from ``s'`` to ``s``: one pair of polys for each digit.
+
+    For digit ``j`` the pair is ``(b_j, a_j) = (-a_j s + e_j + P T_j s', a_j)`` over the key ring,
+    in NTT form, where ``T_j`` is ``1`` modulo the digit's moduli and ``0`` modulo the other
+    ciphertext moduli.
 
     Attributes:
         galois: the Galois element ``g`` of a rotation or conjugation key (``s' = s(X^g)``), or
@@ -596,9 +610,12 @@ class KeySwitchKey:
 
 
 class EvaluationKeys:
-    """The public keys a server needs: the public key, the relinearization key, and the rotation
-    and conjugation keys made so far. ``Context(params, keys=...)`` evaluates with them (no
-    secret key: it cannot decrypt or make new rotation keys)."""
+    """The public keys a server needs.
+
+    They are the public key, the relinearization key, and the rotation and conjugation keys made
+    so far. ``Context(params, keys=...)`` evaluates with them (no secret key: it cannot decrypt or
+    make new rotation keys).
+    """
 
     __slots__ = ("galois", "params", "public", "relin")
 
@@ -935,8 +952,9 @@ class Context:
         return Ciphertext((c0.ntt(), c1.ntt()), pt.scale, l, pt.real, self)
 
     def decrypt(self, ct: Ciphertext) -> np.ndarray:
-        """Decrypt and decode: the ``n/2`` slots (``numpy.complex128``; for a real message the
-        imaginary parts are exactly 0).
+        """Decrypt and decode: the ``n/2`` slots, as ``numpy.complex128``.
+
+        For a real message the imaginary parts are exactly 0.
 
         Raises:
             ValueError: when this context holds no secret key.
@@ -974,9 +992,11 @@ class Context:
         return all(a.node is b.node for a, b in zip(self._public, other._public, strict=True))
 
     def _match(self, a: Ciphertext, level: int, scale: float, what: str) -> Ciphertext:
-        """``a`` (above ``level``) at ``level`` with ``scale``: a view when the scales agree, else a
-        scalar multiply by ``round(scale * q_(level+1) / a.scale)`` and a rescale from
-        ``level + 1``."""
+        """``a`` (above ``level``) at ``level`` with ``scale``.
+
+        A view when the scales agree, else a scalar multiply by
+        ``round(scale * q_(level+1) / a.scale)`` and a rescale from ``level + 1``.
+        """
         if _same_scale(a.scale, scale):
             return a.at_level(level)
         a = a.at_level(level + 1)
@@ -1041,6 +1061,8 @@ class Context:
         """``a * b`` for a ciphertext ``a`` and a ciphertext, plaintext, number or array ``b``.
 
         Args:
+            a: the ciphertext.
+            b: a ciphertext, plaintext, number, or array of slot values.
             relinearize: key switch a three-part product back to two parts.
             rescale: divide by the last modulus afterwards (one level down). A number or array
                 ``b`` is then encoded at the scale ``q_level``, so the result keeps ``a``'s scale
@@ -1227,8 +1249,11 @@ def _slots(values: Any, slots: int) -> tuple[np.ndarray, bool]:
 
 
 def _constant_poly(c: complex, scale: float, ring: RingSpec, device: str) -> Poly:
-    """The encoding of ``c`` in every slot at ``scale``: ``round(Re c * scale)`` as a constant,
-    plus ``round(Im c * scale) X^(n/2)`` (``X^(n/2)`` is ``i`` in every slot)."""
+    """The encoding of ``c`` in every slot at ``scale``.
+
+    That is ``round(Re c * scale)`` as a constant, plus ``round(Im c * scale) X^(n/2)``
+    (``X^(n/2)`` is ``i`` in every slot).
+    """
     re, im = round(c.real * scale), round(c.imag * scale)
     if im == 0:
         return Poly.const(re, ring, device)
@@ -1274,8 +1299,10 @@ def multiply(a: Ciphertext, b: Any, relinearize: bool = True, rescale: bool = Tr
 
 
 def precision_bits(got: Any, expected: Any) -> float:
-    """``-log2`` of the largest slot error ``|got - expected|`` (the usual "bits of precision" of
-    approximate homomorphic encryption); ``inf`` for an exact match."""
+    """``-log2`` of the largest slot error ``|got - expected|``; ``inf`` for an exact match.
+
+    This is the usual "bits of precision" of approximate homomorphic encryption.
+    """
     err = float(np.max(np.abs(np.asarray(got) - np.asarray(expected))))
     return math.inf if err == 0 else -math.log2(err)
 

@@ -84,8 +84,11 @@ def _parser(memory: bool = False) -> argparse.ArgumentParser:
 
 
 def _split(argv: Sequence[str]) -> tuple[list[str], str | None, list[str]]:
-    """``(our options, script, script args)``: the script is the first word that is neither an
-    option nor an option's value; everything after it belongs to the script."""
+    """Split ``argv`` into ``(our options, script, script args)``.
+
+    The script is the first word that is neither an option nor an option's value; everything
+    after it belongs to the script.
+    """
     ours: list[str] = []
     i = 0
     while i < len(argv):
@@ -125,8 +128,10 @@ def _run_example(name: str) -> _Run:
 
 
 def _run_script(path: Path, args: list[str]) -> _Run:
-    """Run ``path`` as ``__main__`` with ``sys.argv = [path, *args]``, recording; an exception
-    (or a non-zero ``sys.exit``) ends the run but keeps what was recorded."""
+    """Run ``path`` as ``__main__`` with ``sys.argv = [path, *args]``, recording.
+
+    An exception (or a non-zero ``sys.exit``) ends the run but keeps what was recorded.
+    """
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args]
     sys.path.insert(0, str(path.resolve().parent))
@@ -278,8 +283,10 @@ def main_memory(argv: Sequence[str]) -> int:
 
 
 def main_debug(argv: Sequence[str]) -> int:
-    """``python -m ren.viz debug [--all] [--skip N] SCRIPT.py [args]``: the step-through
-    debugger, ``ren.viz.debug.main`` (its options first, then ``--`` and the script's args)."""
+    """``python -m ren.viz debug [--all] [--skip N] SCRIPT.py [args]``: the step-through debugger.
+
+    That is ``ren.viz.debug.main``, with its options first, then ``--`` and the script's args.
+    """
     try:
         from ren.viz import debug
     except ImportError as e:

@@ -118,7 +118,8 @@ def watch(ciphertext: Any, context: Any = None, expected: Any = None, label: str
         label: a name for the screens (default: ``ct0``, ``ct1``, ... in order of registration).
 
     Returns:
-        ``ciphertext``, so a script can write ``z = watch(x * y, ctx, xs * ys)``.
+        ciphertext (ckks.Ciphertext): ``ciphertext`` itself, so a script can write
+            ``z = watch(x * y, ctx, xs * ys)``.
 
     Raises:
         TypeError: for a value that is not a ``ckks.Ciphertext``.
@@ -141,8 +142,11 @@ def _make_watch(ct: Any, context: Any, expected: Any, label: str | None, i: int)
 
 @contextlib.contextmanager
 def _unobserved() -> Iterator[None]:
-    """Realizations in the block (a decryption for the ``slots`` view) are seen by no observer,
-    recorded by no jit capture, and so never stop the debugger again."""
+    """Hide the realizations in the block from observers and jit captures.
+
+    Realizations in the block (a decryption for the ``slots`` view) are seen by no observer,
+    recorded by no jit capture, and so never stop the debugger again.
+    """
     token = OBSERVERS.set(())
     try:
         with uncaptured():
@@ -231,8 +235,10 @@ class Stepper:
 
     @classmethod
     def attach(cls, realization: Realization, rec: RealizationRecord, title: str = "") -> Stepper:
-        """A stepper over a realization prepared elsewhere (an observer's ``on_run``), with the
-        record a ``Trace`` kept of its passes. ``title`` heads the banner."""
+        """A stepper over a realization prepared elsewhere (an observer's ``on_run``).
+
+        ``rec`` is the record a ``Trace`` kept of its passes; ``title`` heads the banner.
+        """
         self = object.__new__(cls)
         self._setup(realization, rec, title)
         return self
@@ -342,8 +348,11 @@ class Stepper:
         return "the realization is done: nothing left to step"
 
     def show_pass(self, i: int, max_lines: int | None = GRAPH_LINES) -> str:
-        """Pass ``i`` (0: the input graph): the rules it fired with counts and an example each,
-        the nodes it created by op, and the graph after it (cut to ``max_lines`` lines)."""
+        """Pass ``i`` (0: the input graph): rules fired, nodes created, and the graph after it.
+
+        The rules come with counts and an example each, the nodes are counted by op, and the
+        graph is cut to ``max_lines`` lines.
+        """
         graph = self._graph_of(i)
         more = f"'graph {i}' shows all"
         if i == 0:
@@ -401,8 +410,10 @@ class Stepper:
         return kernels[i]
 
     def kernels(self) -> str:
-        """The kernels in execution order: kind, device, buffers (slot 0 is written), whether each
-        ran; ``->`` marks the next unit to run."""
+        """The kernels in execution order: kind, device, buffers, and whether each ran.
+
+        Slot 0 is the buffer written; ``->`` marks the next unit to run.
+        """
         kernels = self._kernels
         width = max([len(k.info.name) for k in kernels] + [6])
         lines = [
@@ -422,8 +433,11 @@ class Stepper:
         return "\n".join(lines)
 
     def source(self, i: int, device: str | None = None) -> str:
-        """What ``device``'s backend (default: the kernel's own) runs for kernel ``i``: C, CUDA C,
-        or the IR body the python backend interprets (``ren.viz.kernel_source``; rendered only)."""
+        """What ``device``'s backend (default: the kernel's own) runs for kernel ``i``.
+
+        That is C, CUDA C, or the IR body the python backend interprets
+        (``ren.viz.kernel_source``; rendered only).
+        """
         kernel = self._kernel(i)
         return kernel_source(kernel, None if device is None else canonical_device(device))
 
@@ -435,8 +449,10 @@ class Stepper:
             self.record.units[i].seconds = seconds
 
     def run(self, count: int | None = 1) -> str:
-        """Run the next ``count`` exec units (``None``: all that are left) through
-        ``Realization.run``; after the last one the polys are repointed. Shows what ran."""
+        """Run the next ``count`` exec units (``None``: all that are left); show what ran.
+
+        The units run through ``Realization.run``; after the last one the polys are repointed.
+        """
         if count is not None and (not isinstance(count, int) or count < 1):
             raise ValueError(f"the number of units to run must be at least 1, got {count!r}")
         if self.done:
@@ -579,8 +595,13 @@ class Stepper:
         return rk.from_mont(ring, words)
 
     def coeffs(self, ref: int | str) -> list[int]:
-        """Buffer ``ref``'s coefficients as Python ints in ``(-Q/2, Q/2]`` (CRT; an NTT-form
-        buffer is converted on a copy). Raises like ``limbs``."""
+        """Buffer ``ref``'s coefficients as Python ints in ``(-Q/2, Q/2]``.
+
+        The coefficients come from the CRT; an NTT-form buffer is converted on a copy.
+
+        Raises:
+            ValueError: as ``limbs`` does.
+        """
         return self._coeffs_of(ref)
 
     def _coeffs_of(self, ref: int | str | _BufferInfo) -> list[int]:
@@ -590,8 +611,10 @@ class Stepper:
         return rk.crt(ring, words, centered=True)
 
     def buffer(self, ref: int | str, as_: str = "coeffs", limit: int = 8) -> str:
-        """A buffer's words decoded: ``"limbs"`` (plain residues, one row per modulus, in its
-        stored domain) or ``"coeffs"`` (CRT big integers, centered; NTT form converted).
+        """A buffer's words decoded as ``"limbs"`` or ``"coeffs"``.
+
+        ``"limbs"`` are the plain residues, one row per modulus, in the stored domain;
+        ``"coeffs"`` are the CRT big integers, centered (NTT form converted).
 
         ``ref`` is a name as ``kernels`` shows it (``b3``, ``arena[0:128]``: an arena name used by
         several buffers means the one most recently written), ``kI`` or ``I`` (what kernel ``I``
@@ -653,8 +676,11 @@ class Stepper:
 
     # --- memory ----------------------------------------------------------------------------------
     def arena(self, width: int = 72) -> str:
-        """The memory plan at the unit cursor: the arena picture, and which regions hold data
-        that a later kernel still reads, which the next kernel allocates, and which are free."""
+        """The memory plan at the unit cursor: the arena picture, and what each region holds.
+
+        The regions are those with data that a later kernel still reads, those the next kernel
+        allocates, and the free ones.
+        """
         plan = self.realization.memory_plan
         step = self.ran
         total = len(self._kernels)
@@ -785,9 +811,12 @@ class Stepper:
     def slots(
         self, ciphertext: Any = None, context: Any = None, expected: Any = None, limit: int = 4
     ) -> str:
-        """Decrypted slots of a ciphertext as its parts' buffers stand now (default: every watched
-        ciphertext this realization computes), and ``ckks.precision_bits`` against ``expected``
-        (the plaintext shadow given to ``watch``, when not given here)."""
+        """Decrypted slots of a ciphertext as its parts' buffers stand now, and their precision.
+
+        The default ciphertext is every watched one this realization computes. The precision is
+        ``ckks.precision_bits`` against ``expected`` (the plaintext shadow given to ``watch``, when
+        not given here).
+        """
         from ren.schemes import ckks
 
         if ciphertext is not None:
@@ -847,9 +876,12 @@ def _complex_row(values: np.ndarray) -> str:
 
 
 def _mark_column(text: str, step: int, kernels: int, key: list[str], width: int) -> list[str]:
-    """``plan_text``'s lines with a ``^`` under kernel ``step``'s column (when the picture has one
-    column per kernel), and its key (``b0``, ``b1``, ... by drawing order, which would read as the
-    trace's buffer names) replaced by ``key``: the symbols' arena regions."""
+    """``plan_text``'s lines with a ``^`` under kernel ``step``'s column, and its key replaced.
+
+    The ``^`` is there when the picture has one column per kernel. The picture's key (``b0``,
+    ``b1``, ... by drawing order, which would read as the trace's buffer names) is replaced by
+    ``key``: the symbols' arena regions.
+    """
     lines = text.rstrip("\n").splitlines()
     legend = next((i for i, line in enumerate(lines) if line.startswith("'<':")), None)
     if legend is not None and key:
@@ -900,8 +932,9 @@ class Debugger(cmd.Cmd):
 
     Args:
         stepper: the stepper to drive.
-        stdin, stdout: where commands come from and screens go (default: the terminal, with line
-            editing).
+        stdin: where commands come from (default: the terminal, with line editing).
+        stdout: where screens go (default: the terminal).
+        leaving: what is said when the prompt is left.
     """
 
     prompt = "(ren) "
@@ -946,6 +979,7 @@ class Debugger(cmd.Cmd):
 
     # --- plumbing --------------------------------------------------------------------------------
     def onecmd(self, line: str) -> bool:
+        """Run one command line; a bad argument is said as an error and the prompt stays."""
         try:
             return super().onecmd(line)
         except (ValueError, TypeError, KeyError, IndexError, RenError) as e:
@@ -953,14 +987,19 @@ class Debugger(cmd.Cmd):
             return False
 
     def default(self, line: str) -> bool:
+        """Say that the command is unknown; the prompt stays."""
         self.say(f"error: unknown command {line.split()[0]!r}; type help for the commands")
         return False
 
     def emptyline(self) -> bool:
+        """Do nothing for an empty line (not repeat the last command)."""
         return False
 
+    # The do_* docstrings are the commands' ``help`` text: each starts with the command as typed,
+    # in lower case (hence ``noqa: D403``). The API docs render them as Markdown, where
+    # ``[a] [b]`` is a reference link: two spaces between brackets keep it text.
     def do_help(self, arg: str) -> bool | None:
-        """help [COMMAND]: the commands, or one command's help."""
+        """help [COMMAND]: the commands, or one command's help."""  # noqa: D403
         if arg.strip():
             name = arg.strip()
             method = getattr(self, f"do_{name}", None)
@@ -979,7 +1018,7 @@ class Debugger(cmd.Cmd):
         return False
 
     def do_step(self, arg: str) -> bool:
-        """step [N] (s): the next pass and what it changed; after the last pass, the next unit."""
+        """step [N] (s): the next pass and what it changed; after the last pass, the next unit."""  # noqa: D403
         count = _int_arg(arg, "the number of steps") if arg.strip() else 1
         for _ in range(max(count, 1)):
             self.say(self.stepper.step())
@@ -988,8 +1027,10 @@ class Debugger(cmd.Cmd):
     do_s = do_step
 
     def do_pass(self, arg: str) -> bool:
-        """pass N: pass N (0 is the input graph): the rules it fired, nodes created, the graph;
-        the cursor moves there ('graph' shows it whole, 'step' goes on from it)."""
+        """pass N: pass N (0 is the input graph): the rules it fired, nodes created, the graph.
+
+        The cursor moves there ('graph' shows it whole, 'step' goes on from it).
+        """  # noqa: D403
         if not arg.strip():
             raise ValueError("which pass? 'pass N' with N from 0 (the input) to 12")
         i = _int_arg(arg.strip(), "the pass")
@@ -998,20 +1039,20 @@ class Debugger(cmd.Cmd):
         return False
 
     def do_graph(self, arg: str) -> bool:
-        """graph [N]: the whole graph after pass N (default: the cursor; 0 is the input)."""
+        """graph [N]: the whole graph after pass N (default: the cursor; 0 is the input)."""  # noqa: D403
         i = _int_arg(arg.strip(), "the pass") if arg.strip() else None
         self.say(self.stepper.graph(i))
         return False
 
     def do_kernels(self, arg: str) -> bool:
-        """kernels (k): the kernels in execution order, their buffers and whether they ran."""
+        """kernels (k): the kernels in execution order, their buffers and whether they ran."""  # noqa: D403
         self.say(self.stepper.kernels())
         return False
 
     do_k = do_kernels
 
     def do_source(self, arg: str) -> bool:
-        """source N [python|cpu|cuda]: what that device runs for kernel N (rendered, not built)."""
+        """source N [python|cpu|cuda]: what that device runs for kernel N (rendered, not built)."""  # noqa: D403
         words = arg.split()
         if not words or len(words) > 2:
             raise ValueError("usage: source N [python|cpu|cuda]")
@@ -1020,7 +1061,7 @@ class Debugger(cmd.Cmd):
         return False
 
     def do_run(self, arg: str) -> bool:
-        """run [N|all] (r): run the next N exec units (default 1), or all that are left."""
+        """run [N|all] (r): run the next N exec units (default 1), or all that are left."""  # noqa: D403
         text = arg.strip()
         count = None if text == "all" else _int_arg(text, "the number of units") if text else 1
         self.say(self.stepper.run(count))
@@ -1029,10 +1070,11 @@ class Debugger(cmd.Cmd):
     do_r = do_run
 
     def do_buffer(self, arg: str) -> bool:
-        """buffer NAME [limbs|coeffs] [COUNT] (b): a buffer's words decoded (default coeffs, 8).
+        """buffer NAME [limbs|coeffs]  [COUNT] (b): a buffer's words decoded (default coeffs, 8).
 
         NAME as 'kernels' shows it (b3, arena[0:128]), kI (what kernel I writes) or kI.S (slot S
-        of kernel I)."""
+        of kernel I).
+        """  # noqa: D403
         words = arg.split()
         if not words:
             raise ValueError("usage: buffer NAME [limbs|coeffs] [COUNT]")
@@ -1048,27 +1090,29 @@ class Debugger(cmd.Cmd):
     do_b = do_buffer
 
     def do_arena(self, arg: str) -> bool:
-        """arena (a): the memory arena before the next kernel: regions in use and free."""
+        """arena (a): the memory arena before the next kernel: regions in use and free."""  # noqa: D403
         self.say(self.stepper.arena())
         return False
 
     do_a = do_arena
 
     def do_slots(self, arg: str) -> bool:
-        """slots [COUNT]: decrypted slots of the watched CKKS ciphertexts, and their precision in
-        bits against the plaintext shadow (ren.viz.debug.watch)."""
+        """slots [COUNT]: the watched CKKS ciphertexts' decrypted slots and bits of precision.
+
+        The precision is against the plaintext shadow given to ren.viz.debug.watch.
+        """  # noqa: D403
         limit = _int_arg(arg.strip(), "the number of slots") if arg.strip() else 4
         self.say(self.stepper.slots(limit=limit))
         return False
 
     def do_continue(self, arg: str) -> bool:
-        """continue (c): run the rest of this realization and let the program go on."""
+        """continue (c): run the rest of this realization and let the program go on."""  # noqa: D403
         return self._leave()
 
     do_c = do_continue
 
     def do_quit(self, arg: str) -> bool:
-        """quit (q): run the rest of this realization; the program goes on without stopping."""
+        """quit (q): run the rest of this realization; the program goes on without stopping."""  # noqa: D403
         self.quit_all = True
         return self._leave()
 
@@ -1081,15 +1125,18 @@ class Debugger(cmd.Cmd):
 
 
 def debug(*values: Any, stdin: TextIO | None = None, stdout: TextIO | None = None):
-    """Step through the realization of ``values`` at a ``(ren)`` prompt (``help`` lists the
-    commands); when the prompt is left, the rest runs, so ``values`` end up realized.
+    """Step through the realization of ``values`` at a ``(ren)`` prompt.
+
+    ``help`` lists the commands. When the prompt is left, the rest runs, so ``values`` end up
+    realized.
 
     Args:
         values: ``Poly`` or ``ckks.Ciphertext`` values (see ``Stepper``).
-        stdin, stdout: where commands come from and screens go (default: the terminal).
+        stdin: where commands come from (default: the terminal).
+        stdout: where screens go (default: the terminal).
 
     Returns:
-        The ``Stepper``, or ``None`` when there was nothing to realize.
+        stepper (Stepper | None): the ``Stepper``, or ``None`` when there was nothing to realize.
     """
     out = stdout if stdout is not None else sys.stdout
     try:
@@ -1122,8 +1169,11 @@ Arguments after the script (or after '--') are the script's own sys.argv[1:]."""
 
 
 class _Session:
-    """The observer ``main`` runs a script under: records each realization's passes and opens the
-    prompt in ``on_run`` for the realizations it stops at."""
+    """The observer ``main`` runs a script under.
+
+    It records each realization's passes and opens the prompt in ``on_run`` for the realizations
+    it stops at.
+    """
 
     def __init__(self, stop_all: bool, skip: int, stdin: TextIO | None, stdout: TextIO) -> None:
         self.stop_all, self.skip = stop_all, skip
@@ -1172,8 +1222,10 @@ class _Session:
 
 
 def _where() -> str:
-    """Where the program asked for the realization: the innermost frame outside Ren, and the Ren
-    function it called."""
+    """Where the program asked for the realization.
+
+    That is the innermost frame outside Ren, and the Ren function it called.
+    """
     root = os.path.dirname(os.path.abspath(ren.__file__)) + os.sep
     frame = sys._getframe(1)
     entry = None
@@ -1231,7 +1283,8 @@ def main(
         script_path: the Python script.
         argv: the debugger's options (``--all``, ``--skip N``), then the script's own arguments
             (after ``--`` when they start with ``-``).
-        stdin, stdout: where commands come from and screens go (default: the terminal).
+        stdin: where commands come from (default: the terminal).
+        stdout: where screens go (default: the terminal).
 
     Returns:
         0 when the script ran to its end, 1 when it raised (the traceback is on stderr), 2 for a

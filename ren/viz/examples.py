@@ -119,8 +119,10 @@ def _fmt(values: np.ndarray, count: int = 4) -> str:
 
 
 def seed() -> Outcome:
-    """``(a + b) * (a - 1)`` in ``Z_Q[X]/(X^8 + 1)``, ``Q = 17 * 97``: the program of
-    ``ren.demo``, realized on the python device and checked against the reference evaluator."""
+    """``(a + b) * (a - 1)`` in ``Z_Q[X]/(X^8 + 1)``, ``Q = 17 * 97``: the program of ``ren.demo``.
+
+    It is realized on the python device and checked against the reference evaluator.
+    """
     from ren.poly import Poly
     from ren.reference import evaluate
     from ren.ring import RingSpec
@@ -247,8 +249,11 @@ def ckks_rotate() -> Outcome:
 
 
 def jit() -> Outcome:
-    """``ren.jit`` on ciphertexts: ``step(x, y) = (x * y + x).rotate(1)`` captured on the first
-    call and replayed on the next two, each result decrypted and checked against NumPy."""
+    """``ren.jit`` on ciphertexts: ``step(x, y) = (x * y + x).rotate(1)``, captured and replayed.
+
+    The function is captured on the first call and replayed on the next two, each result
+    decrypted and checked against NumPy.
+    """
     import ren
 
     phases = _Phases()

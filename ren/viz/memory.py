@@ -239,8 +239,11 @@ def plan_scale(plan: DevicePlan, kernels: list[str] | None = None, title: str = 
 
 
 def _boxes(order: list[PlannedBuffer], scale: Scale) -> list[tuple[float, float, float, float]]:
-    """Each buffer's rectangle ``(x, y, width, height)``: the plan's bytes, made at least
-    ``MIN_RECT_HEIGHT`` tall only into space no buffer alive at the same time uses."""
+    """Each buffer's rectangle ``(x, y, width, height)``: the plan's bytes.
+
+    A rectangle is made at least ``MIN_RECT_HEIGHT`` tall only into space no buffer alive at the
+    same time uses.
+    """
     boxes = []
     for p in order:
         y, h = scale.y(p.offset), p.nbytes * scale.pixels_per_byte

@@ -172,8 +172,11 @@ def _created(nodes: frozenset[Node]) -> str:
 
 
 def _kernels(rec: RealizationRecord) -> tuple[list[ScheduledKernel], dict[int, str]]:
-    """The realization's kernels and buffer names; for one that was scheduled but never prepared
-    (``schedule()`` called directly), the kernels read off the graph after the last pass."""
+    """The realization's kernels and buffer names.
+
+    For one that was scheduled but never prepared (``schedule()`` called directly), the kernels
+    are read off the graph after the last pass.
+    """
     if rec.kernels or not rec.passes or rec.passes[-1].name != _LAST_PASS:
         return rec.kernels, rec.names
     kernels = kernels_of(rec.passes[-1].graph)
@@ -207,8 +210,11 @@ def _labels(trace: Trace, labels: dict[int, str] | None) -> dict[int, str]:
 
 
 class _Graphs:
-    """DOT text to inline SVG: ``dot -Tsvg`` run on every graph at once (a few in parallel), each
-    distinct text drawn once; a failure keeps the DOT text and says why."""
+    """DOT text to inline SVG, with ``dot -Tsvg`` run on every graph at once.
+
+    A few run in parallel, and each distinct text is drawn once; a failure keeps the DOT text and
+    says why.
+    """
 
     def __init__(self, dot: str | None, max_nodes: int, enabled: bool) -> None:
         self.program = shutil.which(dot) if (dot and enabled) else None
@@ -270,20 +276,25 @@ _DOT_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
 
 
 def _slim(svg: str) -> str:
-    """A dot picture without what it does not need in a page: the ``<title>`` of the graph, of
-    each node and edge (``n3``, ``n3->n7``: DOT names, not worth a tooltip) and their ids; sized
-    one pixel per point (three quarters of dot's size: 10-point labels read as 10 pixels), so
-    more of a large graph fits in the window."""
+    """A dot picture without what it does not need in a page, sized one pixel per point.
+
+    What goes is the ``<title>`` of the graph, of each node and edge (``n3``, ``n3->n7``: DOT
+    names, not worth a tooltip) and their ids. One pixel per point is three quarters of dot's
+    size (10-point labels read as 10 pixels), so more of a large graph fits in the window.
+    """
     svg = _DOT_G_ID.sub(r'<g class="\1"', _DOT_TITLE.sub("", svg))
     return _DOT_SIZE.sub(r'<svg width="\1" height="\2"', svg, count=1)
 
 
 def inline_svg(svg: str, prefix: str) -> str:
-    """An SVG document made fit to sit inside HTML: no XML prolog, doctype or comments, no
-    namespace declarations (the HTML parser knows ``<svg>``; this keeps every URL out of the
-    file), and every ``id`` prefixed with ``prefix`` so the pictures of one page do not clash.
+    """An SVG document made fit to sit inside HTML.
+
+    It has no XML prolog, doctype or comments, no namespace declarations (the HTML parser knows
+    ``<svg>``; this keeps every URL out of the file), and every ``id`` prefixed with ``prefix`` so
+    the pictures of one page do not clash.
     A text attribute that every ``<text>`` repeats with one value is said once, on the ``<svg>``
-    (it is inherited): a fifth of a dot picture's bytes."""
+    (it is inherited): a fifth of a dot picture's bytes.
+    """
     svg = _PROLOG.sub("", svg, count=1)
     svg = _COMMENT.sub("", svg)
     svg = _XMLNS.sub("", svg)
@@ -807,8 +818,13 @@ def write_report(
     summary: str = "",
     **options: object,
 ) -> Path:
-    """Write ``build_report(trace, title, summary, **options)`` to ``out_dir/report.html``
-    (creating the directory); returns the file's path."""
+    """Write ``build_report(trace, title, summary, **options)`` to ``out_dir/report.html``.
+
+    The directory is created when needed.
+
+    Returns:
+        The file's path.
+    """
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "report.html"
@@ -826,9 +842,13 @@ def text_report(
     times: bool = True,
     error: str = "",
 ) -> str:
-    """The report as plain text: the summary, each realization's passes (times, rules fired),
-    kernels, memory plan (drawn with characters for the focused ones) and exec units, the jit
-    calls and the time per pass. Graphs and kernel sources are in the HTML report only."""
+    """The report as plain text.
+
+    It holds the summary, each realization's passes (times, rules fired), kernels, memory plan
+    (drawn with characters for the focused ones) and exec units, the jit calls and the time per
+    pass. Graphs and kernel sources are in the HTML report only. The arguments are those of
+    ``build_report``.
+    """
     labels = _labels(trace, labels)
     focused = _focus(trace, focus)
 

@@ -141,8 +141,10 @@ class JitRecord:
 
 
 def buffer_names(kernels: list[ScheduledKernel]) -> dict[int, str]:
-    """A stable name per buffer of a schedule, by first appearance: ``b0``, ``b1``, ...; an arena
-    view is ``arena[offset:offset+bytes]`` of its device's arena."""
+    """A stable name per buffer of a schedule, by first appearance: ``b0``, ``b1``, ...
+
+    An arena view is named ``arena[offset:offset+bytes]`` of its device's arena.
+    """
     names: dict[int, str] = {}
     for k in kernels:
         for buf in k.bufs:
@@ -159,9 +161,11 @@ def _name(buf: Buffer, i: int) -> str:
 
 
 def kernel_source(kernel: ScheduledKernel, device: str | None = None) -> str:
-    """What the backend of ``device`` (default: the kernel's own) runs for ``kernel``: C for
-    ``cpu``, CUDA C for ``cuda``, the IR body the NumPy interpreter walks for ``python``. Rendered
-    only: nothing is compiled, and no GPU is needed."""
+    """What the backend of ``device`` (default: the kernel's own) runs for ``kernel``.
+
+    That is C for ``cpu``, CUDA C for ``cuda``, the IR body the NumPy interpreter walks for
+    ``python``. Rendered only: nothing is compiled, and no GPU is needed.
+    """
     return backend(device or kernel.info.device).source(kernel.ast, kernel.info)
 
 
