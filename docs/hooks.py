@@ -1,20 +1,41 @@
-"""MkDocs hook: the scheduler page's list of passes, generated from the code.
-
-``docs/scheduler.md`` holds the marker line ``<!-- ren:passes -->``. ``on_page_markdown`` replaces
-it with one section per entry of ``ren.engine.schedule.PASSES``, in order: a heading ``N. name``,
-the one-line reason the tuple gives for the pass's position, and the pass module's docstring (its
-documentation: what it does, *Requires*, *Establishes*). So the page cannot drift from the code.
+"""MkDocs hooks: pages generated from the code, so the site cannot drift from it.
 
 MkDocs loads this file through ``hooks:`` in ``mkdocs.yml``; it imports ``ren`` from the
 environment MkDocs runs in (``pip install -e .``). Nothing here touches the network.
+
+- **The pass table.** ``docs/scheduler.md`` holds the marker line ``<!-- ren:passes -->``.
+  ``on_page_markdown`` replaces it with a table of ``ren.engine.schedule.PASSES`` in order: the
+  pass (a link to its page under ``pipeline/passes/``, written by ``scripts/pass_pages.py``), the
+  reason the tuple gives for its position, and the first line of the pass module's docstring.
+- **The tutorials.** ``on_files`` turns every ``tutorials/NN_name.py`` (a jupytext notebook in the
+  percent format) into the page ``tutorials/NN_name.md``: markdown cells as text, code cells as
+  Python blocks, each followed by what it printed, plus an index page ``tutorials/index.md``. The
+  notebooks are executed while the site builds, each in a subprocess of its own (``python
+  docs/hooks.py --run PATH OUT`` writes the cells' outputs to ``OUT`` as JSON); a notebook that
+  fails fails the build. ``REN_DOCS_EXECUTE=0`` skips running them (the pages then show code
+  only), which keeps ``mkdocs serve`` quick while writing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from typing import Any
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, NamedTuple
 
+ROOT = Path(__file__).resolve().parents[1]
+TUTORIALS = ROOT / "tutorials"
 MARKER = "<!-- ren:passes -->"
+
+#: an output longer than this many lines is cut, with a line saying how many were left out.
+MAX_OUTPUT_LINES = 60
 
 
 def pass_name(module: Any) -> str:
@@ -22,20 +43,22 @@ def pass_name(module: Any) -> str:
     return module.__name__.rsplit(".", 1)[-1]
 
 
+def pass_page(step: int, module: Any) -> str:
+    """The pass page's path relative to ``docs/`` (``pipeline/passes/05_bufferize.md``)."""
+    return f"pipeline/passes/{step:02d}_{pass_name(module)}.md"
+
+
 def render_passes() -> str:
-    """The markdown of every pass in ``PASSES``: heading, reason, module docstring."""
+    """The markdown table of every pass in ``PASSES``: step, page link, reason, summary line."""
     from ren.engine.schedule import PASSES
 
-    sections = []
+    rows = ["| step | pass | why here | what it does |", "|---|---|---|---|"]
     for step, (module, why) in enumerate(PASSES, start=1):
         doc = inspect.cleandoc(module.__doc__ or "(this pass has no docstring)")
-        sections.append(
-            f"### {step}. {pass_name(module)}\n\n"
-            f"**Why here:** {why}.\n\n"
-            f"Module `{module.__name__}`.\n\n"
-            f"{doc}\n"
-        )
-    return "\n".join(sections)
+        first = doc.splitlines()[0].replace("|", "\\|")
+        link = f"[`{pass_name(module)}`]({pass_page(step, module)})"
+        rows.append(f"| {step} | {link} | {why} | {first} |")
+    return "\n".join(rows) + "\n"
 
 
 def on_page_markdown(markdown: str, page: Any = None, config: Any = None, files: Any = None) -> str:
@@ -45,3 +68,203 @@ def on_page_markdown(markdown: str, page: Any = None, config: Any = None, files:
     rendered = render_passes()
     lines = markdown.split("\n")
     return "\n".join(rendered if line.strip() == MARKER else line for line in lines)
+
+
+# -- tutorials -------------------------------------------------------------------------------------
+
+
+class Cell(NamedTuple):
+    """One cell of a percent-format notebook: ``kind`` is ``"markdown"`` or ``"code"``."""
+
+    kind: str
+    source: str
+    line: int = 1  # the line of the notebook file where ``source`` starts (from 1)
+
+
+def read_cells(text: str) -> list[Cell]:
+    """The cells of a jupytext percent-format notebook (its ``# ---`` header block skipped).
+
+    A line ``# %%`` starts a code cell and ``# %% [markdown]`` a markdown cell, whose lines lose
+    their leading ``# `` (or a bare ``#``). Cells are stripped of blank lines at both ends; empty
+    cells are dropped.
+    """
+    lines = text.split("\n")
+    first = 0
+    if lines and lines[0].strip() == "# ---":
+        first = next((i for i in range(1, len(lines)) if lines[i].strip() == "# ---"), -1) + 1
+    cells: list[Cell] = []
+    kind, body, start = None, [], 0
+
+    def close() -> None:
+        if kind is None:
+            return
+        joined = "\n".join(body)
+        source = joined.strip("\n")
+        if source.strip():
+            skipped = len(joined) - len(joined.lstrip("\n"))
+            cells.append(Cell(kind, source, start + skipped + 1))
+
+    for number in range(first, len(lines)):
+        line = lines[number]
+        if line.startswith("# %%"):
+            close()
+            kind, body, start = ("markdown" if "[markdown]" in line else "code"), [], number + 1
+        elif kind == "markdown":
+            body.append(line[2:] if line.startswith("# ") else line.lstrip("#"))
+        elif kind is not None:
+            body.append(line)
+    close()
+    return cells
+
+
+def run_cells(path: Path) -> list[str]:
+    """Execute the notebook's code cells in order in one namespace; what each one printed.
+
+    Runs as the tutorial test does: from the repository root, as ``__main__``. An exception in a
+    cell propagates (the caller, a subprocess, then exits non-zero with the traceback).
+    """
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(path)}
+    outputs = []
+    for cell in read_cells(path.read_text(encoding="utf-8")):
+        if cell.kind != "code":
+            continue
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            # padded so that a traceback names the notebook's own line numbers
+            code = "\n" * (cell.line - 1) + cell.source
+            exec(compile(code, str(path), "exec"), namespace)
+        outputs.append(out.getvalue())
+    return outputs
+
+
+def executed(paths: list[Path]) -> dict[Path, list[str] | None]:
+    """Each notebook's code-cell outputs, run in parallel subprocesses (``None``: not run).
+
+    Raises:
+        RuntimeError: a notebook failed; the message holds its stderr.
+    """
+    if os.environ.get("REN_DOCS_EXECUTE", "1") == "0":
+        return dict.fromkeys(paths)
+    env = {k: v for k, v in os.environ.items() if k not in ("REN_DEBUG", "REN_DUMP")}
+
+    def one(path: Path) -> list[str]:
+        with tempfile.TemporaryDirectory() as tmp:
+            result = Path(tmp) / "outputs.json"
+            done = subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "--run", str(path), str(result)],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            if done.returncode != 0:
+                raise RuntimeError(
+                    f"tutorial {path.name} failed while building the docs:\n{done.stderr}"
+                )
+            return json.loads(result.read_text(encoding="utf-8"))
+
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        return dict(zip(paths, pool.map(one, paths), strict=True))
+
+
+def _fence(text: str, lang: str) -> str:
+    ticks = "````" if "```" in text else "```"
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def _cut(output: str) -> str:
+    lines = output.rstrip("\n").split("\n")
+    if len(lines) <= MAX_OUTPUT_LINES:
+        return "\n".join(lines)
+    left = len(lines) - MAX_OUTPUT_LINES
+    return "\n".join([*lines[:MAX_OUTPUT_LINES], f"... ({left} more lines)"])
+
+
+def tutorial_markdown(path: Path, outputs: list[str] | None, rel: str | None = None) -> str:
+    """The page of one tutorial: its cells, each code cell followed by its output (if any).
+
+    ``rel`` is the notebook's path as the page names it (default: relative to the repository).
+    """
+    cells = read_cells(path.read_text(encoding="utf-8"))
+    rel = rel or path.relative_to(ROOT).as_posix()
+    note = (
+        '!!! note "Run it yourself"\n'
+        f"    This page is the notebook `{rel}`, executed when the site was built. Run it "
+        f"with `python {rel}` from the repository root, or open it in Jupyter "
+        f"with jupytext (`jupytext --to ipynb {rel}`)."
+    )
+    parts: list[str] = []
+    code = 0
+    for i, cell in enumerate(cells):
+        if cell.kind == "markdown":
+            parts.append(cell.source)
+            if i == 0:
+                parts.append(note)
+            continue
+        parts.append(_fence(cell.source, "python"))
+        if outputs is not None and outputs[code].strip():
+            parts.append(_fence(_cut(outputs[code]), "text"))
+        code += 1
+    return "\n\n".join(parts) + "\n"
+
+
+def title_and_summary(path: Path) -> tuple[str, str]:
+    """The notebook's title (its first heading) and first paragraph after it."""
+    first = next(c for c in read_cells(path.read_text(encoding="utf-8")) if c.kind == "markdown")
+    lines = first.source.split("\n")
+    title = lines[0].lstrip("#").strip()
+    paragraph = []
+    for line in lines[1:]:
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        paragraph.append(line.strip())
+    return title, " ".join(paragraph)
+
+
+def tutorials_index(paths: list[Path]) -> str:
+    """The tutorials' index page: one entry per notebook, with its first paragraph."""
+    out = [
+        "# Tutorials",
+        "",
+        "Six notebooks, in order: each builds on the one before, runs in seconds on a laptop, "
+        "and ends by checking its results against an independent reference (Python integers, "
+        "the reference evaluator or NumPy). They live in `tutorials/` as jupytext percent-format "
+        "`.py` files: run one with `python tutorials/NAME.py`, or open it in Jupyter with "
+        "`jupytext --to ipynb tutorials/NAME.py`. The test suite runs every one.",
+        "",
+    ]
+    for path in paths:
+        title, summary = title_and_summary(path)
+        out.append(f"- [{title}]({path.stem}.md): {summary}")
+    return "\n".join(out) + "\n"
+
+
+def tutorial_paths() -> list[Path]:
+    """The tutorial notebooks, in order of their names."""
+    return sorted(TUTORIALS.glob("[0-9][0-9]_*.py"))
+
+
+def on_files(files: Any, config: Any) -> Any:
+    """Add the generated tutorial pages (``tutorials/*.md``) to the site's files."""
+    from mkdocs.structure.files import File
+
+    paths = tutorial_paths()
+    outputs = executed(paths)
+    pages = {"tutorials/index.md": tutorials_index(paths)}
+    for path in paths:
+        pages[f"tutorials/{path.stem}.md"] = tutorial_markdown(path, outputs[path])
+    for uri, content in pages.items():
+        files.append(File.generated(config, uri, content=content))
+    return files
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--run":
+        sys.path.insert(0, str(ROOT))
+        outputs = run_cells(Path(sys.argv[2]).resolve())
+        Path(sys.argv[3]).write_text(json.dumps(outputs), encoding="utf-8")
+    else:
+        sys.exit("usage: python docs/hooks.py --run tutorials/NN_name.py OUTPUT.json")

@@ -1,9 +1,10 @@
 """The scheduler page (``docs/scheduler.md``) is generated from the code and shows what it runs.
 
-The mkdocs hook (``docs/hooks.py``) replaces the page's marker line with one section per entry of
-``PASSES``; these tests call the hook directly, as mkdocs does, on the real page, and check every
-pass, its reason and its docstring are there, in pipeline order. The last test runs the page's
-kernel-counting example and looks for its printed output on the page.
+The mkdocs hook (``docs/hooks.py``) replaces the page's marker line with a table of ``PASSES``:
+each pass's link to its own page, its reason and the first line of its docstring. These tests call
+the hook directly, as mkdocs does, on the real page, and check every pass is there, in pipeline
+order, linking to a page that renders the pass module's whole docstring. The last test runs the
+page's kernel-counting example and looks for its printed output on the page.
 """
 
 from __future__ import annotations
@@ -53,13 +54,16 @@ def test_every_pass_is_on_the_page_in_order():
     positions = []
     for step, (module, why) in enumerate(PASSES, start=1):
         name = module.__name__.rsplit(".", 1)[-1]
-        heading = f"### {step}. {name}"
-        assert heading in text.splitlines(), heading
+        page = f"pipeline/passes/{step:02d}_{name}.md"
+        row = f"| {step} | [`{name}`]({page}) | {why} | "
+        assert row in text, row
         first_line = inspect.cleandoc(module.__doc__).splitlines()[0]
-        assert first_line in text, first_line
-        assert why in text, why
-        assert inspect.cleandoc(module.__doc__) in text  # the whole docstring, as written
-        positions.append(text.index(heading))
+        assert first_line.replace("|", "\\|") in text, first_line
+        positions.append(text.index(row))
+        # the pass's page renders its whole docstring (mkdocstrings) and names its reason
+        body = (ROOT / "docs" / page).read_text(encoding="utf-8")
+        assert f"::: {module.__name__}\n" in body
+        assert f"**Why here:** {why}." in body
     assert positions == sorted(positions)
     assert len(PASSES) == 12
 
@@ -74,6 +78,14 @@ def test_mkdocs_runs_the_hook_and_lists_the_page():
     assert "- docs/hooks.py" in lines[lines.index("hooks:") :]
     nav = [line.rsplit(":", 1)[-1].strip() for line in lines[lines.index("nav:") + 1 :]]
     assert nav.index("scheduler.md") == nav.index("ir.md") + 1
+    pages = [
+        f"pipeline/passes/{i:02d}_{m.__name__.rsplit('.', 1)[-1]}.md"
+        for i, (m, _) in enumerate(PASSES, start=1)
+    ]
+    assert [nav.index(p) for p in pages] == list(
+        range(nav.index(pages[0]), nav.index(pages[0]) + 12)
+    )
+    assert nav.index(pages[0]) == nav.index("scheduler.md") + 2  # after the "The passes:" heading
 
 
 def test_the_kernel_counting_example_prints_what_the_page_shows():
