@@ -144,6 +144,47 @@ class Poly:
         return cls._wrap(_buffer_node(words, ring, domain, canonical_device(device)))
 
     @classmethod
+    def from_words(
+        cls,
+        words: np.ndarray,
+        ring: RingSpec,
+        domain: Domain = Domain.COEFF,
+        device: str | None = None,
+    ) -> Poly:
+        """A stored value from its Montgomery words as memory holds them: inverse of ``words()``.
+
+        For checking another library or device whose buffers hold ``x * R mod q_i`` with Ren's
+        ``R`` (``2**32`` for a ``u32`` ring, ``2**64`` for ``u64``); the words are copied.
+
+        Args:
+            words: an ``(L, n)`` integer array, row ``i`` the words modulo ``q_i``, each in
+                ``[0, q_i)`` (fully reduced: reduce lazily reduced words first).
+            ring: the ``RingSpec``.
+            domain: what the rows are: coefficients or NTT slots in ``ren.ring``'s order.
+            device: where the value lives.
+
+        Raises:
+            TypeError: for a non-integer array, or a domain that is not a ``Domain``.
+            ValueError: for a wrong shape or a word outside ``[0, q_i)``, naming the limb.
+        """
+        ring = _check_ring(ring)
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a ren.ring.Domain, got {domain!r}")
+        arr = np.asarray(words)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"words must be an integer array, got dtype {arr.dtype}")
+        if arr.shape != (ring.L, ring.n):
+            raise ValueError(
+                f"words for {ring!r} must have shape {(ring.L, ring.n)}, got {arr.shape}"
+            )
+        for i, q in enumerate(ring.moduli):
+            row = arr[i]
+            if row.size and (int(row.min()) < 0 or int(row.max()) >= q):
+                raise ValueError(f"limb {i} of {ring!r} has a word outside [0, q={q})")
+        stored = np.array(arr, dtype=ring.np_dtype, copy=True)
+        return cls._wrap(_buffer_node(stored, ring, domain, canonical_device(device)))
+
+    @classmethod
     def uniform(cls, ring: RingSpec, rng: RngLike = None, device: str | None = None) -> Poly:
         """Coefficients uniform modulo ``Q``.
 
@@ -377,6 +418,15 @@ class Poly:
         ``ren.ring``'s order for an NTT-form poly).
         """
         return rk.from_mont(self.ring, self._words())
+
+    def words(self) -> np.ndarray:
+        """The stored words as memory holds them (Montgomery form), as an ``(L, n)`` array copy.
+
+        Row ``i`` holds ``x * R mod q_i`` in ``[0, q_i)`` for the residues ``x`` that ``limbs()``
+        returns, ``R`` being ``2**32`` for a ``u32`` ring and ``2**64`` for ``u64``. Realizes
+        first when needed.
+        """
+        return self._words().copy()
 
     def tobytes(self) -> bytes:
         """The stored buffer as it is: Montgomery words, little-endian, limb-major."""

@@ -217,3 +217,37 @@ def test_nothing_runs_while_building():
     assert expr.node.op is Op.COPY
     assert np.array_equal(a.node.src[0].arg.buffer.array, words)
     assert not expr.realized and a.realized  # building computed nothing
+
+
+@pytest.mark.parametrize("dtype", ["u32", "u64"])
+def test_words_are_montgomery_words_and_from_words_inverts_them(dtype: str):
+    ring = RingSpec(8, (17, 97, 113), dtype=dtype)
+    R = 2 ** (32 if dtype == "u32" else 64)
+    coeffs = [5, -3, 100, 0, 1648, 7, -1, 42]
+    for p in (Poly(coeffs, ring), Poly(coeffs, ring).ntt()):
+        words = p.words()
+        limbs = p.limbs()
+        assert words.shape == (3, 8) and words.dtype == ring.np_dtype
+        for i, q in enumerate(ring.moduli):  # the definition, with Python integers
+            assert [int(w) for w in words[i]] == [int(x) * R % q for x in limbs[i]]
+        back = Poly.from_words(words, ring, p.domain)
+        assert back.domain is p.domain and back.tolist() == p.tolist()
+        words[0, 0] ^= 1  # a copy: changing it changes nothing stored
+        assert p.words()[0, 0] != words[0, 0]
+    assert Poly.from_words(Poly(coeffs, ring).words(), ring).tolist() == [
+        c % ring.Q for c in coeffs
+    ]
+
+
+def test_from_words_refuses_bad_words():
+    good = Poly(list(range(8)), RING).words()
+    with pytest.raises(ValueError, match=r"limb 1 .* word outside \[0, q=97\)"):
+        Poly.from_words(good + np.array([[0], [97], [0]], dtype=good.dtype), RING)
+    with pytest.raises(ValueError, match=r"shape \(3, 8\)"):
+        Poly.from_words(good[:2], RING)
+    with pytest.raises(TypeError, match="integer array"):
+        Poly.from_words(good.astype(float), RING)
+    with pytest.raises(TypeError, match="Domain"):
+        Poly.from_words(good, RING, "ntt")
+    with pytest.raises(ValueError, match="limb 0"):
+        Poly.from_words(np.full((3, 8), -1), RING)
