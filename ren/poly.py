@@ -127,19 +127,7 @@ class Poly:
             ValueError: for a wrong shape or a residue outside ``[0, q_i)``, naming the limb.
         """
         ring = _check_ring(ring)
-        if not isinstance(domain, Domain):
-            raise TypeError(f"domain must be a ren.ring.Domain, got {domain!r}")
-        arr = np.asarray(limbs)
-        if arr.dtype.kind not in "iu":
-            raise TypeError(f"limbs must be an integer array, got dtype {arr.dtype}")
-        if arr.shape != (ring.L, ring.n):
-            raise ValueError(
-                f"limbs for {ring!r} must have shape {(ring.L, ring.n)}, got {arr.shape}"
-            )
-        for i, q in enumerate(ring.moduli):
-            row = arr[i]
-            if row.size and (int(row.min()) < 0 or int(row.max()) >= q):
-                raise ValueError(f"limb {i} of {ring!r} has a residue outside [0, q={q})")
+        arr = _checked_rows(limbs, ring, domain, "limbs", "residue")
         words = rk.to_mont(ring, arr.astype(ring.np_dtype))
         return cls._wrap(_buffer_node(words, ring, domain, canonical_device(device)))
 
@@ -168,19 +156,7 @@ class Poly:
             ValueError: for a wrong shape or a word outside ``[0, q_i)``, naming the limb.
         """
         ring = _check_ring(ring)
-        if not isinstance(domain, Domain):
-            raise TypeError(f"domain must be a ren.ring.Domain, got {domain!r}")
-        arr = np.asarray(words)
-        if arr.dtype.kind not in "iu":
-            raise TypeError(f"words must be an integer array, got dtype {arr.dtype}")
-        if arr.shape != (ring.L, ring.n):
-            raise ValueError(
-                f"words for {ring!r} must have shape {(ring.L, ring.n)}, got {arr.shape}"
-            )
-        for i, q in enumerate(ring.moduli):
-            row = arr[i]
-            if row.size and (int(row.min()) < 0 or int(row.max()) >= q):
-                raise ValueError(f"limb {i} of {ring!r} has a word outside [0, q={q})")
+        arr = _checked_rows(words, ring, domain, "words", "word")
         stored = np.array(arr, dtype=ring.np_dtype, copy=True)
         return cls._wrap(_buffer_node(stored, ring, domain, canonical_device(device)))
 
@@ -554,6 +530,26 @@ def _storage(node: Node) -> np.ndarray | None:
 
 def _storage_or_const(node: Node) -> bool:
     return node.op is Op.AS_RING and node.src[0].op in (Op.BUFFER, Op.BUFFER_VIEW, Op.CONST)
+
+
+def _checked_rows(rows: Any, ring: RingSpec, domain: Any, name: str, what: str) -> np.ndarray:
+    """``rows`` as an ``(L, n)`` integer array with row ``i`` in ``[0, q_i)``, else a clear error.
+
+    ``name`` is the argument's name and ``what`` an entry's (``"residue"``, ``"word"``) in the
+    messages.
+    """
+    if not isinstance(domain, Domain):
+        raise TypeError(f"domain must be a ren.ring.Domain, got {domain!r}")
+    arr = np.asarray(rows)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    if arr.shape != (ring.L, ring.n):
+        raise ValueError(f"{name} for {ring!r} must have shape {(ring.L, ring.n)}, got {arr.shape}")
+    for i, q in enumerate(ring.moduli):
+        row = arr[i]
+        if row.size and (int(row.min()) < 0 or int(row.max()) >= q):
+            raise ValueError(f"limb {i} of {ring!r} has a {what} outside [0, q={q})")
+    return arr
 
 
 def _buffer_node(words: np.ndarray, ring: RingSpec, domain: Domain, device: str) -> Node:
