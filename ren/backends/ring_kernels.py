@@ -16,6 +16,11 @@ below ``q``, so the difference lies in ``(-q, q)``; adding ``q`` when it is nega
 ``T * R^-1 mod q`` in ``[0, q)``. Every kernel below keeps its values in ``[0, q)`` (no lazy
 reduction), so every Montgomery product it forms has ``T < q * q < q * R``.
 
+A product by a fixed word (an NTT twiddle, ``n^-1``) uses V. Shoup's precomputed quotient instead
+(:func:`_shoup_mul`): one high product instead of Montgomery's two, the same words out. Modular
+sums and differences pick the smaller of two unsigned candidates (``min(s, s - q)``), since the
+wrong one has wrapped past ``2**63``.
+
 The NTT follows T. Poeppelmann, N. Oder, T. Gueneysu (LATINCRYPT 2015) and P. Longa, M. Naehrig
 ("Speeding up the number theoretic transform for faster ideal lattice-based cryptography", CANS
 2016): Cooley-Tukey forward and Gentleman-Sande inverse with the ``psi`` powers merged into the
@@ -96,6 +101,19 @@ def mul_hi_lo(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, lo
 
 
+def mul_hi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The high word of the 128-bit product of two ``uint64`` arrays: ``a*b // 2**64``.
+
+    :func:`mul_hi_lo` without the low word (which ``a * b`` gives directly, wrapping).
+    """
+    a0, a1 = a & _LO32, a >> 32
+    b0, b1 = b & _LO32, b >> 32
+    p01 = a0 * b1
+    p10 = a1 * b0
+    mid = ((a0 * b0) >> 32) + (p01 & _LO32) + (p10 & _LO32)  # < 3 * 2**32
+    return a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32)
+
+
 def _redc_mul(a, b, q, q_inv, bits: int) -> np.ndarray:
     """``a * b * R^-1 mod q`` in ``[0, q)`` for ``a * b < q * R`` (see the module docstring)."""
     if bits == 32:
@@ -103,23 +121,46 @@ def _redc_mul(a, b, q, q_inv, bits: int) -> np.ndarray:
         m = ((t & _LO32) * q_inv) & _LO32  # both factors < 2**32: no overflow
         t_hi, mq_hi = t >> 32, (m * q) >> 32
     else:
-        t_hi, t_lo = mul_hi_lo(a, b)
-        m = t_lo * q_inv  # wraps mod 2**64, as wanted
-        mq_hi, _ = mul_hi_lo(m, q)
-    u = t_hi - mq_hi  # (T - m*q) / R in (-q, q), wrapped mod 2**64 when negative
-    return np.where(t_hi < mq_hi, u + q, u)
+        t_hi = mul_hi(a, b)
+        m = a * b * q_inv  # the low word of a*b, times q^-1, both wrapping mod 2**64, as wanted
+        mq_hi = mul_hi(m, q)
+    # (T - m*q) / R in (-q, q): t_hi - mq_hi wraps to a huge word when negative, and adding q
+    # then gives the small one, so the smaller of the two is the answer (words < 2**63)
+    u = t_hi - mq_hi
+    return np.minimum(u, u + q)
+
+
+def _shoup_mul(v, w, w_shoup, q, bits: int) -> np.ndarray:
+    """``v * w mod q`` in ``[0, q)`` for a fixed ``w < q``, ``w_shoup = floor(w * 2**bits / q)``.
+
+    V. Shoup's method (as in NTL and Microsoft SEAL): ``qhat = hi(v * w_shoup)`` is the quotient
+    ``v*w // q`` or one less, so ``v*w - qhat*q``, computed modulo ``2**64``, lies in ``[0, 2q)``;
+    one conditional subtraction ends in ``[0, q)``. With ``w`` the plain value of a Montgomery
+    twiddle this equals :func:`_redc_mul` of ``v`` and the twiddle, word for word, at one high
+    product instead of two.
+    """
+    qhat = (v * w_shoup) >> 32 if bits == 32 else mul_hi(v, w_shoup)
+    r = v * w - qhat * q  # exact in [0, 2q), the products wrapping mod 2**64
+    return np.minimum(r, r - q)
 
 
 def _add_mod(a, b, q) -> np.ndarray:
-    """``a + b mod q`` in ``[0, q)`` for ``a, b`` in ``[0, q)`` (``a + b < 2**63``)."""
+    """``a + b mod q`` in ``[0, q)`` for ``a, b`` in ``[0, q)`` (``a + b < 2**63``).
+
+    ``s - q`` wraps to a word above ``s`` exactly when ``s < q``, so the smaller one is reduced.
+    """
     s = a + b
-    return np.where(s >= q, s - q, s)
+    return np.minimum(s, s - q)
 
 
 def _sub_mod(a, b, q) -> np.ndarray:
-    """``a - b mod q`` in ``[0, q)`` for ``a, b`` in ``[0, q)``."""
+    """``a - b mod q`` in ``[0, q)`` for ``a, b`` in ``[0, q)``.
+
+    ``a - b`` wraps to a huge word when ``a < b``, and adding ``q`` brings it back below ``q``;
+    otherwise adding ``q`` makes it larger: the smaller of the two is the answer.
+    """
     d = a - b
-    return np.where(a < b, d + q, d)
+    return np.minimum(d, d + q)
 
 
 def _neg_mod(a, q) -> np.ndarray:
@@ -325,6 +366,40 @@ def encode_coeffs(ring: RingSpec, coeffs) -> np.ndarray:
 # NTT
 
 
+@functools.lru_cache(maxsize=64)
+def _shoup_twiddles(ring: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The NTT twiddles as plain values with their Shoup companions, for :func:`_shoup_mul`.
+
+    Returns ``(psi_rev, psi_rev_shoup, psi_inv_rev, psi_inv_rev_shoup)``, each ``(L, n)``
+    ``uint64``: ``w = twiddle * R^-1 mod q`` (the plain value of the Montgomery-form table) and
+    ``floor(w * 2**bits / q)``, ``bits`` the ring's word size. Computed once per ring with Python
+    integers.
+    """
+    tab, bits = ring.tables(), ring.word_bits
+    out = []
+    for table in (tab.psi_rev, tab.psi_inv_rev):
+        plain = np.empty_like(table)
+        shoup = np.empty_like(table)
+        for i, q in enumerate(ring.moduli):
+            r_inv = pow(1 << bits, -1, q)
+            ws = [int(x) * r_inv % q for x in table[i].tolist()]
+            plain[i] = ws
+            shoup[i] = [(w << bits) // q for w in ws]
+        plain.flags.writeable = shoup.flags.writeable = False
+        out += [plain, shoup]
+    return out[0], out[1], out[2], out[3]
+
+
+@functools.lru_cache(maxsize=64)
+def _shoup_n_inv(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
+    """``n^-1 mod q_i`` and its Shoup companion, as ``(L, 1)`` ``uint64`` columns."""
+    bits = ring.word_bits
+    n_inv = [pow(ring.n, -1, q) for q in ring.moduli]
+    plain = np.array(n_inv, dtype=np.uint64).reshape(-1, 1)
+    shoup = np.array([(w << bits) // q for w, q in zip(n_inv, ring.moduli, strict=True)])
+    return plain, shoup.astype(np.uint64).reshape(-1, 1)
+
+
 def ntt(ring: RingSpec, a: np.ndarray) -> np.ndarray:
     """Forward negacyclic NTT of every limb (Cooley-Tukey, merged twiddles, bit-reversed output).
 
@@ -342,17 +417,17 @@ def ntt(ring: RingSpec, a: np.ndarray) -> np.ndarray:
         q_i`` with ``psi_i`` the smallest primitive ``2n``-th root. The twiddles are in Montgomery
         form, so the NTT of Montgomery words is the Montgomery form of the NTT.
     """
-    tab = ring.tables()
+    tab, (w_all, ws_all, _, _) = ring.tables(), _shoup_twiddles(ring)
     bits, (L, n) = ring.word_bits, (ring.L, ring.n)
-    q, q_inv = tab.q[:, :, None], tab.q_inv[:, :, None]  # (L, 1, 1) against (L, m, t)
+    q = tab.q[:, :, None]  # (L, 1, 1) against (L, m, t)
     x = _words(ring, a)
     m = 1
     while m < n:
         t = n // (2 * m)
         x = x.reshape(L, m, 2, t)
-        w = tab.psi_rev[:, m : 2 * m, None]  # (L, m, 1), Montgomery form
+        w, ws = w_all[:, m : 2 * m, None], ws_all[:, m : 2 * m, None]  # (L, m, 1), plain
         u = x[:, :, 0, :]
-        v = _redc_mul(x[:, :, 1, :], w, q, q_inv, bits)  # V*w in [0, q): V, w < q
+        v = _shoup_mul(x[:, :, 1, :], w, ws, q, bits)  # V*w in [0, q): V, w < q
         # bound: U, V*w in [0, q) -> both outputs reduced back to [0, q) (no lazy reduction)
         x = np.stack((_add_mod(u, v, q), _sub_mod(u, v, q)), axis=2).reshape(L, n)
         m *= 2
@@ -374,21 +449,22 @@ def intt(ring: RingSpec, a: np.ndarray) -> np.ndarray:
     Returns:
         ``(L, n)`` coefficient-form words in ``[0, q_i)`` with ``intt(ntt(a)) == a``.
     """
-    tab = ring.tables()
+    tab, (_, _, w_all, ws_all) = ring.tables(), _shoup_twiddles(ring)
     bits, (L, n) = ring.word_bits, (ring.L, ring.n)
-    q, q_inv = tab.q[:, :, None], tab.q_inv[:, :, None]
+    q = tab.q[:, :, None]
     x = _words(ring, a)
     m = n // 2
     while m >= 1:
         t = n // (2 * m)
         x = x.reshape(L, m, 2, t)
-        w = tab.psi_inv_rev[:, m : 2 * m, None]
+        w, ws = w_all[:, m : 2 * m, None], ws_all[:, m : 2 * m, None]
         u, v = x[:, :, 0, :], x[:, :, 1, :]
         # bound: U, V in [0, q) -> U+V and U-V reduced to [0, q), and (U-V)*w in [0, q)
-        diff = _redc_mul(_sub_mod(u, v, q), w, q, q_inv, bits)
+        diff = _shoup_mul(_sub_mod(u, v, q), w, ws, q, bits)
         x = np.stack((_add_mod(u, v, q), diff), axis=2).reshape(L, n)
         m //= 2
-    return _store(ring, _redc_mul(x, tab.n_inv_mont, tab.q, tab.q_inv, bits))
+    n_inv, n_inv_shoup = _shoup_n_inv(ring)  # times n^-1, as one Shoup product per word
+    return _store(ring, _shoup_mul(x, n_inv, n_inv_shoup, tab.q, bits))
 
 
 # --------------------------------------------------------------------------------------------

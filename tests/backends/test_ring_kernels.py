@@ -389,3 +389,42 @@ def test_base_convert_rejects_another_degree():
     ring, other = fixed_ring(8, 2, "u32"), fixed_ring(16, 2, "u32")
     with pytest.raises(ValueError, match="n differ"):
         rk.base_convert(ring, rk.encode_coeffs(ring, [0] * 8), other)
+
+
+@given(st.lists(st.tuples(U64, U64), max_size=40))
+def test_mul_hi_is_the_high_word(pairs):
+    a = np.array([x for x, _ in pairs], dtype=np.uint64)
+    b = np.array([y for _, y in pairs], dtype=np.uint64)
+    assert rk.mul_hi(a, b).tolist() == [(x * y) >> 64 for x, y in pairs]
+
+
+@pytest.mark.parametrize("bits", [30, 60, 62])
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_shoup_product_is_the_modular_product(bits: int, data):
+    """``v * w mod q`` by Shoup's precomputed quotient, against Python integers."""
+    word = 32 if bits <= 30 else 64
+    q = ntt_primes(16, bits, 1)[0]
+    edges = st.sampled_from([0, 1, 2, q - 2, q - 1])
+    residues = st.one_of(edges, st.integers(0, q - 1))
+    w = data.draw(residues)
+    vs = data.draw(st.lists(residues, min_size=1, max_size=32))
+    v = np.array(vs, dtype=np.uint64)
+    w_shoup = np.uint64((w << word) // q)
+    got = rk._shoup_mul(v, np.uint64(w), w_shoup, np.uint64(q), word)
+    assert got.tolist() == [x * w % q for x in vs]
+
+
+@pytest.mark.parametrize("bits", [30, 60])
+def test_ntt_twiddles_in_shoup_form_are_the_plain_twiddles(bits: int):
+    ring = RingSpec(16, ntt_primes(16, bits, 2))
+    R = 1 << ring.word_bits
+    psi, psi_shoup, ipsi, ipsi_shoup = rk._shoup_twiddles(ring)
+    tab = ring.tables()
+    for i, q in enumerate(ring.moduli):
+        for mont, plain, shoup in (
+            (tab.psi_rev, psi, psi_shoup),
+            (tab.psi_inv_rev, ipsi, ipsi_shoup),
+        ):
+            assert plain[i].tolist() == [int(x) * pow(R, -1, q) % q for x in mont[i].tolist()]
+            assert shoup[i].tolist() == [(int(w) << ring.word_bits) // q for w in plain[i].tolist()]
