@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -197,3 +198,197 @@ def test_ckks_benchmark_writes_its_json(tmp_path: Path):
     for row in precision.values():
         assert row["params"] == "q" and len(row["bits"]) == 1
         assert row["min_bits"] == row["mean_bits"] > 20  # scale 2^40: about 30 bits
+
+
+# --------------------------------------------------------------------------------------------
+# benchmarks/run.py: every benchmark in one JSON of rows in one shape
+
+ROW_KEYS = ["bench", "backend", "params", "mode", "median_ms"]  # every row starts with these
+
+
+@pytest.fixture(scope="module")
+def run_py():
+    """``benchmarks/run.py`` as a module (it imports ``_machine`` from ``benchmarks/``)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def _timing(ms: float) -> dict:
+    s = ms / 1e3
+    return {"number": 10, "median_s": s, "min_s": s / 2, "first_s": s, "times_s": [s]}
+
+
+def _common(rows: list[dict]) -> None:
+    for r in rows:
+        assert list(r)[:5] == ROW_KEYS
+        assert r["mode"] in {"eager", "jit"}
+
+
+def test_run_benchmark_writes_one_json_and_a_table(tmp_path: Path):
+    out = tmp_path / "run.json"
+    script = ROOT / "benchmarks" / "run.py"
+    cmd = [sys.executable, str(script), "--quick", "--only", "memory", "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+
+    assert {"python", "numpy", "cpu_count", "platform"} <= set(data["machine"])
+    assert data["run"]["quick"] is True and data["run"]["only"] == ["memory"]
+    assert data["run"]["threads"] == 1 and data["failed"] == []
+    assert isinstance(data["skipped"], list)
+    assert data["results"]
+    for r in data["results"]:
+        assert list(r)[:5] == ROW_KEYS
+        assert r["mode"] in {"eager", "jit"}
+        assert r["bench"] == "memory.plan" and r["backend"] == "python"
+        assert isinstance(r["params"], str) and r["median_ms"] > 0
+        assert r["lower_bound_bytes"] <= r["arena_bytes"] <= r["unshared_bytes"]
+
+    table = out.with_suffix(".md").read_text(encoding="utf-8").splitlines()
+    header = "| bench | params | backend | mode | threads | median ms | min ms | Ren/SEAL | notes |"
+    assert header in table
+    assert table[table.index(header) + 1].startswith("|---|")
+    assert sum(line.startswith("| memory.plan |") for line in table) == len(data["results"])
+    assert header in proc.stdout
+
+
+def test_run_converts_ntt_rows(run_py):
+    base = {"n": 16384, "limbs": 8, "bits": 60, "direction": "forward", "check": "ok"}
+    base |= {**_timing(0.5), "butterflies_per_ns": 2.5}
+    data = {
+        "rows": [
+            {**base, "backend": "numpy", "threads": 1, "check": "reference"},
+            {**base, "backend": "c", "threads": 1},
+            {**base, "backend": "c-openmp", "threads": 1},  # what REN_THREADS=1 does not run
+            {**base, "backend": "c-openmp", "threads": 2, "direction": "inverse"},
+            {**base, "backend": "cuda", "threads": 0},
+        ]
+    }
+    rows = run_py.ntt_rows(data, {})
+    _common(rows)
+    got = [(r["bench"], r["backend"], r["threads"], r["variant"]) for r in rows]
+    assert got == [
+        ("ntt.forward", "python", 1, "numpy"),
+        ("ntt.forward", "cpu", 1, "c"),
+        ("ntt.inverse", "cpu", 2, "c-openmp"),
+        ("ntt.forward", "cuda", 0, "cuda"),
+    ]
+    r = rows[1]
+    assert r["params"] == "n=16384 L=8 60-bit" and r["mode"] == "eager"
+    assert r["median_ms"] == pytest.approx(0.5) and r["min_ms"] == pytest.approx(0.25)
+    assert (r["check"], r["butterflies_per_ns"], r["number"]) == ("ok", 2.5, 10)
+
+
+def test_run_converts_schedule_rows(run_py):
+    data = {
+        "schedule": [
+            {"target_nodes": 100, "nodes": 101, "outputs": 2, "kernels": 38, **_timing(20.0),
+             "passes_median_s": {"bufferize": 0.001}}
+        ],
+        "realize": {
+            "seed": {"ring": {"n": 8, "moduli": [17, 97], "dtype": "u32"}, "kernels": 5,
+                     **_timing(2.0), "phases_median_s": {"schedule": 0.0015}}
+        },
+    }  # fmt: skip
+    rows = run_py.schedule_rows(data, {})
+    _common(rows)
+    assert [(r["bench"], r["params"], r["backend"]) for r in rows] == [
+        ("schedule", "nodes=101 n=4096 L=4", "python"),
+        ("realize", "seed n=8 L=2", "python"),
+    ]
+    assert rows[0]["median_ms"] == pytest.approx(20.0) and rows[0]["kernels"] == 38
+    assert rows[0]["passes_ms"] == {"bufferize": pytest.approx(1.0)}
+    assert rows[1]["phases_ms"] == {"schedule": pytest.approx(1.5)}
+    assert run_py.schedule_rows(data, {"REN_DEVICE": "cpu"})[0]["backend"] == "cpu"
+
+
+def test_run_converts_memory_rows(run_py):
+    arena = {"unshared_bytes": 4096, "arena_bytes": 2048, "lower_bound_bytes": 1024,
+             "ratio": 2.0, "planned_buffers": 3, "events": 6}  # fmt: skip
+    program = {"outputs": 1, "rings": ["n=4096 L=3"], "kernels": 7, "buffers": 9,
+               "planned_buffers": 3, "kept_buffers": 6, "plan_memory_median_s": 0.002,
+               "devices": {"python": arena}}  # fmt: skip
+    data = {"programs": {"chain50": program, "checked": {**program, "check": False}}}
+    rows = run_py.memory_rows(data, {})
+    _common(rows)
+    r = rows[0]
+    assert (r["bench"], r["backend"], r["params"]) == ("memory.plan", "python", "chain50")
+    assert r["median_ms"] == pytest.approx(2.0)
+    assert r["arena_ratio"] == 2.0 and "ratio" not in r  # "ratio" is Ren over its peer
+    assert (r["arena_bytes"], r["lower_bound_bytes"], r["unshared_bytes"]) == (2048, 1024, 4096)
+    assert "check" not in r and rows[1]["check"] == "DIFFERS"
+
+
+def test_run_converts_jit_rows(run_py):
+    r = {"case": "seed", "device": "cpu", "ring": "n=8 L=2 u32", "ops": 3, "units": 5,
+         "runner": "graph", "pruned": 0, "check": "ok", "first_capture_s": 0.003,
+         "capture_s": 0.002, "eager": _timing(2.0), "replay": _timing(0.02),
+         "replay_units": _timing(0.04), "kernels": _timing(0.001), "graph": None,
+         "speedup": 100.0, "overhead_us": 19.0}  # fmt: skip
+    data = {"environment": {"threads": {"REN_THREADS": "2"}}, "rows": [r]}
+    rows = run_py.jit_rows(data, {})
+    _common(rows)
+    eager, jit = rows
+    assert [(x["bench"], x["mode"], x["threads"]) for x in rows] == [
+        ("jit.seed", "eager", 2),
+        ("jit.seed", "jit", 2),
+    ]
+    assert eager["params"] == jit["params"] == "n=8 L=2 u32 ops=3"
+    assert eager["median_ms"] == pytest.approx(2.0) and jit["median_ms"] == pytest.approx(0.02)
+    assert jit["capture_ms"] == pytest.approx(2.0) and jit["graph_ms"] is None
+    assert (jit["units"], jit["runner"], jit["speedup_over_eager"]) == (5, "graph", 100.0)
+
+
+def test_run_converts_ckks_rows_and_adds_ratios(run_py):
+    common = {"params": "a", "min_ms": 1.0, "first_ms": 2.0, "times_ms": [2.0], "number": 3,
+              "repeat": 1, "check": "ok", "check_bits": 29.0}  # fmt: skip
+    data = {
+        "environment": {"threads": {"REN_THREADS": "1"}},
+        "params": {"a": {"n": 8192}},
+        "results": [
+            {"bench": "ckks.multiply", "backend": "seal", "mode": "eager", "median_ms": 4.0,
+             **common},
+            {"bench": "ckks.multiply", "backend": "cpu", "mode": "jit", "median_ms": 2.0,
+             "capture_ms": 9.0, "units": 24, "runner": "graph", "vs_seal": 0.5, **common},
+        ],
+    }  # fmt: skip
+    rows = run_py.ckks_rows(data, {})
+    _common(rows)
+    seal, cpu = rows
+    assert (cpu["bench"], cpu["backend"], cpu["params"], cpu["mode"]) == (
+        "ckks.multiply", "cpu", "set a n=8192", "jit"
+    )  # fmt: skip
+    assert (cpu["capture_ms"], cpu["units"], cpu["threads"]) == (9.0, 24, 1)
+    assert "times_ms" not in cpu and "vs_seal" not in cpu
+    run_py.add_peers(rows)
+    assert (cpu["peer"], cpu["peer_ms"], cpu["ratio"]) == ("seal", 4.0, 0.5)
+    assert "ratio" not in seal
+
+
+def test_run_threads_speedup_peer_fallback_and_skips(run_py):
+    ntt = [run_py.row("ntt.forward", "cpu", "n=16384 L=1 60-bit", "eager", 0.04, threads=1)]
+    fallback = run_py.seal_ntt_fallback(ntt, "import seal: no module")
+    assert [r["median_ms"] for r in fallback] == [0.31] and fallback[0]["measured"] is False
+    run_py.add_peers(ntt + fallback)
+    assert ntt[0]["ratio"] == pytest.approx(0.04 / 0.31) and ntt[0]["peer_measured"] is False
+
+    faster = [run_py.row("ntt.forward", "cpu", "n=16384 L=1 60-bit", "eager", 0.02, threads=2)]
+    run_py.add_speedups(ntt, faster, 1)
+    assert faster[0]["threads_speedup"] == pytest.approx(2.0)
+
+    data = {"skipped": {"cpu": "no C compiler"}, "peer": {"name": "seal", "available": False,
+            "reason": "import seal: no module"}}  # fmt: skip
+    skipped = run_py.skipped_of("ckks", data, "cuda: not timed (no GPU)\n")
+    assert [(s["backend"], s["reason"]) for s in skipped] == [
+        ("cpu", "no C compiler"),
+        ("seal", "import seal: no module"),
+        ("cuda", "no GPU"),
+    ]
