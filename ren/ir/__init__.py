@@ -1,6 +1,6 @@
 """Ren's IR: the op set, the interned ``Node``, derived facts, the rewriter and the verifier."""
 
-from ren.ir.facts import Facts, device_of, domain_of, facts, is_const, is_const_expr, ring_of
+from ren.ir.facts import Facts, device_of, domain_of, facts, is_const, ring_of
 from ren.ir.node import (
     BufferArg,
     ConstArg,
@@ -40,7 +40,6 @@ __all__ = [
     "facts",
     "graph_rewrite",
     "is_const",
-    "is_const_expr",
     "ring_of",
     "toposort",
     "verify",

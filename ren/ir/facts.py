@@ -26,16 +26,7 @@ from ren.ir.node import Node
 from ren.ir.op import Op
 from ren.ring import Domain, RingSpec
 
-__all__ = [
-    "Facts",
-    "device_of",
-    "domain_of",
-    "facts",
-    "is_const",
-    "is_const_expr",
-    "is_view",
-    "ring_of",
-]
+__all__ = ["Facts", "device_of", "domain_of", "facts", "is_const", "is_view", "ring_of"]
 
 
 class Facts(NamedTuple):
@@ -58,40 +49,6 @@ def is_const(node: Node) -> bool:
     while node.op in (Op.NEG, Op.NTT, Op.INTT) and node.src:
         node = node.src[0]
     return node.op is Op.IMM or (node.op is Op.AS_RING and node.src[0].op is Op.CONST)
-
-
-def is_const_expr(node: Node) -> bool:
-    """Whether ``node``'s value is a constant: a ring constant, or arithmetic on constants only.
-
-    ``Poly.const(3, r) * Poly.const(3, r)`` and ``k + 1`` (``k`` a constant) are constant
-    expressions: ``simplify`` folds them into one constant, so for the domain they must count as
-    constants from the start (multiplying by one must not force an NTT).
-    """
-    known = _const_exprs.get(node)
-    if known is not None:
-        return known
-    # iterative post-order over arithmetic nodes only (a deep chain must not recurse)
-    stack = [node]
-    while stack:
-        cur = stack[-1]
-        if cur in _const_exprs:
-            stack.pop()
-            continue
-        if is_const(cur) or cur.op not in _ARITH or not cur.src:
-            _const_exprs[cur] = is_const(cur)
-            stack.pop()
-            continue
-        pending = [s for s in cur.src if s not in _const_exprs]
-        if pending:
-            stack.extend(pending)
-            continue
-        _const_exprs[cur] = all(_const_exprs[s] for s in cur.src)
-        stack.pop()
-    return _const_exprs[node]
-
-
-_ARITH = (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.NTT, Op.INTT)
-_const_exprs: weakref.WeakKeyDictionary[Node, bool] = weakref.WeakKeyDictionary()
 
 
 def is_view(node: Node) -> bool:
@@ -134,7 +91,7 @@ def _derive(node: Node, src: list[Facts]) -> Facts:
         view = first.ring.contiguous_offset(arg.ring) is not None  # is_view, from src facts
         return Facts(arg.ring, first.domain if view else Domain.COEFF, first.device)
     if op in (Op.ADD, Op.SUB, Op.MUL):
-        consts = [is_const_expr(s) for s in node.src]
+        consts = [is_const(s) for s in node.src]
         varying = [f for f, c in zip(src, consts, strict=True) if not c] or [first]
         if (op is Op.MUL and len(varying) == 2) or any(f.domain is Domain.NTT for f in varying):
             domain = Domain.NTT

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ren.device import devices
 from ren.errors import SpecError
-from ren.ir.facts import facts, is_const_expr, is_view
+from ren.ir.facts import facts, is_const, is_view
 from ren.ir.node import (
     BufferArg,
     ConstArg,
@@ -292,9 +292,9 @@ def _domains(node: Node) -> str | None:
         want = facts(node).domain
         for i, s in enumerate(node.src):
             got = facts(s).domain
-            if not is_const_expr(s) and got is not want:
+            if not is_const(s) and got is not want:
                 return f"source {i} is in {got.value} form, the op computes in {want.value}"
-        if op is Op.MUL and not any(is_const_expr(s) for s in node.src) and want is not Domain.NTT:
+        if op is Op.MUL and not any(is_const(s) for s in node.src) and want is not Domain.NTT:
             return "a product of two non-constants must be computed in NTT form"
         if op is Op.AUTOMORPHISM and want is not Domain.NTT:
             return "an automorphism must read NTT form"

@@ -1,8 +1,7 @@
 """Ring, domain and device derived from the graph (the front end's meaning of each op)."""
 
-from ren import reference
-from ren.ir import domain_of, facts, is_const, is_const_expr, ring_of
-from ren.poly import Poly, prepare_realize
+from ren.ir import domain_of, facts, is_const, ring_of
+from ren.poly import Poly
 from ren.ring import Domain, RingSpec
 
 RING = RingSpec(8, (17, 97, 113))
@@ -38,24 +37,6 @@ def test_domains_follow_where_ops_compute():
     assert domain_of(a.ntt().to_ring(view).node) is Domain.NTT  # a view keeps the domain
     other = RingSpec(8, (17, 113))
     assert domain_of(a.ntt().to_ring(other).node) is Domain.COEFF  # basis extension
-
-
-def test_arithmetic_on_constants_is_a_constant():
-    """``(k * k) * a`` is ``9 * a``: no NTT, one kernel, the same value (by the reference)."""
-    a = p().realize()
-    k = Poly.const(3, RING)
-    cases = [(k * k, 9), (k + 1, 4), (-(k - 1), -2), ((k * k - 1) * (k + 2), 40)]
-    for c, value in cases:
-        assert is_const_expr(c.node) and not is_const_expr((c * a).node)
-        for expr, folded in (
-            (c * a, value * a),
-            (a * c + c, value * a + value),
-            (a.ntt() * c, value * a.ntt()),
-        ):
-            assert domain_of(expr.node) is domain_of(folded.node), (c, expr)
-            got = len(prepare_realize(expr).kernels)
-            assert got == len(prepare_realize(folded).kernels), (c, expr)
-            assert expr.tolist() == list(reference.evaluate(folded.node))
 
 
 def test_rings_and_devices():
