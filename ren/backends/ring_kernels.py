@@ -7,7 +7,8 @@ residues modulo ``q_i`` (limb-major, DESIGN.md section 2). Stored words are in M
 storage dtype (``ring.np_dtype``), and never write into their inputs.
 
 Inside, everything is ``uint64``. A product of two ``u32`` words is below ``2**60`` and fits; a
-product of two ``u64`` words needs 128 bits, which :func:`mul_hi_lo` emulates with 32-bit halves.
+product of two ``u64`` words needs 128 bits, whose high word :func:`mul_hi` emulates with 32-bit
+halves.
 
 Montgomery reduction (P. Montgomery, "Modular multiplication without trial division", 1985): for
 ``T < q * R`` let ``m = (T mod R) * q^-1 mod R``. Then ``m * q = T (mod R)``, so the low words of
@@ -66,8 +67,8 @@ _ONE = np.uint64(1)
 # word-level primitives (uint64 arrays that broadcast; q and q_inv are columns)
 
 
-def mul_hi_lo(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 128-bit product of two ``uint64`` arrays as ``(hi, lo)``, ``a*b = hi * 2**64 + lo``.
+def mul_hi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The high word of the 128-bit product of two ``uint64`` arrays: ``a*b // 2**64``.
 
     Split each factor into 32-bit halves, ``a = a1*2**32 + a0`` and ``b = b1*2**32 + b0``::
 
@@ -76,42 +77,32 @@ def mul_hi_lo(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Each partial product is below ``2**64``. The middle column collects the bits that land in
     ``[2**32, 2**96)``: ``mid = hi32(a0*b0) + lo32(a0*b1) + lo32(a1*b0) < 3 * 2**32``. Then::
 
-        lo = lo32(mid) * 2**32 + lo32(a0*b0)
         hi = a1*b1 + hi32(a0*b1) + hi32(a1*b0) + hi32(mid)
 
-    and ``hi < 2**64`` because the true product is below ``2**128``.
+    and ``hi < 2**64`` because the true product is below ``2**128``. The low word is ``a * b``
+    itself, wrapping modulo ``2**64``.
+    """
+    a0, a1 = a & _LO32, a >> 32
+    b0, b1 = b & _LO32, b >> 32
+    p01 = a0 * b1
+    p10 = a1 * b0
+    mid = ((a0 * b0) >> 32) + (p01 & _LO32) + (p10 & _LO32)  # < 3 * 2**32: no overflow
+    return a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32)
+
+
+def mul_hi_lo(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 128-bit product of two ``uint64`` arrays as ``(hi, lo)``, ``a*b = hi * 2**64 + lo``.
 
     Args:
         a: ``uint64`` array.
         b: ``uint64`` array broadcastable with ``a``.
 
     Returns:
-        ``(hi, lo)``, two ``uint64`` arrays of the broadcast shape.
+        ``(hi, lo)``: :func:`mul_hi`, and the product wrapped modulo ``2**64``.
     """
     a = np.asarray(a, dtype=np.uint64)
     b = np.asarray(b, dtype=np.uint64)
-    a0, a1 = a & _LO32, a >> 32
-    b0, b1 = b & _LO32, b >> 32
-    p00 = a0 * b0
-    p01 = a0 * b1
-    p10 = a1 * b0
-    mid = (p00 >> 32) + (p01 & _LO32) + (p10 & _LO32)  # < 3 * 2**32: no overflow
-    lo = (mid << 32) | (p00 & _LO32)  # the shift drops hi32(mid), which goes to hi
-    hi = a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32)
-    return hi, lo
-
-
-def mul_hi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The high word of the 128-bit product of two ``uint64`` arrays: ``a*b // 2**64``.
-
-    :func:`mul_hi_lo` without the low word (which ``a * b`` gives directly, wrapping).
-    """
-    a0, a1 = a & _LO32, a >> 32
-    b0, b1 = b & _LO32, b >> 32
-    p01 = a0 * b1
-    p10 = a1 * b0
-    mid = ((a0 * b0) >> 32) + (p01 & _LO32) + (p10 & _LO32)  # < 3 * 2**32
-    return a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32)
+    return mul_hi(a, b), a * b
 
 
 def _redc_mul(a, b, q, q_inv, bits: int) -> np.ndarray:
