@@ -71,7 +71,6 @@ def files() -> dict[Path, str]:
     """Every generated file but the pictures: the pages and the graphs' DOT text."""
     from ren.engine.schedule import PASSES
     from ren.ir.dot import to_dot
-    from ren.ir.node import toposort
 
     rec = record()
     out: dict[Path, str] = {GRAPHS / "00_input.dot": to_dot(rec.input, title="input")}
@@ -79,13 +78,14 @@ def files() -> dict[Path, str]:
     for p, (module, why) in zip(rec.passes, PASSES, strict=True):
         name = stem(p.step, p.name)
         out[GRAPHS / f"{name}.dot"] = to_dot(p.graph, created=p.created, title=p.name)
-        out[OUT / f"{name}.md"] = _page(p, module, why, previous, before, toposort)
+        out[OUT / f"{name}.md"] = _page(p, module, why, previous, before)
         previous, before = p.graph, name
     return out
 
 
-def _page(p, module, why, previous, before, toposort) -> str:
+def _page(p, module, why, previous, before) -> str:
     from ren.engine.schedule import PASSES
+    from ren.ir.node import toposort
 
     rules = ", ".join(f"`{rule}` x{n}" for rule, n in p.rule_counts()) or "none"
     n_before, n_after = len(toposort(previous)), len(toposort(p.graph))

@@ -7,9 +7,13 @@ each ```` ```text ```` block right after one is the output that block must print
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import re
 from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def blocks(page: Path) -> list[tuple[str, str]]:
@@ -45,3 +49,11 @@ def run_page(page: Path, strict: bool = True) -> tuple[dict[str, object], int]:
             printed = None
             checked += 1
     return namespace, checked
+
+
+def load_hooks() -> ModuleType:
+    """``docs/hooks.py`` (the site's MkDocs hooks), loaded as MkDocs loads it: from its path."""
+    spec = importlib.util.spec_from_file_location("ren_docs_hooks", ROOT / "docs" / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

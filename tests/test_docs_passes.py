@@ -9,7 +9,6 @@ page's kernel-counting example and looks for its printed output on the page.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 from pathlib import Path
 
@@ -19,16 +18,10 @@ from ren.ir.node import Node
 from ren.ir.op import DType, Op
 from ren.poly import Poly
 from ren.ring import RingSpec
+from tests.pages import load_hooks
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "scheduler.md"
-
-
-def _hooks():
-    spec = importlib.util.spec_from_file_location("ren_docs_hooks", ROOT / "docs" / "hooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class FakePage:
@@ -39,18 +32,18 @@ class FakePage:
 
 
 def _rendered() -> str:
-    hooks = _hooks()
+    hooks = load_hooks()
     text = PAGE.read_text(encoding="utf-8")
     return hooks.on_page_markdown(text, page=FakePage(), config={}, files=None)
 
 
 def test_the_page_has_the_marker():
-    assert _hooks().MARKER in PAGE.read_text(encoding="utf-8").splitlines()
+    assert load_hooks().MARKER in PAGE.read_text(encoding="utf-8").splitlines()
 
 
 def test_every_pass_is_on_the_page_in_order():
     text = _rendered()
-    assert _hooks().MARKER not in text
+    assert load_hooks().MARKER not in text
     positions = []
     for step, (module, why) in enumerate(PASSES, start=1):
         name = module.__name__.rsplit(".", 1)[-1]
@@ -70,7 +63,7 @@ def test_every_pass_is_on_the_page_in_order():
 
 def test_pages_without_the_marker_are_left_alone():
     text = "# A page\n\nNo passes here.\n"
-    assert _hooks().on_page_markdown(text, page=FakePage(), config={}, files=None) == text
+    assert load_hooks().on_page_markdown(text, page=FakePage(), config={}, files=None) == text
 
 
 def test_mkdocs_runs_the_hook_and_lists_the_page():

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import pkgutil
 import re
 import sys
@@ -23,17 +22,10 @@ from pathlib import Path
 import pytest
 
 import ren
-from tests.pages import blocks, run_page
+from tests.pages import blocks, load_hooks, run_page
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-
-
-def _hooks():
-    spec = importlib.util.spec_from_file_location("ren_docs_hooks", DOCS / "hooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _nav() -> list[tuple[int, str, str]]:
@@ -101,7 +93,7 @@ def test_every_page_is_in_the_navigation_once():
 
 
 def test_every_tutorial_has_a_page_in_order():
-    hooks = _hooks()
+    hooks = load_hooks()
     paths = hooks.tutorial_paths()
     assert [p.stem[:2] for p in paths] == ["01", "02", "03", "04", "05", "06"]
     want = ["tutorials/index.md", *(f"tutorials/{p.stem}.md" for p in paths)]
@@ -223,7 +215,7 @@ assert y == 43
 
 
 def test_cells_are_read_in_order():
-    cells = _hooks().read_cells(NOTEBOOK)
+    cells = load_hooks().read_cells(NOTEBOOK)
     assert [c.kind for c in cells] == ["markdown", "code", "code", "markdown", "code"]
     assert cells[0].source == "# A title\n\nSome text."
     assert cells[1].source == "x = 6 * 7\nprint(x)"
@@ -236,7 +228,7 @@ def test_cells_are_read_in_order():
 
 
 def test_a_notebook_page_keeps_every_cell_and_its_output(tmp_path: Path):
-    hooks = _hooks()
+    hooks = load_hooks()
     path = tmp_path / "01_demo.py"
     path.write_text(NOTEBOOK, encoding="utf-8")
     outputs = hooks.run_cells(path)
@@ -249,7 +241,7 @@ def test_a_notebook_page_keeps_every_cell_and_its_output(tmp_path: Path):
 
 
 def test_long_outputs_are_cut():
-    hooks = _hooks()
+    hooks = load_hooks()
     text = "\n".join(str(i) for i in range(hooks.MAX_OUTPUT_LINES + 5))
     cut = hooks._cut(text).split("\n")
     assert len(cut) == hooks.MAX_OUTPUT_LINES + 1 and cut[-1] == "... (5 more lines)"
@@ -259,11 +251,11 @@ def test_a_failing_notebook_fails_the_build(tmp_path: Path):
     path = tmp_path / "01_broken.py"
     path.write_text(NOTEBOOK.replace("assert y == 43", "assert y == 44, 'wrong y'"), "utf-8")
     with pytest.raises(RuntimeError, match=r"(?s)01_broken\.py failed.*line 26.*wrong y"):
-        _hooks().executed([path])
+        load_hooks().executed([path])
 
 
 def test_the_real_tutorials_pages(monkeypatch: pytest.MonkeyPatch):
-    hooks = _hooks()
+    hooks = load_hooks()
     monkeypatch.setenv("REN_DOCS_EXECUTE", "0")
     paths = hooks.tutorial_paths()
     index = hooks.tutorials_index(paths)
