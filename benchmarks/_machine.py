@@ -61,6 +61,31 @@ def time_calls(call: Callable[[], object], repeat: int) -> dict[str, object]:
     }
 
 
+def peer(name: str, package: str) -> dict[str, object]:
+    """Whether the peer library ``name`` (the PyPI ``package``) imports here, and its versions.
+
+    ``{"name", "available": True, "version", "package"}`` (the module's ``__version__`` and the
+    installed distribution's version, either maybe ``None``), or ``{"name", "available": False,
+    "reason"}``.
+    """
+    try:
+        module = __import__(name)
+    except ImportError as e:
+        return {"name": name, "available": False, "reason": f"import {name}: {e}"}
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        dist = version(package)
+    except PackageNotFoundError:  # another distribution of the bindings
+        dist = None
+    return {
+        "name": name,
+        "available": True,
+        "version": getattr(module, "__version__", None),
+        "package": dist,
+    }
+
+
 def write_results(results: dict[str, object], out: Path) -> None:
     """Write ``results`` as indented JSON to ``out`` (folders made as needed) and say so."""
     out.parent.mkdir(parents=True, exist_ok=True)

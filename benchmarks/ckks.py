@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _machine import machine, switch_off, time_calls, write_results
+from _machine import machine, peer, switch_off, time_calls, write_results
 
 # Off before Ren reads them: what the caller had set, for the JSON (None: unset).
 SWITCHED_OFF = switch_off()
@@ -251,22 +251,8 @@ def _trial_vectors(slots: int, trials: int) -> list[tuple[np.ndarray, np.ndarray
 
 
 def peer_info() -> dict[str, Any]:
-    try:
-        import seal
-    except ImportError as e:
-        return {"name": "seal", "available": False, "reason": f"import seal: {e}"}
-    try:
-        from importlib.metadata import version
-
-        package = version("seal-python")
-    except Exception:  # another distribution of the bindings
-        package = None
-    return {
-        "name": "seal",
-        "available": True,
-        "version": getattr(seal, "__version__", None),
-        "package": package,
-    }
+    """SEAL's availability and versions (``_machine.peer``)."""
+    return peer("seal", "seal-python")
 
 
 class Seal:

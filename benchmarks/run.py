@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _machine import RUN_SECONDS, machine, write_results
+from _machine import RUN_SECONDS, machine, peer, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "benchmarks"
@@ -467,23 +467,13 @@ def seal_ntt_fallback(ntt: list[Row], reason: str) -> list[Row]:
                 measured=False, note=note)]  # fmt: skip
 
 
-def peer_info() -> dict[str, Any]:
-    """Which peers import here, and their versions."""
-    info: dict[str, Any] = {}
-    for name, package in (("seal", "seal-python"), ("tenseal", "tenseal")):
-        try:
-            module = __import__(name)
-        except ImportError as e:
-            info[name] = {"available": False, "reason": f"import {name}: {e}"}
-            continue
-        from importlib.metadata import PackageNotFoundError, version
+#: the peer libraries looked for: (module, PyPI package)
+PEER_PACKAGES = (("seal", "seal-python"), ("tenseal", "tenseal"))
 
-        try:
-            dist = version(package)
-        except PackageNotFoundError:
-            dist = None
-        info[name] = {"available": True, "version": getattr(module, "__version__", dist)}
-    return info
+
+def peer_info() -> dict[str, Any]:
+    """Which peers import here, and their versions (``_machine.peer``)."""
+    return {name: peer(name, package) for name, package in PEER_PACKAGES}
 
 
 # --------------------------------------------------------------------------------------------
