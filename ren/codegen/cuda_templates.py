@@ -651,6 +651,7 @@ enum {
     N_SHARED = {n_shared},   /* target moduli that are source moduli */
     N_FRESH = {n_fresh},    /* target moduli that are not */
     RECODE = {recode},     /* 1 when the source and target R differ ({s} -> {t}) */
+    NARROW = {narrow},     /* 1 when a source word may not fit a target word */
 };
 
 {consts}
@@ -688,8 +689,11 @@ enum {
     for (int f = 0; f < N_FRESH; ++f) {
         const dst_word p = P[f], p_inv = P_INV[f];
         dst_word acc = 0;
-        for (int i = 0; i < {L}; ++i)                                  /* (y_i mod p) C < p R_t */
-            acc = add_mod_{t}(acc, mont_mul_{t}((dst_word)(y[i] % p), C[i][f], p, p_inv), p);
+        for (int i = 0; i < {L}; ++i) {
+            /* y_i itself when it fits a target word: y_i C < R_t p, all REDC needs */
+            const dst_word y_i = NARROW ? (dst_word)(y[i] % p) : (dst_word)y[i];
+            acc = add_mod_{t}(acc, mont_mul_{t}(y_i, C[i][f], p, p_inv), p);
+        }
         const dst_word vq = mont_mul_{t}((dst_word)v, Q_MOD_P[f], p, p_inv);   /* v <= L < p */
         out[FRESH_ROWS[f] * {n}LL + k] = sub_mod_{t}(acc, vq, p);
     }
@@ -754,6 +758,7 @@ def base_convert_program(ring: RingSpec, target: RingSpec) -> CUDAProgram:
         n_shared=len(shared),
         n_fresh=len(fresh),
         recode=int(ring.dtype != target.dtype),
+        narrow=int(ring.word_bits > target.word_bits),
     )
     helpers = "".join(_helpers(d) for d in sorted({ring.dtype, target.dtype}))
     source = _header(f"{name}: fast base conversion", ring, doc) + helpers + body

@@ -184,6 +184,15 @@ def _limbs(ring: RingSpec) -> str:
     return ", ".join(str(q) for q in ring.moduli)
 
 
+#: Coefficients per block in the rescale and base-conversion kernels: small enough that a block
+#: of every limb stays in L1, large enough that the inner loops over it vectorize well.
+BLOCK = 64
+
+
+def _block(ring: RingSpec) -> int:
+    return min(ring.n, BLOCK)
+
+
 def _word_arg(name: str, ring: RingSpec, role: str, shape=None) -> CArg:
     const = "" if role == "out" else "const "
     return CArg(
@@ -229,8 +238,8 @@ HELPERS = """
     return a >= b ? a - b : a - b + q;      /* the wrap of a - b is undone by + q */
 }
 
-{mont_mul}
 {mul_hi}
+{mont_mul}
 /*
  * Shoup product w * y mod q, lazily: in [0, 2q) for ANY word y, given w < q and
  * w_shoup = floor(w * R / q) (Harvey 2014, Lemma 2). quot = hi(w_shoup * y) is floor(w*y/q) or
@@ -334,9 +343,26 @@ def helpers(dtype: str, inline: str, mont_mul: str, hi: str, mul_hi: str) -> str
     )
 
 
+#: The Montgomery product from high words (``hi``): plain word operations, so loops that use it
+#: vectorize, where the double-width product of ``MONT_MUL`` keeps u64 loops scalar.
+MONT_MUL_HI = """/*
+ * Montgomery product a * b * R^-1 mod q in [0, q), for a * b < q * R (Montgomery 1985), with
+ * plain word operations: m = lo(a b) q^-1 mod R makes lo(m q) = lo(a b), so
+ * (a b - m q) / R = hi(a b) - hi(m q) lies in (-q, q) because both high words are below q.
+ */
+static inline {word} mont_mul_{w}({word} a, {word} b, {word} q, {word} q_inv)
+{
+    {word} m = a * b * q_inv;               /* wraps mod R, as wanted */
+    {word} t_hi = HI(a, b), mq_hi = HI(m, q);
+    return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
+}
+"""
+
+
 def _helpers(dtype: str) -> str:
     mul_hi = MUL_HI_U32 if dtype == "u32" else MUL_HI_U64
-    return helpers(dtype, "static inline", MONT_MUL, f"mul_hi_{dtype}", mul_hi)
+    mont_mul = MONT_MUL_HI.replace("HI", f"mul_hi_{dtype}")
+    return helpers(dtype, "static inline", mont_mul, f"mul_hi_{dtype}", mul_hi)
 
 
 # --------------------------------------------------------------------------------------------
@@ -792,26 +818,33 @@ typedef {word} word;
 static const word MODULI[{L}] = { {moduli} };
 {consts}
 
+enum { B = {block} };   /* coefficients per block: every inner loop runs over one block */
+
 void {name}(word *restrict out, const word *restrict in)
 {
     {omp}
-    for (size_t k = 0; k < {n}; ++k) {
-        word x[{L}];
+    for (size_t k0 = 0; k0 < {n}; k0 += B) {
+        word x[{L}][B], r[B];
         for (int i = 0; i < {L}; ++i)                                  /* a + h, [0, q_i) */
-            x[i] = add_mod_{w}(in[(size_t)i * {n} + k], HALF[i], MODULI[i]);
+            for (int b = 0; b < B; ++b)
+                x[i][b] = add_mod_{w}(in[(size_t)i * {n} + k0 + b], HALF[i], MODULI[i]);
         for (int d = 0; d < {D}; ++d) {
             const int j = DROP_ROWS[d];
-            /* x mod p, decoded: r in [0, p) */
-            const word r = mont_mul_{w}(x[j], 1, MODULI[j], Q_INV[j]);
+            for (int b = 0; b < B; ++b)              /* x mod p, decoded: r in [0, p) */
+                r[b] = mont_mul_{w}(x[j][b], 1, MODULI[j], Q_INV[j]);
             for (int i = 0; i < {L}; ++i) {
-                /* r < p < R, so r * R2[i] < q_i R: one product gives r R mod q_i */
-                word r_i = mont_mul_{w}(r, R2[i], MODULI[i], Q_INV[i]);
-                word diff = sub_mod_{w}(x[i], r_i, MODULI[i]);          /* x - r, [0, q_i) */
-                x[i] = mont_mul_{w}(diff, P_INV[d][i], MODULI[i], Q_INV[i]);  /* (x - r) / p */
+                const word q = MODULI[i], q_inv = Q_INV[i], r2 = R2[i], p_inv = P_INV[d][i];
+                for (int b = 0; b < B; ++b) {
+                    /* r < p < R, so r * R2[i] < q_i R: one product gives r R mod q_i */
+                    word r_i = mont_mul_{w}(r[b], r2, q, q_inv);
+                    word diff = sub_mod_{w}(x[i][b], r_i, q);            /* x - r, [0, q_i) */
+                    x[i][b] = mont_mul_{w}(diff, p_inv, q, q_inv);        /* (x - r) / p */
+                }
             }
         }
         for (int o = 0; o < {L_out}; ++o)
-            out[(size_t)o * {n} + k] = x[KEEP_ROWS[o]];
+            for (int b = 0; b < B; ++b)
+                out[(size_t)o * {n} + k0 + b] = x[KEEP_ROWS[o]][b];
     }
 }
 """
@@ -893,6 +926,7 @@ def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CKernel:
         L_out=len(keep),
         moduli=_limbs(ring),
         consts=consts,
+        block=_block(ring),
     )
     source = _header(f"{name}: rescale by {len(drop)} moduli", ring, doc)
     out = _word_arg("out", ring, "out", (len(keep), ring.n))
@@ -927,6 +961,9 @@ floating-point correction (Halevi-Polyakov-Shoup 2019), exactly as ring_kernels.
   v   = floor(sum_i y_i / q_i + 1/2)                    in double, v in [0, L]
   out = sum_i (y_i mod p) (Q/q_i mod p) - v (Q mod p)   mod p, Montgomery form, in [0, p)
 
+(y_i mod p) is not computed when y_i fits a target word: the Montgomery product of y_i < R_t by
+a constant below p is below p R_t, all it needs, and gives the same residue with no division.
+
 The sum for v is taken in the order i = 0, 1, ..., L-1, as NumPy sums an (L, n) array over
 axis 0, so v, and every word, is the same as the reference's.{rounding}
 
@@ -946,6 +983,8 @@ enum {
     N_SHARED = {n_shared},   /* target moduli that are source moduli */
     N_FRESH = {n_fresh},    /* target moduli that are not */
     RECODE = {recode},     /* 1 when the source and target R differ ({s} -> {t}) */
+    NARROW = {narrow},     /* 1 when a source word may not fit a target word */
+    B = {block},          /* coefficients per block: every inner loop runs over one block */
 };
 
 static const src_word MODULI[{L}] = { {moduli} };
@@ -970,25 +1009,38 @@ void {name}(dst_word *restrict out, const src_word *restrict in)
         }
     }
 
-    /* fresh target moduli: fast base conversion, one coefficient at a time */
+    /* fresh target moduli: fast base conversion, a block of coefficients at a time */
     if (N_FRESH == 0)
         return;
     {omp}
-    for (size_t k = 0; k < {n}; ++k) {
-        uint64_t y[{L}];
-        double sum = 0.0;
-        for (int i = 0; i < {L}; ++i) {
-            y[i] = mont_mul_{s}(in[(size_t)i * {n} + k], Q_HAT_INV[i], MODULI[i], Q_INV[i]);
-            sum += (double)y[i] / Q_FLOAT[i];                         /* in order, like NumPy */
-        }
-        const uint64_t v = (uint64_t)(sum + 0.5);                     /* floor: sum >= 0 */
+    for (size_t k0 = 0; k0 < {n}; k0 += B) {
+        uint64_t y[{L}][B], v[B];
+        double sum[B];
+        for (int b = 0; b < B; ++b)
+            sum[b] = 0.0;
+        for (int i = 0; i < {L}; ++i)
+            for (int b = 0; b < B; ++b) {
+                y[i][b] = mont_mul_{s}(in[(size_t)i * {n} + k0 + b], Q_HAT_INV[i], MODULI[i],
+                                       Q_INV[i]);
+                sum[b] += (double)y[i][b] / Q_FLOAT[i];                /* in order, like NumPy */
+            }
+        for (int b = 0; b < B; ++b)
+            v[b] = (uint64_t)(sum[b] + 0.5);                           /* floor: sum >= 0 */
         for (int f = 0; f < N_FRESH; ++f) {
-            const dst_word p = P[f], p_inv = P_INV[f];
-            dst_word acc = 0;
-            for (int i = 0; i < {L}; ++i)                    /* (y_i mod p) C < p R_t */
-                acc = add_mod_{t}(acc, mont_mul_{t}((dst_word)(y[i] % p), C[i][f], p, p_inv), p);
-            dst_word vq = mont_mul_{t}((dst_word)v, Q_MOD_P[f], p, p_inv);   /* v <= L < p */
-            out[(size_t)FRESH_ROWS[f] * {n} + k] = sub_mod_{t}(acc, vq, p);
+            const dst_word p = P[f], p_inv = P_INV[f], q_mod_p = Q_MOD_P[f];
+            dst_word acc[B];
+            for (int b = 0; b < B; ++b)                           /* v <= L < p */
+                acc[b] = sub_mod_{t}(0, mont_mul_{t}((dst_word)v[b], q_mod_p, p, p_inv), p);
+            for (int i = 0; i < {L}; ++i) {
+                const dst_word c = C[i][f];
+                for (int b = 0; b < B; ++b) {
+                    /* y_i itself when it fits a target word: y_i C < R_t p, all REDC needs */
+                    const dst_word y_i = NARROW ? (dst_word)(y[i][b] % p) : (dst_word)y[i][b];
+                    acc[b] = add_mod_{t}(acc[b], mont_mul_{t}(y_i, c, p, p_inv), p);
+                }
+            }
+            for (int b = 0; b < B; ++b)
+                out[(size_t)FRESH_ROWS[f] * {n} + k0 + b] = acc[b];
         }
     }
 }
@@ -1045,6 +1097,8 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
         n_shared=len(shared),
         n_fresh=len(fresh),
         recode=int(ring.dtype != target.dtype),
+        narrow=int(ring.word_bits > target.word_bits),
+        block=_block(ring),
     )
     helpers = "".join(_helpers(d) for d in sorted({ring.dtype, target.dtype}))
     source = _header(f"{name}: fast base conversion", ring, doc) + helpers + body

@@ -279,10 +279,12 @@ def test_ren_validate_passes_correct_kernels(monkeypatch, fresh_kernels):
 
 
 def test_ren_validate_catches_a_sabotaged_renderer(monkeypatch, fresh_kernels):
-    prelude = ren.codegen.c._PRELUDE
-    assert _CORRECTION in prelude
+    assert RING.dtype == "u32"
+    mont_mul = ren.codegen.c._MONT_MUL_WIDE  # the u32 Montgomery product
+    assert _CORRECTION in mont_mul
     # drop mont_mul's final correction: results land in [q, 2q) where they should be reduced
-    monkeypatch.setattr(ren.codegen.c, "_PRELUDE", prelude.replace(_CORRECTION, _SABOTAGED))
+    sabotaged = mont_mul.replace(_CORRECTION, _SABOTAGED)
+    monkeypatch.setattr(ren.codegen.c, "_MONT_MUL_WIDE", sabotaged)
     (a, pa), (b, pb) = ntt_pair(RING, 3), ntt_pair(RING, 4)
     # without validation the wrong words go unnoticed by the engine ...
     wrong = (a * b).realize()
