@@ -7,6 +7,7 @@ each ```` ```text ```` block right after one is the output that block must print
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib.util
 import io
 import re
@@ -45,7 +46,11 @@ def run_page(page: Path, strict: bool = True) -> tuple[dict[str, object], int]:
             if printed is None:
                 assert not strict, f"a text block follows no python block:\n{body}"
                 continue
-            assert printed.strip() == body.strip()
+            assert printed.strip() == body.strip(), "\n".join(
+                difflib.unified_diff(
+                    body.strip().splitlines(), printed.strip().splitlines(), "page", "printed"
+                )
+            )
             printed = None
             checked += 1
     return namespace, checked

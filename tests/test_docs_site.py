@@ -304,6 +304,19 @@ def test_the_picture_is_what_ren_viz_draws_today():
     svg = plan_svg(rec.plan.devices[0], kernels, title=title)
     want = (DOCS / "images" / "ckks-mul-memory.svg").read_text(encoding="utf-8")
     assert svg == want, "run: python -m ren.viz memory --example ckks-mul (realization 5)"
+    # the figures the README and the home page give for it
+    plan = rec.plan.devices[0]
+    kib = f"{plan.arena_bytes // 1024} KiB"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    home = (DOCS / "index.md").read_text(encoding="utf-8")
+    nbuf, nk = len(plan.buffers), len(kernels)
+    assert f"the {nk} kernels of the multiply" in readme
+    assert f"arena ({kib}, where the {nbuf} buffers unshared would take\n" in readme
+    assert f"\n{plan.unshared_bytes // 1024} KiB):" in readme
+    assert f"{nbuf} buffers over {nk} kernels packed" in readme
+    assert (
+        f"{nbuf} temporary buffers over its {nk} kernels, packed\ninto one arena of {kib}" in home
+    )
 
 
 # -- the pipeline's JIT page -----------------------------------------------------------------------

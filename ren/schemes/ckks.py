@@ -1141,7 +1141,7 @@ class Context:
             return ct
         self._require_public()
         k0, k1 = self.key_switch(ct.parts[2], self._relin, ct.level)
-        parts = ((ct.parts[0] + k0).ntt(), (ct.parts[1] + k1).ntt())
+        parts = (ct.parts[0] + k0, ct.parts[1] + k1)
         return dataclasses.replace(ct, parts=parts)
 
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
@@ -1166,14 +1166,14 @@ class Context:
             key = self.galois_key(g)
         c0, c1 = (p.automorphism(g) for p in ct.parts)
         k0, k1 = self.key_switch(c1, key, ct.level)
-        return dataclasses.replace(ct, parts=((c0 + k0).ntt(), k1.ntt()))
+        return dataclasses.replace(ct, parts=(c0 + k0, k1))
 
     def key_switch(self, c: Poly, key: KeySwitchKey, level: int) -> tuple[Poly, Poly]:
         """``(d_0, d_1)`` with ``d_0 + d_1 s = c s' + e`` at ``level``, for the key from ``s'``.
 
         Each digit of ``c`` (its residues modulo the digit's moduli) is extended to the special
         moduli and the rest of the level (ModUp), multiplied by the key's pair, summed, and divided
-        by ``P`` (ModDown). The result is in coefficient form.
+        by ``P`` (ModDown, :meth:`mod_down`). The result is in NTT form.
         """
         prm = self.params
         Kl = prm.key_ring_at(level)
@@ -1189,7 +1189,32 @@ class Context:
             t0, t1 = up * b, up * a
             acc0 = t0 if acc0 is None else acc0 + t0
             acc1 = t1 if acc1 is None else acc1 + t1
-        return acc0.rescale(prm.p_moduli), acc1.rescale(prm.p_moduli)
+        return self.mod_down(acc0, level), self.mod_down(acc1, level)
+
+    def mod_down(self, x: Poly, level: int) -> Poly:
+        """``round(x / P)`` at ``level``, in NTT form, for ``x`` over the key ring at ``level``.
+
+        The special moduli's limbs alone go back to coefficients: ``r = x mod P`` (centered) is
+        extended to ``Q_level`` and brought back to NTT form, and ``(x - r) P^-1`` is taken slot by
+        slot over the ciphertext moduli. ``x - r`` is the multiple of ``P`` nearest to ``x``
+        (``P`` is odd: there are no ties), so the words are those of ``x.rescale(p_moduli)``,
+        but where the extension's float correction misjudges a value within about ``2^-50 P`` of
+        a tie (the result is then one more or one less). It costs one inverse NTT of
+        ``len(p_moduli)`` limbs where the rescale needs one of every limb, and an NTT.
+
+        Raises:
+            ValueError: if ``x`` is not over the key ring at ``level``.
+        """
+        prm = self.params
+        Kl = prm.key_ring_at(level)
+        if x.ring != Kl:
+            raise ValueError(f"mod_down at level {level} needs a value over {Kl}, got {x.ring}")
+        ring = prm.ring(level)
+        x = x.ntt()
+        special = Kl.with_moduli(prm.p_moduli)
+        r = x.to_ring(special).intt().to_ring(ring).ntt()
+        P = math.prod(prm.p_moduli)
+        return (x.to_ring(ring) - r) * Poly.const(pow(P, -1, ring.Q), ring, x.device)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -421,6 +421,41 @@ def test_key_switch_is_c_times_new_secret(params):
             assert max(abs(e) for e in err) < 2**16, (level, max(abs(e) for e in err))
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        DEEP,
+        ckks.Params(n=N, q_bits=(40,) * 5, p_bits=(60, 60), dnum=2, scale_bits=30, insecure=True),
+    ],
+    ids=["one special modulus", "two"],
+)
+def test_mod_down_is_the_rescale_by_p(params):
+    """ModDown in NTT form gives the words of ``rescale(p_moduli)``, and ``round(x / P)``."""
+    ctx = ckks.Context(params, seed=2)
+    P = math.prod(params.p_moduli)
+    for level in (params.max_level, 0):
+        Kl, ring = params.key_ring_at(level), params.ring(level)
+        x = Poly.uniform(Kl, 40 + level).ntt()
+        got = ctx.mod_down(x, level)
+        assert got.ring == ring and got.domain is Domain.NTT
+        np.testing.assert_array_equal(got.intt().words(), x.intt().rescale(params.p_moduli).words())
+        # big-integer oracle: the centered x over P Q_l, divided by P, rounded to nearest
+        QP = Kl.Q
+        want = [
+            (2 * (c % QP if c % QP <= QP // 2 else c % QP - QP) + P) // (2 * P)
+            for c in x.intt().tolist()
+        ]
+        assert got.intt().tolist() == [w % ring.Q for w in want]
+
+
+def test_mod_down_refuses_a_value_of_another_ring():
+    ctx = ckks.Context(DEEP, seed=2)
+    with pytest.raises(ValueError, match=r"mod_down at level 1 needs a value over RingSpec"):
+        ctx.mod_down(Poly.uniform(DEEP.ring(1), 1), 1)
+    with pytest.raises(ValueError, match="level=9 is outside"):
+        ctx.mod_down(Poly.uniform(DEEP.key_ring, 1), 9)
+
+
 # ---------------------------------------------------------------------------------------------
 # devices, jit
 
