@@ -392,3 +392,41 @@ def test_run_threads_speedup_peer_fallback_and_skips(run_py):
         ("seal", "import seal: no module"),
         ("cuda", "no GPU"),
     ]
+
+
+def test_the_figures_quoted_are_those_of_the_kept_run():
+    """The CKKS-against-SEAL table of benchmarks/README.md and the Speed section of docs/ckks.md
+    quote the run kept in benchmarks/figures: every "now" figure is that run's median."""
+    run = json.loads((ROOT / "benchmarks" / "figures" / "run-2026-11-21.json").read_text())
+
+    def median(bench: str, params: str, backend: str, mode: str) -> float:
+        (row,) = [
+            r
+            for r in run["results"]
+            if (r["bench"], r["params"], r["backend"], r["mode"], r.get("threads", 1))
+            == (bench, params, backend, mode, 1)
+        ]
+        return row["median_ms"]
+
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "ckks.md").read_text(encoding="utf-8")
+    sets = {"a": "set a n=8192", "b": "set b n=16384"}
+    for op, s, device in [
+        ("multiply", "a", "cpu"),
+        ("rotate", "a", "cpu"),
+        ("multiply", "b", "cpu"),
+        ("rotate", "b", "cpu"),
+        ("multiply", "a", "python"),
+        ("multiply", "b", "python"),
+    ]:
+        ren_ms = median(f"ckks.{op}", sets[s], device, "jit")
+        seal_ms = median(f"ckks.{op}", sets[s], "seal", "eager")
+        (line,) = [
+            ln for ln in readme.splitlines() if re.match(rf"\| {op} \| {s}\b.*\| {device} \|", ln)
+        ]
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert float(cells[5]) == pytest.approx(ren_ms, rel=0.006), line
+        assert float(cells[6]) == pytest.approx(seal_ms, rel=0.006), line
+        ratio = ren_ms / seal_ms  # two decimals, or three figures above 10
+        assert abs(float(cells[7]) - ratio) <= 0.005 * max(1.0, ratio), line
+        assert f"{float(cells[5])} ms" in page or f" {cells[5]} ms" in page, (op, s, device)
