@@ -252,23 +252,6 @@ HELPERS = """
 }
 """
 
-#: The Montgomery product with a double-width type (gcc and clang: ``unsigned __int128``).
-MONT_MUL = """/*
- * Montgomery product a * b * R^-1 mod q in [0, q), for a * b < q * R (Montgomery 1985).
- * m = t * q^-1 mod R makes t - m*q divisible by R, and (t - m*q) / R = hi(t) - hi(m*q) lies in
- * (-q, q) because both high words are below q.
- */
-static inline {word} mont_mul_{w}({word} a, {word} b, {word} q, {word} q_inv)
-{
-    {dword} t = ({dword})a * b;
-    {word} m = ({word})t * q_inv;           /* wraps mod R, as wanted */
-    {word} t_hi = ({word})(t >> {bits});
-    {word} mq_hi = ({word})((({dword})m * q) >> {bits});
-    return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
-}
-"""
-
-
 #: ``hi(a * b)`` for u32 words: one 32 x 32 -> 64-bit product, which compilers vectorize.
 MUL_HI_U32 = """\
 /* hi(a * b), the high word of the 64-bit product (a vectorizable 32 x 32 -> 64 multiply). */
@@ -343,8 +326,8 @@ def helpers(dtype: str, inline: str, mont_mul: str, hi: str, mul_hi: str) -> str
     )
 
 
-#: The Montgomery product from high words (``hi``): plain word operations, so loops that use it
-#: vectorize, where the double-width product of ``MONT_MUL`` keeps u64 loops scalar.
+#: The Montgomery product from high words (``HI``): plain word operations, so the loops that use
+#: it vectorize; an ``unsigned __int128`` product would keep ``u64`` loops scalar.
 MONT_MUL_HI = """/*
  * Montgomery product a * b * R^-1 mod q in [0, q), for a * b < q * R (Montgomery 1985), with
  * plain word operations: m = lo(a b) q^-1 mod R makes lo(m q) = lo(a b), so
