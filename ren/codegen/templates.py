@@ -308,10 +308,10 @@ def helpers(dtype: str, inline: str, mont_mul: str, hi: str, mul_hi: str) -> str
     """``HELPERS`` for ``dtype``, declared with ``inline``.
 
     ``mont_mul`` is a template of the Montgomery product (with ``{w}``, ``{word}``, ``{bits}``
-    and, if it wants, ``{dword}``).
+    and, if it wants, ``{dword}`` or ``{hi}``, the high-word function).
     """
     bits = 32 if dtype == "u32" else 64
-    words = {"w": dtype, "word": _WORD[dtype], "dword": _DWORD[dtype], "bits": bits}
+    words = {"w": dtype, "word": _WORD[dtype], "dword": _DWORD[dtype], "bits": bits, "hi": hi}
     used = set(_PLACEHOLDER.findall(mont_mul))
     return _fill(
         HELPERS,
@@ -326,7 +326,7 @@ def helpers(dtype: str, inline: str, mont_mul: str, hi: str, mul_hi: str) -> str
     )
 
 
-#: The Montgomery product from high words (``HI``): plain word operations, so the loops that use
+#: The Montgomery product from high words (``{hi}``): plain word operations, so the loops that use
 #: it vectorize; an ``unsigned __int128`` product would keep ``u64`` loops scalar.
 MONT_MUL_HI = """/*
  * Montgomery product a * b * R^-1 mod q in [0, q), for a * b < q * R (Montgomery 1985), with
@@ -336,7 +336,7 @@ MONT_MUL_HI = """/*
 static inline {word} mont_mul_{w}({word} a, {word} b, {word} q, {word} q_inv)
 {
     {word} m = a * b * q_inv;               /* wraps mod R, as wanted */
-    {word} t_hi = HI(a, b), mq_hi = HI(m, q);
+    {word} t_hi = {hi}(a, b), mq_hi = {hi}(m, q);
     return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
 }
 """
@@ -344,8 +344,7 @@ static inline {word} mont_mul_{w}({word} a, {word} b, {word} q, {word} q_inv)
 
 def _helpers(dtype: str) -> str:
     mul_hi = MUL_HI_U32 if dtype == "u32" else MUL_HI_U64
-    mont_mul = MONT_MUL_HI.replace("HI", f"mul_hi_{dtype}")
-    return helpers(dtype, "static inline", mont_mul, f"mul_hi_{dtype}", mul_hi)
+    return helpers(dtype, "static inline", MONT_MUL_HI, f"mul_hi_{dtype}", mul_hi)
 
 
 # --------------------------------------------------------------------------------------------
