@@ -9,10 +9,11 @@ array is a NumPy array of the ring's storage dtype.
 from __future__ import annotations
 
 import itertools
-import os
 from typing import Protocol
 
 import numpy as np
+
+from ren import settings
 
 __all__ = [
     "BUFFER_DTYPES",
@@ -88,7 +89,7 @@ def canonical_device(device: str | None) -> str:
         ValueError: for a name that is not one of ``DEVICES``.
     """
     if device is None:
-        device = os.environ.get("REN_DEVICE") or "python"
+        device = settings.DEVICE.get()
         where = " (from REN_DEVICE)"
     else:
         where = ""

@@ -33,7 +33,6 @@ import argparse
 import faulthandler
 import importlib
 import json
-import os
 import random
 import sys
 import time
@@ -45,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ren import settings
 from ren.backends import ring_kernels as rk
 from ren.device import canonical_device, devices
 from ren.engine.schedule import schedule
@@ -704,21 +704,15 @@ def _device_kernels(outputs: list[tuple[str, Poly]], device: str) -> tuple[str, 
 
 def _pinpoint(case: Case, device: str) -> str:
     """Run ``case`` again with ``REN_VALIDATE=1``: the first kernel that differs, or ``""``."""
-    old = os.environ.get("REN_VALIDATE")
-    os.environ["REN_VALIDATE"] = "1"
     try:
-        realize(*(p for _, p in case.build(device)))
+        with settings.override(REN_VALIDATE=True):  # this thread only
+            realize(*(p for _, p in case.build(device)))
     except RenError as e:
         text = str(e)
         if text.startswith("REN_VALIDATE:"):
             return text.split(" Source:")[0]
     except Exception:
         pass
-    finally:
-        if old is None:
-            del os.environ["REN_VALIDATE"]
-        else:
-            os.environ["REN_VALIDATE"] = old
     return ""
 
 

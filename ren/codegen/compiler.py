@@ -8,53 +8,117 @@ disk cache off (every process builds again).
 Entries are written atomically (the library is built in a temporary directory, then renamed into
 place), so concurrent processes never see half a file; next to each library a small ``.sum`` file
 holds its size and SHA-256, so a corrupt or truncated entry is detected and rebuilt.
+
+Faults are not errors:
+
+* a cache directory that cannot be made or written (a regular file, a path under one, a read-only
+  place) costs one ``RuntimeWarning`` naming it and why; the process then builds in a private
+  temporary directory, removed when it exits;
+* an entry that is not a regular file (a FIFO, a symlink, a directory) is never opened, only
+  replaced by a good build (a directory, which a rename cannot replace, sends that build to the
+  private directory, with a warning);
+* the disk cache holds at most ``REN_CACHE_MAX_MB`` (default 1024) MB: after each build the least
+  recently used entries (by modification time, refreshed at every load) go, never the new one;
+* a build whose directory is deleted under it is built again (``BUILD_ATTEMPTS`` times, then in
+  the private directory). Only the compiler rejecting the source is a ``CompileError``.
+
+Threads: the shared tables are behind one lock, and builds of one source are serialized, so
+several threads asking for the same kernel get one build and one loadable library. Processes: an
+entry another process removes between a build and a load is built again by ``load_cached``.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import ctypes
 import functools
 import hashlib
 import os
 import platform
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import warnings
 from pathlib import Path
 
-from ren.engine import debug_level
+from ren import settings
 from ren.errors import RenError
 
-__all__ = ["RENDERER_VERSION", "CompileError", "cache_dir", "compile_cached", "find_compiler"]
+__all__ = [
+    "BUILD_ATTEMPTS",
+    "RENDERER_VERSION",
+    "CompileError",
+    "cache_dir",
+    "compile_cached",
+    "find_compiler",
+    "load_cached",
+]
 
 #: Bump when rendering changes in a way the source text alone would not show.
 RENDERER_VERSION = 1
 
-_memory: dict[str, Path] = {}
+#: Builds tried in a directory that keeps vanishing (someone deletes the cache) before moving on.
+BUILD_ATTEMPTS = 3
+
+_lock = threading.Lock()  # guards every table below
+_memory: dict[str, Path] = {}  # "name-key" -> library built or found by this process
+_checked: dict[Path, str | None] = {}  # cache directory -> None when usable, else why not
+_warned: set[str] = set()  # what has been warned about (each fault warns once)
+_building: set[Path] = set()  # entries being built or checked now: never evicted
+_scratch: Path | None = None  # this process's private build directory, made on first use
+_key_locks = tuple(threading.Lock() for _ in range(64))  # builds of one key run one at a time
+
+#: the name of a cache entry: ``<name>-<24 hex digits of the key>.so``.
+_ENTRY = re.compile(r".+-[0-9a-f]{24}\.so")
+
+# opening an entry never follows a symlink nor waits for a FIFO's writer (where the OS has them)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class CompileError(RenError):
     """The C compiler is missing or rejected a rendered source."""
 
 
+class _Vanished(Exception):
+    """The build directory disappeared under a build (the cache was deleted)."""
+
+
+class _Refused(Exception):
+    """The directory cannot take this build; ``args[0]`` says why."""
+
+
 def cache_dir() -> Path:
-    """Where built libraries are kept."""
-    env = os.environ.get("REN_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ren"
+    """Where built libraries are kept, as configured.
+
+    ``$REN_CACHE_DIR``, else ``$XDG_CACHE_HOME/ren``, else ``~/.cache/ren``. When it cannot be made
+    or written, ``compile_cached`` warns once and builds in a private temporary directory instead.
+    """
+    configured = settings.CACHE_DIR.get()
+    if configured is not None:
+        return configured
+    base = settings.XDG_CACHE_HOME.get() or Path.home() / ".cache"
+    return base / "ren"
 
 
-@functools.cache
 def find_compiler(name: str | None = None) -> tuple[str, str]:
     """The C compiler to use (``$CC``, else ``cc``, ``gcc``, ``clang``): ``(path, version line)``.
 
     Raises:
         CompileError: when none is installed, saying what to install.
     """
-    names = [name] if name else [os.environ.get("CC") or "", "cc", "gcc", "clang"]
+    return _find_compiler(name, settings.CC.get())
+
+
+@functools.cache
+def _find_compiler(name: str | None, cc: str | None) -> tuple[str, str]:
+    names = [name] if name else [cc or "", "cc", "gcc", "clang"]
     for candidate in names:
         path = shutil.which(candidate) if candidate else None
         if path:
@@ -100,17 +164,155 @@ def _key(source: str, compiler: str, version: str, flags: tuple[str, ...]) -> st
     return h.hexdigest()
 
 
+# -- reading entries: regular files only, never blocking ---------------------------------------
+
+
+def _regular(path: Path) -> bool:
+    """Whether ``path`` itself (not a symlink's target) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _read_regular(path: Path, limit: int = -1) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (at most ``limit``), else ``None``.
+
+    A FIFO, device, directory or symlink is never read: ``lstat`` first, then an open that
+    neither follows a link nor waits for a writer, checked again with ``fstat``.
+    """
+    if not _regular(path):
+        return None
+    mode = os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC
+    try:
+        fd = os.open(path, mode)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _checksum(path: Path) -> str:
-    data = path.read_bytes()
+    data = _read_regular(path)
+    if data is None:
+        raise FileNotFoundError(f"{path} is not a regular file")
     return f"{len(data)} {hashlib.sha256(data).hexdigest()}"
 
 
 def _valid(lib: Path) -> bool:
-    summ = lib.with_suffix(".sum")
-    try:
-        return lib.is_file() and summ.read_text().strip() == _checksum(lib)
-    except OSError:
+    """Whether ``lib`` and its ``.sum`` are regular files and the sum matches."""
+    data = _read_regular(lib)
+    summ = _read_regular(lib.with_suffix(".sum"), limit=256)
+    if data is None or summ is None:
         return False
+    want = f"{len(data)} {hashlib.sha256(data).hexdigest()}"
+    return summ.decode("ascii", errors="replace").strip() == want
+
+
+def _touch(lib: Path) -> None:
+    """Mark ``lib`` as just used (its modification time is the least-recently-used clock)."""
+    for path in (lib, lib.with_suffix(".sum")):
+        with contextlib.suppress(OSError):  # gone: the entry is then simply older
+            os.utime(path, follow_symlinks=False)
+
+
+# -- where to build ----------------------------------------------------------------------------
+
+
+def _reason(e: OSError) -> str:
+    text = f"{type(e).__name__}: {e.strerror or e}"
+    return text + (f": {e.filename}" if e.filename is not None else "")
+
+
+def _probe(directory: Path) -> str | None:
+    """Why ``directory`` cannot hold the cache (it is made when missing), or ``None``."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        return "it exists and is not a directory"
+    except OSError as e:
+        return f"it cannot be created ({_reason(e)})"
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return "it is not writable"
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return f"it cannot be written ({_reason(e)})"
+    return None
+
+
+def _warn_once(what: str, message: str) -> None:
+    with _lock:
+        if what in _warned:
+            return
+        _warned.add(what)
+    warnings.warn(message, RuntimeWarning, stacklevel=2)
+
+
+def _configured_name(directory: Path | None) -> str:
+    if directory is None:
+        return "the default compile cache directory (set REN_CACHE_DIR to choose one)"
+    if settings.CACHE_DIR.get() is not None:
+        return f"REN_CACHE_DIR={str(directory)!r}"
+    return f"the compile cache directory {str(directory)!r} (set REN_CACHE_DIR to choose another)"
+
+
+def _disk_dir() -> Path:
+    """The cache directory when usable (checked once per directory), else the private one."""
+    try:
+        directory = cache_dir()
+    except RuntimeError as e:  # Path.home() with no home directory
+        return _give_up_on(None, str(e))
+    with _lock:
+        if directory not in _checked:
+            _checked[directory] = _probe(directory)
+        why = _checked[directory]
+    return directory if why is None else _give_up_on(directory, why)
+
+
+def _give_up_on(directory: Path | None, why: str) -> Path:
+    """Mark ``directory`` unusable, warn once, and return the private directory."""
+    if directory is not None:
+        with _lock:
+            _checked[directory] = why
+    _warn_once(
+        f"dir:{directory}",
+        f"{_configured_name(directory)} cannot hold Ren's compile cache: {why}; compiled kernels "
+        "go to a private temporary directory for this process (removed at exit)",
+    )
+    return _scratch_dir()
+
+
+def _scratch_dir() -> Path:
+    """One private folder for this process's builds (made once, removed when the process exits).
+
+    Raises:
+        RenError: not even a temporary directory can be made.
+    """
+    global _scratch
+    with _lock:
+        if _scratch is None:
+            try:
+                _scratch = Path(tempfile.mkdtemp(prefix="ren-build-"))
+            except OSError as e:
+                raise RenError(
+                    f"Ren has nowhere to build kernels: the temporary directory cannot be written "
+                    f"({_reason(e)}); set TMPDIR or REN_CACHE_DIR to a writable directory"
+                ) from None
+            atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
+        return _scratch
+
+
+# -- building ----------------------------------------------------------------------------------
 
 
 def compile_cached(
@@ -118,48 +320,239 @@ def compile_cached(
 ) -> Path:
     """The path of a shared library built from ``source`` with ``flags`` (built once).
 
+    Safe to call from several threads at once; a cache fault (see the module docstring) never
+    raises.
+
     Raises:
         CompileError: no compiler, or the compiler rejected the source (the message has the
             compiler's output and the path of the source file it was given).
+        RenError: not even a private temporary directory can be made.
+        ValueError: ``REN_CCACHE``, ``REN_CACHE_MAX_MB`` or ``REN_DEBUG`` holds a bad value.
     """
     cc, version = find_compiler(compiler)
     key = _key(source, cc, version, tuple(flags))
-    hit = _memory.get(f"{name}-{key}")
-    if hit is not None and hit.is_file():
-        return hit
-    use_disk = os.environ.get("REN_CCACHE", "1") != "0"
-    directory = cache_dir() if use_disk else _scratch_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    lib = directory / f"{name}-{key[:24]}.so"
-    if use_disk and _valid(lib):
-        _memory[f"{name}-{key}"] = lib
+    tag = f"{name}-{key}"
+    with _key_locks[int(key[:8], 16) % len(_key_locks)]:
+        with _lock:
+            hit = _memory.get(tag)
+        if hit is not None and _regular(hit):
+            return hit
+        keep = settings.CCACHE.get()
+        directory = _disk_dir() if keep else _scratch_dir()
+        shared = keep and directory != _scratch  # the user's cache, not the private fallback
+        entry = directory / f"{name}-{key[:24]}.so"
+        with _lock:
+            _building.add(entry)
+        try:
+            private = _scratch and _scratch / entry.name  # where a refused entry was built
+            if keep and _valid(entry):
+                _touch(entry)
+                lib = entry
+            elif keep and private and private != entry and _valid(private):
+                lib = private
+            else:
+                lib = _build(source, cc, tuple(flags), name, entry, shared)
+        finally:
+            with _lock:
+                _building.discard(entry)
+        with _lock:
+            _memory[tag] = lib
         return lib
-    if debug_level() >= 4:
+
+
+def load_cached(
+    source: str, flags: tuple[str, ...] = (), compiler: str | None = None, name: str = "kernel"
+) -> ctypes.CDLL:
+    """``ctypes.CDLL`` of ``compile_cached(source, flags, compiler, name)``.
+
+    An entry removed between its build and the load (another process keeping the cache within
+    ``REN_CACHE_MAX_MB``, someone clearing the cache) is built again.
+
+    Raises:
+        CompileError, RenError, ValueError: as ``compile_cached``; ``RenError`` also when a built
+            library exists but does not load (the message has the loader's reason).
+    """
+    for _ in range(BUILD_ATTEMPTS):
+        lib = compile_cached(source, flags, compiler, name)
+        try:
+            return ctypes.CDLL(str(lib))
+        except OSError as e:
+            if _regular(lib):
+                raise RenError(f"the built library {lib} does not load: {e}") from None
+            with _lock:  # removed behind our back: forget it and build again
+                for tag in [t for t, p in _memory.items() if p == lib]:
+                    del _memory[tag]
+    raise RenError(f"the built library for {name} kept disappearing before it could be loaded")
+
+
+def _build(
+    source: str, cc: str, flags: tuple[str, ...], name: str, entry: Path, use_disk: bool
+) -> Path:
+    """Build ``entry``; when its directory keeps vanishing or refuses it, in the private one.
+
+    ``use_disk``: ``entry`` is in the user's cache (bounded, checked); else in the private one.
+    """
+    limit = int(settings.CACHE_MAX_MB.get() * 2**20) if use_disk else 0  # bad values fail first
+    debug = settings.DEBUG.get()
+    if debug >= 4:
         print(f"// {name} ({cc} {' '.join(flags)})\n{source}", file=sys.stderr)
-    with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
-        src = Path(tmp) / f"{name}.c"
+    stem = entry.name.removesuffix(".so")
+    if use_disk:
+        lib = _build_on_disk(entry.parent, stem, source, cc, flags, name)
+        if lib is not None:
+            _evict(entry.parent, limit, keep=lib)
+            return lib
+    private = _scratch_dir()
+    for _ in range(BUILD_ATTEMPTS):
+        try:
+            return _build_in(private, stem, source, cc, flags, name)
+        except _Vanished:
+            continue
+        except _Refused as e:
+            raise RenError(f"cannot build {name} in {private}: {e.args[0]}") from None
+    raise RenError(f"the private directory {private} kept disappearing while {name} was built")
+
+
+def _build_on_disk(
+    directory: Path, stem: str, source: str, cc: str, flags: tuple[str, ...], name: str
+) -> Path | None:
+    """Build into the cache ``directory``, again when it vanishes; ``None``: use the private one."""
+    for path in (directory / f"{stem}.so", directory / f"{stem}.sum"):
+        if _is_dir(path):  # a rename cannot replace it, and Ren does not delete directories
+            _refused_entry(directory, stem, name, f"{path.name} is a directory")
+            return None
+    for _ in range(BUILD_ATTEMPTS):
+        try:
+            return _build_in(directory, stem, source, cc, flags, name)
+        except _Vanished:
+            continue  # the cache was deleted during the build: make it again and rebuild
+        except _Refused as e:
+            why = _probe(directory)
+            if why is not None:  # the directory itself went bad since it was checked
+                _give_up_on(directory, why)
+                return None
+            _refused_entry(directory, stem, name, e.args[0])
+            return None
+    _warn_once(
+        f"vanished:{directory}",
+        f"the compile cache {directory} disappeared during {BUILD_ATTEMPTS} builds of {name} in a "
+        "row; it is built in a private temporary directory instead",
+    )
+    return None
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _refused_entry(directory: Path, stem: str, name: str, why: str) -> None:
+    """Warn (once) that the entry ``stem`` cannot be written in ``directory``."""
+    _warn_once(
+        f"entry:{directory / stem}",
+        f"the compile cache entry {directory / stem}.so cannot be written ({why}); {name} is "
+        "built in a private temporary directory instead",
+    )
+
+
+def _build_in(
+    directory: Path, stem: str, source: str, cc: str, flags: tuple[str, ...], name: str
+) -> Path:
+    """Build ``source`` in a temporary folder of ``directory`` and rename it to ``stem.so``.
+
+    Raises:
+        _Vanished: the directory (or the build folder in it) disappeared during the build.
+        _Refused: the directory, or the entry's place in it, cannot be written.
+        CompileError: the compiler rejected the source.
+    """
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=directory, prefix=".build-"))
+    except FileNotFoundError:
+        raise _Vanished from None  # deleted between the mkdir and the mkdtemp
+    except OSError as e:
+        raise _Refused(_reason(e)) from None
+    lib = directory / f"{stem}.so"
+    try:
+        src = tmp / f"{name}.c"
         src.write_text(source)
-        out = Path(tmp) / f"{name}.so"
+        out = tmp / f"{name}.so"
         cmd = [cc, *flags, "-o", str(out), str(src)]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0 and not src.is_file():
+            raise _Vanished  # the compiler failed because its input and output folder went away
         if proc.returncode != 0:
-            kept = directory / f"{name}-{key[:24]}.failed.c"
-            kept.write_text(source)
+            kept = _keep_failed(directory / f"{stem}.failed.c", source)
             raise CompileError(
                 f"{Path(cc).name} failed on {name} (source kept at {kept}):\n"
                 f"{' '.join(cmd)}\n{proc.stderr.strip() or proc.stdout.strip()}"
             )
-        summ = Path(tmp) / "lib.sum"
+        summ = tmp / "lib.sum"
         summ.write_text(_checksum(out))
         os.replace(out, lib)  # atomic: readers see the old entry or the whole new one
         os.replace(summ, lib.with_suffix(".sum"))
-    _memory[f"{name}-{key}"] = lib
+    except OSError as e:
+        if not tmp.is_dir():
+            raise _Vanished from None
+        raise _Refused(_reason(e)) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return lib
 
 
-@functools.cache
-def _scratch_dir() -> Path:
-    """With ``REN_CCACHE=0``: one folder for this process's builds, removed when it exits."""
-    path = Path(tempfile.mkdtemp(prefix="ren-build-"))
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
-    return path
+def _keep_failed(path: Path, source: str) -> Path | str:
+    """Keep a rejected source for the user to read: at ``path``, else in the private directory."""
+    for place in (path, _scratch_dir() / path.name):
+        try:
+            place.parent.mkdir(parents=True, exist_ok=True)
+            place.write_text(source)
+            return place
+        except OSError:
+            continue
+    return "nowhere: no directory could be written"
+
+
+# -- the size bound ----------------------------------------------------------------------------
+
+
+def _evict(directory: Path, limit: int, keep: Path) -> None:
+    """Remove least recently used entries of ``directory`` until they take at most ``limit`` bytes.
+
+    An entry is a ``.so`` and its ``.sum``, removed together; ``keep`` (the entry just built) and
+    entries being built or checked in this process stay. Another process may remove the same
+    entries at the same time: a missing file is skipped.
+    """
+    with _lock:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return
+        entries, total = [], 0
+        for entry in names:
+            if not _ENTRY.fullmatch(entry):
+                continue
+            lib = directory / entry
+            size, used = 0, 0
+            for path in (lib, lib.with_suffix(".sum")):
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    size += st.st_size
+                    used = max(used, st.st_mtime_ns)
+            entries.append((used, entry, lib, size))
+            total += size
+        for _, _, lib, size in sorted(entries):
+            if total <= limit:
+                break
+            if lib == keep or lib in _building:
+                continue
+            for path in (lib, lib.with_suffix(".sum")):
+                with contextlib.suppress(OSError):  # gone already, or a directory: left alone
+                    os.unlink(path)
+            total -= size
+            for tag in [t for t, p in _memory.items() if p == lib]:
+                del _memory[tag]

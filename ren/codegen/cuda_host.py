@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ren.codegen.compiler import CompileError, compile_cached
+from ren.codegen.compiler import CompileError, load_cached
 
 __all__ = ["SHIM", "HostFunction", "HostModule", "entry_points"]
 
@@ -164,7 +164,7 @@ class HostModule:
         )
         digest = hashlib.sha256(full.encode()).hexdigest()[:10]
         flags = ("-x", "c++", "-O2", "-shared", "-fPIC", "-w")
-        self._lib = ctypes.CDLL(str(compile_cached(full, flags, name=f"ren_cuda_host_{digest}")))
+        self._lib = load_cached(full, flags, name=f"ren_cuda_host_{digest}")
         self._functions: dict[str, HostFunction] = {}
 
     def get_function(self, name: str) -> HostFunction:

@@ -5,18 +5,20 @@ previous)`` after each one. Both do nothing unless a dump directory is active: t
 ``ren.viz.dump_to(dir)`` block, else ``$REN_DUMP``. Then they write ``00_input.dot`` and
 ``NN_<pass>.dot`` (``to_dot`` text; a pass's new nodes highlighted) and, when graphviz's ``dot`` is
 on ``PATH``, the matching ``.svg``. A missing or failing ``dot`` costs one warning, never an error:
-the ``.dot`` file is written first and stays.
+the ``.dot`` file is written first and stays. A directory that cannot be made or written (a path
+under a regular file, a read-only place) is a ``ValueError`` naming ``REN_DUMP`` or the ``dump_to``
+directory and the reason, raised before the first pass runs.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import warnings
 from contextvars import ContextVar
 from pathlib import Path
 
+from ren import settings
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
 
@@ -40,16 +42,24 @@ _warned = False  # a failing ``dot`` warns once per process, not once per pass
 
 
 def dump_dir() -> Path | None:
-    """The active dump directory: the innermost ``dump_to`` block, else ``$REN_DUMP``, else None."""
+    """The active dump directory: the innermost ``dump_to`` block, else ``$REN_DUMP``, else None.
+
+    Raises:
+        ValueError: ``REN_DUMP`` is read and holds a bad value (see ``ren.settings``).
+    """
     directory = DUMP_DIR.get()
     if directory is not None:
         return directory
-    env = os.environ.get("REN_DUMP")
-    return Path(env) if env else None
+    return settings.DUMP.get()
 
 
 def dump_input(sink: Node) -> None:
-    """Write ``00_input.dot`` (and ``.svg``): the graph before any pass, nothing highlighted."""
+    """Write ``00_input.dot`` (and ``.svg``): the graph before any pass, nothing highlighted.
+
+    Raises:
+        ValueError: the dump directory cannot be made or written (the message names
+            ``REN_DUMP`` or the ``dump_to`` directory, and the reason).
+    """
     directory = dump_dir()
     if directory is not None:
         _write(directory, "00_input", to_dot(sink, title="input"))
@@ -60,6 +70,9 @@ def dump_pass(step: int, name: str, sink: Node, previous: Node | None) -> None:
 
     Nodes of ``sink``'s graph that are not in ``previous``'s (the graph the pass was given) are
     highlighted; with no ``previous`` nothing is. Passes count from 1; 0 is the input.
+
+    Raises:
+        ValueError: the dump directory cannot be made or written, as for ``dump_input``.
     """
     directory = dump_dir()
     if directory is None:
@@ -70,10 +83,29 @@ def dump_pass(step: int, name: str, sink: Node, previous: Node | None) -> None:
     _write(directory, f"{step:02d}_{name}", to_dot(sink, created=created, title=name))
 
 
+def _where(directory: Path) -> str:
+    """How the user named ``directory``: the ``dump_to`` block or ``REN_DUMP``."""
+    if DUMP_DIR.get() is not None:
+        return f"the dump_to directory {str(directory)!r}"
+    return f"REN_DUMP={str(directory)!r}"
+
+
 def _write(directory: Path, stem: str, text: str) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
     dot_path = directory / f"{stem}.dot"
-    dot_path.write_text(text, encoding="utf-8")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        dot_path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        if isinstance(e, FileExistsError) and e.filename == str(directory):
+            reason = "it exists and is not a directory"
+        else:
+            reason = f"{type(e).__name__}: {e.strerror or e}"
+            if e.filename is not None:
+                reason += f": {e.filename}"
+        raise ValueError(
+            f"{_where(directory)} cannot hold the graph dumps ({reason}); "
+            "give a directory that can be created and written"
+        ) from None
     dot = shutil.which("dot")
     if dot is None:
         return

@@ -14,11 +14,11 @@ are already allocated (inputs), buffers written by a copy between devices, and b
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ren import settings
 from ren.device import Buffer
 from ren.engine import debug_level
 from ren.errors import RenError
@@ -371,7 +371,7 @@ def plan_memory(
             k.bufs[0] for i, k in enumerate(schedule) if last_read.get(id(k.bufs[0]), -1) <= i
         )
     planned = _planned(schedule, {id(b) for b in outputs})
-    if not planned or os.environ.get("REN_NO_PLAN") == "1":
+    if not planned or settings.NO_PLAN.get():
         return schedule, MemoryPlan()
     by_device: dict[str, list[tuple[Buffer, int, int]]] = {}
     for buf, first, last in planned.values():

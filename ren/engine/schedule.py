@@ -9,11 +9,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass
 
+from ren import settings
 from ren.device import Buffer
 from ren.engine import debug_level, dump
 from ren.engine.observe import notify
@@ -81,7 +81,7 @@ def schedule(
     if sink.op is not Op.SINK:
         sink = Node(Op.SINK, DType.VOID, (sink,))
     ctx = ctx or ScheduleContext(outputs=sink.src)
-    check = os.environ.get("REN_CHECK") == "1"
+    check = settings.CHECK.get()
     debug = debug_level()
     if check:
         verify(sink)

@@ -1,6 +1,7 @@
 """The dump hook: where files go (context over env, nesting), what they hold, and SVG or not."""
 
 import os
+import re
 import stat
 import warnings
 
@@ -155,3 +156,70 @@ def test_a_failing_dot_warns_once_and_keeps_the_dot_file(tmp_path, monkeypatch, 
     assert (out / "01_simplify.dot").read_text() == to_dot(
         after, created={after, after.src[1], after.src[1].src[0]}, title="simplify"
     )
+
+
+# -- a directory that cannot hold the dumps ---------------------------------------------------
+
+
+def read_only(monkeypatch, directory):
+    """Writing under ``directory`` fails as on a read-only file system (chmod does not stop root,
+    who runs these tests in some containers, so the refusal is simulated)."""
+    real = dump.Path.write_text
+
+    def refuse(self, *args, **kwargs):
+        if directory in self.parents:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(dump.Path, "write_text", refuse)
+
+
+BAD_DUMP_DIRS = {
+    "under-a-file": (lambda tmp: tmp / "file" / "dumps", "NotADirectoryError"),
+    "a-regular-file": (lambda tmp: tmp / "file", "exists and is not a directory"),
+    "deep-under-a-file": (lambda tmp: tmp / "file" / "a" / "b", "NotADirectoryError"),
+    "read-only": (lambda tmp: tmp / "ro", "PermissionError: Permission denied"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_DUMP_DIRS))
+def test_a_bad_ren_dump_path_is_a_value_error_naming_it(tmp_path, monkeypatch, no_dot, case):
+    (tmp_path / "file").write_text("not a directory\n")
+    make, why = BAD_DUMP_DIRS[case]
+    bad = make(tmp_path)
+    if case == "read-only":
+        read_only(monkeypatch, bad)
+    monkeypatch.setenv("REN_DUMP", str(bad))
+    before, after = before_after()
+    with pytest.raises(ValueError, match=rf"REN_DUMP='{re.escape(str(bad))}' cannot hold") as e:
+        dump_input(before)
+    assert why in str(e.value)
+    with pytest.raises(ValueError, match="REN_DUMP"):
+        dump_pass(1, "simplify", after, before)
+    assert (tmp_path / "file").read_text() == "not a directory\n"  # left as it was
+
+
+def test_a_bad_dump_to_directory_is_named_as_such(tmp_path, no_env, no_dot):
+    (tmp_path / "file").write_text("")
+    before, _ = before_after()
+    with dump_to(tmp_path / "file" / "dumps"), pytest.raises(ValueError) as e:
+        dump_input(before)
+    assert str(e.value).startswith(f"the dump_to directory '{tmp_path / 'file' / 'dumps'}'")
+    assert "NotADirectoryError" in str(e.value)
+
+
+def test_a_bad_ren_dump_stops_a_realization_before_any_pass(tmp_path, monkeypatch, no_dot):
+    (tmp_path / "file").write_text("")
+    words = [1, 2, 3, 4, 5, 6, 7, 8]
+    y = Poly(words, RING) * Poly(words, RING)
+    monkeypatch.setenv("REN_DUMP", str(tmp_path / "file" / "dumps"))
+    with pytest.raises(ValueError, match="REN_DUMP="):
+        y.realize()
+    assert not y.realized
+    monkeypatch.delenv("REN_DUMP")  # fixed: the same program runs
+    n, q = RING.n, RING.Q
+    full = [0] * (2 * n)
+    for i in range(n):
+        for j in range(n):
+            full[i + j] += words[i] * words[j]
+    assert y.tolist() == [(full[k] - full[k + n]) % q for k in range(n)]  # x^n = -1

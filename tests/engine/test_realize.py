@@ -250,8 +250,9 @@ def test_debug_output(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "pass  1 simplify" in err and "pass 12 kernelize" in err
     assert "elementwise_n8_L2_u32" in err
-    monkeypatch.setenv("REN_DEBUG", "yes")  # not a number: off, not a crash
-    (Poly(A, RING) * 5).realize()
+    monkeypatch.setenv("REN_DEBUG", "yes")  # not a level: a clear error, not silently off
+    with pytest.raises(ValueError, match=r"REN_DEBUG='yes' is not accepted.*0 to 4"):
+        (Poly(A, RING) * 5).realize()
 
 
 def test_stepping_one_unit_at_a_time_poisons_only_what_is_done(monkeypatch):
