@@ -11,12 +11,18 @@ A ``Poly``'s *value* is a ring element; its *domain* is only how that value is r
 (``a.ntt()`` has the same value as ``a``). Operations that compute in one domain report it:
 a product of two non-constant polys and a rotation are in NTT form, a rescale and a basis
 extension in coefficient form, a sum in NTT form when any non-constant operand is.
+
+A ``Poly`` is a value: ``a == b`` compares the ring elements (computing both), whatever their
+domain or device; a ``Poly`` is unhashable, as a NumPy array is. ``pickle`` stores the value (the
+ring, domain, device and words); ``copy.copy`` and ``copy.deepcopy`` share the node, since a value
+never changes. NumPy arrays are not operands: ``a + np.arange(n)`` is a ``TypeError``.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,8 +50,41 @@ from ren.sampling import RngLike
 
 __all__ = ["Poly", "prepare_realize", "realize"]
 
-#: Every live ``Poly``: after a realization, the ones whose graph overlapped are repointed.
-_LIVE: weakref.WeakSet[Poly] = weakref.WeakSet()
+
+class _Registry(threading.local):
+    """The live ``Poly`` values made in the current thread, by ``id`` (weakly held).
+
+    After a realization, the ones whose graph overlapped are repointed to the realized buffers. A
+    ``Poly`` need not be hashable to be here. Each thread has its own registry, so a realization
+    in one thread never rewrites the values another thread is building (or capturing with
+    ``ren.jit``); the values a realization was *asked for* are repointed whichever thread made
+    them. Dead entries are purged when the registry has doubled since the last purge.
+    """
+
+    def __init__(self) -> None:
+        self.refs: dict[int, weakref.ref[Poly]] = {}
+        self.purge_at = 1024
+
+    def add(self, p: Poly) -> None:
+        refs = self.refs
+        refs[id(p)] = weakref.ref(p)
+        if len(refs) >= self.purge_at:
+            self.refs = {k: r for k, r in refs.items() if r() is not None}
+            self.purge_at = max(1024, 2 * len(self.refs))
+
+    def live(self) -> list[Poly]:
+        out = []
+        for r in list(self.refs.values()):
+            p = r()
+            if p is not None:
+                out.append(p)
+        return out
+
+
+_LIVE = _Registry()
+
+#: Held while polys are repointed: a rewrite only replaces the node it read (compare and set).
+_REPOINT_LOCK = threading.Lock()
 
 
 def _check_ring(ring: Any) -> RingSpec:
@@ -96,7 +135,10 @@ class Poly:
         """
         ring = _check_ring(ring)
         if not is_int(value):
-            raise TypeError(f"a constant must be an int, got {type(value).__name__}")
+            raise TypeError(
+                f"a constant value must be an int (Python or NumPy, not a bool), got "
+                f"{type(value).__name__} {value!r}"
+            )
         Q = ring.Q
         v = int(value) % Q
         v = v - Q if v > Q // 2 else v
@@ -192,7 +234,12 @@ class Poly:
     def sparse_ternary(
         cls, ring: RingSpec, hamming_weight: int, rng: RngLike = None, device: str | None = None
     ) -> Poly:
-        """Exactly ``hamming_weight`` coefficients ``+-1``, the rest zero."""
+        """Exactly ``hamming_weight`` coefficients ``+-1``, the rest zero.
+
+        Raises:
+            TypeError: if ``hamming_weight`` is not an int (``2.0`` and ``True`` are not).
+            ValueError: if it is outside ``[0, n]``.
+        """
         ring = _check_ring(ring)
         return cls(sampling.sparse_ternary(rng, ring.n, hamming_weight), ring, device)
 
@@ -200,8 +247,22 @@ class Poly:
     def gaussian(
         cls, ring: RingSpec, sigma: float = 3.2, rng: RngLike = None, device: str | None = None
     ) -> Poly:
-        """Coefficients from the rounded normal of deviation ``sigma``, clipped at ``6 * sigma``."""
+        """Coefficients from the rounded normal of deviation ``sigma``, clipped at ``6 * sigma``.
+
+        Raises:
+            TypeError: if ``sigma`` is not a real number (a bool or a string is not).
+            ValueError: unless ``sigma`` is positive and finite with ``6 * sigma`` below both
+                ``2**53`` (the samples are exact integers) and ``Q / 2`` (each sample is its own
+                centered representative modulo ``Q``, so none wraps around).
+        """
         ring = _check_ring(ring)
+        sigma = sampling.check_sigma(sigma)
+        if 12 * sigma >= ring.Q:  # exact: Q / 2 overflows a float beyond 2^1024
+            raise ValueError(
+                f"sigma={sigma} is too large for {ring!r}: samples reach 6 * sigma = "
+                f"{6 * sigma:.6g}, which must stay below Q/2 = {ring.Q / 2:.6g} (a larger sample "
+                "wraps around modulo Q)"
+            )
         return cls(sampling.gaussian(rng, ring.n, sigma), ring, device)
 
     # --- what the value is -------------------------------------------------------------------
@@ -223,6 +284,63 @@ class Poly:
     def __repr__(self) -> str:
         return f"<Poly {self.ring.short()} {self.domain.value} {self.device} {self.node.op.name}>"
 
+    # --- a value: comparison, hashing, NumPy, pickling, copies --------------------------------
+    #: NumPy defers every operator with an array to ``Poly``, whose operators refuse arrays, so
+    #: ``a + np.arange(n)`` and ``np.ones(n) * a`` are Python's ``TypeError`` (not an array of
+    #: polys). A NumPy integer scalar is an int: ``np.int64(3) * a`` works.
+    __array_ufunc__ = None
+
+    #: Unhashable, as a NumPy array is: a lazy value cannot be hashed without computing it.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        """Whether ``other`` is a ``Poly`` holding the same ring element; realizes both.
+
+        The rings must have the same ``n`` and the same moduli in the same order. Domain, device
+        and word type are representation only: ``a == a.ntt()`` and ``a == a.to("cpu")`` are
+        ``True``. A value that is not a ``Poly`` is never equal (``a == 3`` is ``False``; compare
+        with ``Poly.const(3, a.ring)`` for the constant polynomial), and ``!=`` is the negation.
+        """
+        if not isinstance(other, Poly):
+            return NotImplemented
+        if self is other or self.node is other.node:
+            return True
+        mine, theirs = self.ring, other.ring
+        if mine.n != theirs.n or mine.moduli != theirs.moduli:
+            return False
+        realize(self, other)
+        return bool(np.array_equal(self._coeff_limbs(), other._coeff_limbs()))
+
+    def _coeff_limbs(self) -> np.ndarray:
+        """The plain residues of the value in coefficient form, ``(L, n)``; realizes first."""
+        words = self._words()
+        if self.domain is Domain.NTT:
+            words = rk.intt(self.ring, words)
+        return rk.from_mont(self.ring, words)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle the value: ring, domain, device and the stored words (realizing first).
+
+        A constant polynomial (``Poly.const``) pickles as the constant. ``pickle.loads`` gives a
+        stored ``Poly`` with the same value, ring, domain and device; see ``_unpickle``.
+        """
+        node = self.node
+        if node.op is Op.AS_RING and node.src[0].op is Op.CONST:
+            payload: tuple[str, Any] = ("const", node.src[0].arg.value)
+        else:
+            payload = ("words", self.tobytes())  # realizes; the node is then the stored value
+        ring = self.ring
+        state = (ring.n, ring.moduli, ring.dtype, self.domain.value, self.device, payload)
+        return (_unpickle, (PICKLE_VERSION, *state))
+
+    def __copy__(self) -> Poly:
+        """A ``Poly`` on the same node: values never change, so sharing the node is a copy."""
+        return Poly._wrap(self.node)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Poly:
+        """An equal value on the same node (values never change; nothing below it is copied)."""
+        return Poly._wrap(self.node)
+
     # --- arithmetic --------------------------------------------------------------------------
     def _operand(self, other: Any) -> Node | None:
         """``other`` as a node in this poly's ring and device, or ``None`` when not an operand."""
@@ -239,6 +357,14 @@ class Poly:
     def _binary(self, op: Op, other: Any, reverse: bool = False) -> Poly:
         rhs = self._operand(other)
         if rhs is None:
+            if isinstance(other, np.ndarray):  # NumPy deferred to Poly (__array_ufunc__ = None)
+                symbol = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*"}[op]
+                pair = ("numpy.ndarray", "Poly") if reverse else ("Poly", "numpy.ndarray")
+                raise TypeError(
+                    f"unsupported operand type(s) for {symbol}: '{pair[0]}' and '{pair[1]}': an "
+                    "array is not a Poly operand (operands are Polys and ints); make it a Poly "
+                    "first with Poly(array, ring)"
+                )
             return NotImplemented
         src = (rhs, self.node) if reverse else (self.node, rhs)
         return Poly._wrap(Node(op, self.node.dtype, src))
@@ -296,7 +422,12 @@ class Poly:
 
         ``P`` is the product of ``moduli`` (default: the last modulus of the ring).
 
+        Args:
+            moduli: ``None``, one modulus (an int), or a sequence (tuple, list) of them; each a
+                Python or NumPy int, never a float (``97.0``), a bool or a string.
+
         Raises:
+            TypeError: for moduli that are not ints or a sequence of ints.
             ValueError: a modulus not in the ring, a repeated one, or no modulus left.
         """
         ring = self.ring
@@ -304,8 +435,20 @@ class Poly:
             moduli = (ring.moduli[-1],)
         elif is_int(moduli):
             moduli = (int(moduli),)
-        else:
+        elif isinstance(moduli, Sequence | np.ndarray) and not isinstance(
+            moduli, str | bytes | bytearray
+        ):
+            for q in moduli:
+                if not is_int(q):
+                    raise TypeError(
+                        f"rescale moduli must be ints; got {type(q).__name__} {q!r} in {moduli!r}"
+                    )
             moduli = tuple(int(q) for q in moduli)
+        else:
+            raise TypeError(
+                "rescale moduli must be None, an int or a sequence (tuple, list) of ints, got "
+                f"{type(moduli).__name__} {moduli!r}"
+            )
         if not moduli:
             raise ValueError("rescale needs at least one modulus to divide by")
         if len(set(moduli)) != len(moduli):
@@ -347,7 +490,14 @@ class Poly:
         return self.automorphism(2 * self.ring.n - 1)
 
     def to(self, device: str) -> Poly:
-        """The same value on ``device`` (``self`` when it is there already)."""
+        """The same value on ``device`` (``self`` when it is there already).
+
+        Raises:
+            TypeError: if ``device`` is not a string (``None`` is not: name the device).
+            ValueError: for an unknown device name.
+        """
+        if device is None:
+            raise TypeError('to() needs a device name: "python", "cpu" or "cuda", got None')
         device = canonical_device(device)
         if device == self.device:
             return self
@@ -381,7 +531,12 @@ class Poly:
 
         This holds whatever the domain (an NTT-form value is converted). Realizes first when
         needed.
+
+        Raises:
+            TypeError: if ``centered`` is not a bool.
         """
+        if not isinstance(centered, bool | np.bool_):
+            raise TypeError(f"centered must be a bool, got {type(centered).__name__} {centered!r}")
         words = self._words()
         if self.domain is Domain.NTT:
             words = rk.intt(self.ring, words)
@@ -439,26 +594,39 @@ def prepare_realize(*polys: Poly) -> Realization | None:
     for p in polys:
         if not isinstance(p, Poly):
             raise TypeError(f"realize takes Poly values, got {type(p).__name__}")
-    todo = tuple(p.node for p in polys if not p.realized)
-    if not todo:
+    asked = [(p, p.node) for p in polys if not p.realized]
+    if not asked:
         return None
-    return prepare(todo, _repoint)
+    return prepare(tuple(node for _, node in asked), lambda becomes: _repoint(becomes, asked))
 
 
-def _repoint(becomes: dict[Node, Node]) -> None:
-    """Point every live poly at realized buffers instead of the graphs they replace.
+def _repoint(becomes: dict[Node, Node], asked: Iterable[tuple[Poly, Node]] = ()) -> None:
+    """Point the requested polys and this thread's live polys at the realized buffers.
 
     A poly that *is* a realized output takes its buffer. A poly whose graph *uses* one reads the
     buffer instead (one shared walk over all live graphs, one rewrite). Constants are the
     exception: a graph using a constant keeps it inline (cheaper than reading a buffer).
+
+    The polys are the ones the realization was asked for (``asked``: each with the node it had
+    then, from any thread) and the live ones this thread made; another thread's values keep
+    their graphs (they compute the same words when realized), so a capture in progress there
+    never sees a buffer it did not compute.
+    A realized value always takes its buffer; a value that only *uses* one is rewritten only
+    if its node is still the one read here (compare and set, under a lock), so another thread's
+    repointing never turns a stored value back into a graph.
     """
     becomes = {old: new for old, new in becomes.items() if old is not new}
     if not becomes:
         return
-    polys = list(_LIVE)
-    for p in polys:
-        if p.node in becomes:
-            p.node = becomes[p.node]
+    polys = _LIVE.live()
+    nodes = [p.node for p in polys]
+    with _REPOINT_LOCK:
+        for p, node in asked:  # a realized value takes its buffer, whatever it points at now
+            if node in becomes:
+                p.node = becomes[node]
+        for i, (p, node) in enumerate(zip(polys, nodes, strict=True)):
+            if node in becomes:
+                nodes[i] = p.node = becomes[node]
     # a constant (even one in NTT form) stays inline in the graphs that use it: a buffer would be
     # slower to read, and would turn a constant operand into a varying one (changing domains)
     inner = {
@@ -466,14 +634,16 @@ def _repoint(becomes: dict[Node, Node]) -> None:
     }
     if not inner:
         return
-    uses = _uses_any(inner, [p.node for p in polys])
-    affected = [p for p in polys if uses[p.node]]
+    uses = _uses_any(inner, nodes)
+    affected = [(p, node) for p, node in zip(polys, nodes, strict=True) if uses[node]]
     if not affected:
         return
     rule = [(Pat(name="node", where=lambda n: n in inner), lambda node: inner[node])]
-    sink = graph_rewrite(Node(Op.SINK, DType.VOID, tuple(p.node for p in affected)), rule)
-    for p, node in zip(affected, sink.src, strict=True):
-        p.node = node
+    sink = graph_rewrite(Node(Op.SINK, DType.VOID, tuple(node for _, node in affected)), rule)
+    with _REPOINT_LOCK:
+        for (p, old), node in zip(affected, sink.src, strict=True):
+            if p.node is old:  # unless another thread repointed it meanwhile (maybe stored it)
+                p.node = node
 
 
 def _uses_any(keys: dict[Node, Node], roots: list[Node]) -> dict[Node, bool]:
@@ -559,3 +729,75 @@ def _buffer_node(words: np.ndarray, ring: RingSpec, domain: Domain, device: str)
     return Node(
         Op.AS_RING, dtype, (Node(Op.BUFFER, dtype, (), BufferArg(buf)),), RingArg(ring, domain)
     )
+
+
+# --------------------------------------------------------------------------------------------
+# pickling: a Poly is stored as its value
+
+#: The layout of a pickled ``Poly``: ``(version, n, moduli, dtype, domain, device, payload)``, the
+#: payload ``("words", little-endian Montgomery words, limb-major)`` or ``("const", value)``.
+PICKLE_VERSION = 1
+
+
+def _unpickle(version: Any, *state: Any) -> Poly:
+    """The ``Poly`` a pickle holds (``Poly.__reduce__`` wrote it); every field is checked.
+
+    Raises:
+        ValueError: for another format version, malformed fields, a word outside ``[0, q_i)``,
+            or a device this process cannot use (named, with how to move the value first).
+    """
+    if version != PICKLE_VERSION:
+        raise ValueError(
+            f"a Poly pickled in format version {version!r}; this Ren reads version {PICKLE_VERSION}"
+        )
+    if len(state) != 6:
+        raise ValueError(f"a pickled Poly has 6 fields after its version, got {len(state)}")
+    n, moduli, dtype, domain, device, payload = state
+    try:
+        ring = RingSpec(n, moduli, dtype)
+        domain = Domain(domain)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"a pickled Poly's ring or domain is not valid: {e}") from None
+    device = _device_here(device)
+    if not (isinstance(payload, tuple) and len(payload) == 2):
+        raise ValueError(f"a pickled Poly's payload is a (kind, data) pair, got {payload!r}")
+    kind, data = payload
+    if kind == "const":
+        if not is_int(data):
+            raise ValueError(f"a pickled constant Poly holds an int, got {type(data).__name__}")
+        return Poly.const(data, ring, device)
+    if kind != "words" or not isinstance(data, bytes):
+        raise ValueError(f"a pickled Poly holds words (bytes) or a constant, got kind {kind!r}")
+    little = np.dtype(ring.np_dtype).newbyteorder("<")
+    if len(data) != ring.size * little.itemsize:
+        raise ValueError(
+            f"a pickled Poly of {ring!r} holds {ring.size} words ({ring.size * little.itemsize} "
+            f"bytes), got {len(data)} bytes"
+        )
+    words = np.frombuffer(data, dtype=little).astype(ring.np_dtype).reshape(ring.L, ring.n)
+    _checked_rows(words, ring, domain, "the pickled words", "word")
+    return Poly._wrap(_buffer_node(words, ring, domain, device))
+
+
+def _device_here(device: Any) -> str:
+    """``device`` when this process can use it, else a ``ValueError`` naming it.
+
+    ``cuda`` needs PyCUDA and a GPU (or ``REN_CUDA_EMULATE=1``); a registered device must be
+    registered here too. ``cpu`` is always there (its compiler is needed only to run kernels).
+    """
+    hint = (
+        f"move the value to a device every process has before pickling (p.to('python')), or "
+        f"unpickle where {device!r} is available"
+    )
+    try:
+        name = canonical_device(device)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"cannot unpickle a Poly on device {device!r}: {e}; {hint}") from None
+    if name == "cuda":
+        from ren.backends import cuda  # imported only here: PyCUDA is an optional part
+
+        try:
+            cuda.runtime()
+        except Exception as e:  # RenError without PyCUDA or a GPU; a broken driver raises others
+            raise ValueError(f"cannot unpickle a Poly on device 'cuda' here: {e}; {hint}") from None
+    return name

@@ -112,8 +112,15 @@ def _intt_by_definition(slots: list[int], q: int) -> list[int]:
 
 
 def read_words(words: np.ndarray, ring: RingSpec, domain: Domain) -> Value:
-    """The value held by stored words (``L * n`` Montgomery words, limb-major, in ``domain``)."""
-    words = np.asarray(words).reshape(len(ring.moduli), ring.n)
+    """The value held by stored words (``L * n`` Montgomery words, limb-major, in ``domain``).
+
+    Raises:
+        ValueError: when ``words`` does not hold exactly ``L * n`` words.
+    """
+    words = np.asarray(words)
+    if words.size != ring.size:
+        raise ValueError(f"words for {ring!r} are {ring.size} words, got {words.size}")
+    words = words.reshape(len(ring.moduli), ring.n)
     R = 1 << ring.word_bits
     residues = []
     for row, q in zip(words, ring.moduli, strict=True):
@@ -206,7 +213,15 @@ def _eval_node(node: Node, src: list[Value]) -> Value | tuple[Value, ...] | None
 
 
 def evaluate_graph(root: Node) -> dict[Node, Value | tuple[Value, ...]]:
-    """The value of every node below ``root`` (iterative, each node once)."""
+    """The value of every node below ``root`` (iterative, each node once).
+
+    Raises:
+        TypeError: when ``root`` is not a ``Node`` (for a ``Poly`` ``p``, pass ``p.node``).
+    """
+    if not isinstance(root, Node):
+        raise TypeError(
+            f"the reference evaluates a graph Node (a Poly's .node), got {type(root).__name__}"
+        )
     values: dict[Node, Value | tuple[Value, ...]] = {}
     for node in root.toposort():
         values[node] = _eval_node(node, [values[s] for s in node.src])
@@ -214,5 +229,9 @@ def evaluate_graph(root: Node) -> dict[Node, Value | tuple[Value, ...]]:
 
 
 def evaluate(root: Node) -> Value | tuple[Value, ...]:
-    """The value of ``root``: ``n`` ints in ``[0, Q)``, or a tuple of values for a ``SINK``."""
+    """The value of ``root``: ``n`` ints in ``[0, Q)``, or a tuple of values for a ``SINK``.
+
+    Raises:
+        TypeError: when ``root`` is not a ``Node`` (for a ``Poly`` ``p``, pass ``p.node``).
+    """
     return evaluate_graph(root)[root]

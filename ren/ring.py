@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -271,6 +272,8 @@ class RingSpec:
             the smallest that fits.
 
     Raises:
+        TypeError: for an ``n`` or a modulus that is not an int (a bool or ``17.0`` is not), moduli
+            that are not a sequence (a str, a set), or a ``dtype`` that is not a string.
         ValueError: naming the offending value and the rule it breaks.
     """
 
@@ -283,6 +286,14 @@ class RingSpec:
         object.__setattr__(self, "n", int(self.n))
         if isinstance(self.moduli, int | np.integer):
             raise TypeError(f"moduli must be a sequence of ints, got the int {self.moduli}")
+        # text is iterable but holds no ints; a set or a dict has no limb order
+        if isinstance(self.moduli, str | bytes | bytearray | Set | Mapping) or not isinstance(
+            self.moduli, Iterable
+        ):
+            raise TypeError(
+                "moduli must be a sequence of ints in limb order (a tuple or list), got "
+                f"{type(self.moduli).__name__} {self.moduli!r}"
+            )
         raw = tuple(self.moduli)
         for q in raw:  # int(17.9) would silently give 17
             if isinstance(q, bool | np.bool_) or not isinstance(q, int | np.integer):
@@ -308,6 +319,8 @@ class RingSpec:
             dtype = "u32" if biggest < 1 << DTYPE_LIMIT_BITS["u32"] else "u64"
         else:
             dtype = self.dtype
+            if not isinstance(dtype, str):
+                raise TypeError(f"dtype must be 'u32', 'u64' or None, got {dtype!r}")
             if dtype not in DTYPE_LIMIT_BITS:
                 raise ValueError(f"dtype {dtype!r} is not one of 'u32', 'u64'")
         limit = DTYPE_LIMIT_BITS[dtype]

@@ -13,17 +13,26 @@ Distributions:
   entries, each ``+-1`` with probability 1/2, at uniformly chosen positions.
 * ``gaussian``: the continuous normal of standard deviation ``sigma`` rounded to the nearest
   integer, redrawn beyond ``6 * sigma`` (the clipped Gaussian HE libraries use for errors).
+
+Counts, bounds and weights are ints (Python or NumPy, never a bool: ``True`` is not a count) and
+``sigma`` a real number; anything else is a ``TypeError`` naming the argument, and a value out of
+range a ``ValueError`` saying the range.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import secrets
+from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "MAX_SIX_SIGMA",
     "as_rng",
+    "check_sigma",
     "gaussian",
     "integers",
     "sparse_ternary",
@@ -48,6 +57,49 @@ class OsRandom:
 
 RngLike = int | np.random.Generator | OsRandom | None
 
+#: The largest ``6 * sigma`` ``gaussian`` accepts: every integer up to ``2**53`` is a float, so the
+#: rounded samples are exact integers (and fit the int64 they are returned in).
+MAX_SIX_SIGMA = 2.0**53
+
+
+def _check_int(value: Any, name: str, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as an int when it is a Python or NumPy int (not a bool) in ``[low, high]``.
+
+    Raises:
+        TypeError: for a bool, a float (even ``2.0``), a string or anything else.
+        ValueError: for an int outside ``[low, high]``, naming ``name`` and the range.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        lo = "" if low is None else f"{low} <= "
+        hi = "" if high is None else f" <= {high}"
+        raise ValueError(f"{name}={value} is out of range: it must be {lo}{name}{hi}")
+    return value
+
+
+def check_sigma(sigma: Any) -> float:
+    """``sigma`` as a float when it is a real number with ``0 < 6 * sigma < 2**53``.
+
+    Raises:
+        TypeError: for a bool, a string, a complex number or anything not a real number.
+        ValueError: for zero, a negative, NaN, an infinity, or ``6 * sigma >= 2**53``.
+    """
+    if isinstance(sigma, bool | np.bool_) or not isinstance(sigma, numbers.Real):
+        raise TypeError(
+            f"sigma must be a real number (an int or a float), got {type(sigma).__name__} {sigma!r}"
+        )
+    value = float(sigma)
+    if not value > 0 or not math.isfinite(value):
+        raise ValueError(f"sigma={value} must be a positive finite number")
+    if 6 * value >= MAX_SIX_SIGMA:
+        raise ValueError(
+            f"sigma={value} is too large: samples reach 6 * sigma = {6 * value:.3g}, which must "
+            "stay below 2**53 (beyond it a float does not hold every integer)"
+        )
+    return value
+
 
 def as_rng(rng: RngLike) -> np.random.Generator | OsRandom:
     """The generator for ``rng``: a seeded PCG64 for an int, the generator itself, or the OS."""
@@ -63,9 +115,16 @@ def as_rng(rng: RngLike) -> np.random.Generator | OsRandom:
 
 
 def uniform_below(rng: RngLike, bound: int, size: int) -> np.ndarray:
-    """``size`` uniform integers in ``[0, bound)`` as ``uint64``; ``1 <= bound <= 2**63``."""
+    """``size`` uniform integers in ``[0, bound)`` as ``uint64``; ``1 <= bound <= 2**63``.
+
+    Raises:
+        TypeError: if ``bound`` or ``size`` is not an int.
+        ValueError: if ``bound`` is outside ``[1, 2**63]`` or ``size`` is negative.
+    """
+    bound = _check_int(bound, "bound")
     if not 1 <= bound <= 1 << 63:
         raise ValueError(f"bound {bound} is outside [1, 2**63]")
+    size = _check_int(size, "size", 0)
     gen = as_rng(rng)
     if isinstance(gen, np.random.Generator):
         return gen.integers(0, bound, size=size, dtype=np.uint64)
@@ -82,8 +141,13 @@ def integers(rng: RngLike, low: int, high: int, size: int) -> list[int] | np.nda
 
     Returns:
         An int64 array when they fit, else a list of Python ints.
+
+    Raises:
+        TypeError: if ``low``, ``high`` or ``size`` is not an int.
+        ValueError: if ``low > high`` or ``size`` is negative.
     """
-    low, high = int(low), int(high)
+    low, high = _check_int(low, "low"), _check_int(high, "high")
+    size = _check_int(size, "size", 0)
     if low > high:
         raise ValueError(f"empty interval: low={low} > high={high}")
     span = high - low + 1
@@ -104,11 +168,19 @@ def integers(rng: RngLike, low: int, high: int, size: int) -> list[int] | np.nda
 
 def ternary(rng: RngLike, size: int) -> np.ndarray:
     """``size`` values uniform in ``{-1, 0, 1}`` (int64)."""
+    size = _check_int(size, "size", 0)
     return uniform_below(rng, 3, size).astype(np.int64) - 1
 
 
 def sparse_ternary(rng: RngLike, size: int, hamming_weight: int) -> np.ndarray:
-    """``size`` values with exactly ``hamming_weight`` entries ``+-1`` (int64), the rest 0."""
+    """``size`` values with exactly ``hamming_weight`` entries ``+-1`` (int64), the rest 0.
+
+    Raises:
+        TypeError: if ``size`` or ``hamming_weight`` is not an int (``2.0`` and ``True`` are not).
+        ValueError: if ``hamming_weight`` is outside ``[0, size]``.
+    """
+    size = _check_int(size, "size", 0)
+    hamming_weight = _check_int(hamming_weight, "hamming_weight")
     if not 0 <= hamming_weight <= size:
         raise ValueError(f"hamming_weight={hamming_weight} is outside [0, n={size}]")
     gen = as_rng(rng)
@@ -137,10 +209,15 @@ def _standard_normal(gen: np.random.Generator | OsRandom, size: int) -> np.ndarr
 
 
 def gaussian(rng: RngLike, size: int, sigma: float = 3.2) -> np.ndarray:
-    """``size`` rounded normal samples of deviation ``sigma`` (int64), all within ``6 * sigma``."""
-    sigma = float(sigma)
-    if not sigma > 0 or not np.isfinite(sigma):
-        raise ValueError(f"sigma={sigma} must be a positive finite number")
+    """``size`` rounded normal samples of deviation ``sigma`` (int64), all within ``6 * sigma``.
+
+    Raises:
+        TypeError: if ``sigma`` is not a real number (a bool or a string is not) or ``size`` not
+            an int.
+        ValueError: unless ``0 < 6 * sigma < 2**53`` (``MAX_SIX_SIGMA``) and ``sigma`` is finite.
+    """
+    sigma = check_sigma(sigma)
+    size = _check_int(size, "size", 0)
     gen = as_rng(rng)
     out = np.rint(_standard_normal(gen, size) * sigma)
     bound = 6 * sigma

@@ -49,6 +49,60 @@ def test_bad_construction():
         Poly(A, RING, device="tpu")
 
 
+@pytest.mark.parametrize(
+    "coeffs",
+    [
+        b"12345678",
+        "12345678",
+        bytearray(8),
+        memoryview(b"12345678"),
+        set(range(8)),
+        dict.fromkeys(A),
+    ],
+    ids=["bytes", "str", "bytearray", "memoryview", "set", "dict"],
+)
+def test_text_bytes_and_unordered_collections_are_not_coefficients(coeffs):
+    # each iterates (as characters, small ints or in hash order) but holds no coefficients
+    with pytest.raises(TypeError, match=r"coefficients must be a sequence of 8 ints.*got"):
+        Poly(coeffs, RING)
+
+
+@pytest.mark.parametrize(
+    ("coeffs", "error", "match"),
+    [
+        ([1, 2, 3], ValueError, r"expected 8 coefficients .*shape \(3,\)"),
+        (list(range(9)), ValueError, r"expected 8 coefficients .*shape \(9,\)"),
+        (np.zeros((2, 4), dtype=np.int64), ValueError, r"expected 8 coefficients .*\(2, 4\)"),
+        ([1.0] * 8, TypeError, "element of type float"),
+        ([True] * 8, TypeError, "element of type bool"),
+        ([np.bool_(True)] * 8, TypeError, "element of type bool"),
+        ([None] * 8, TypeError, "element of type NoneType"),
+        ([[1]] * 8, TypeError, "element of type list"),
+        (np.ones(8), TypeError, "dtype float64"),
+        (np.ones(8, dtype=bool), TypeError, "dtype bool"),
+        (5, TypeError, "sequence of 8 ints, got int"),
+        (None, TypeError, "sequence of 8 ints, got NoneType"),
+    ],
+    ids=[
+        "short",
+        "long",
+        "2d",
+        "floats",
+        "bools",
+        "np-bools",
+        "None",
+        "nested",
+        "float-array",
+        "bool-array",
+        "int",
+        "None-coeffs",
+    ],
+)
+def test_bad_coefficients(coeffs, error, match):
+    with pytest.raises(error, match=match):
+        Poly(coeffs, RING)
+
+
 def test_operators_build_nodes_with_the_ring_meaning():
     a, b = Poly(A, RING), Poly(B, RING)
     assert (a + b).node.op is Op.ADD and (a - b).node.op is Op.SUB and (-a).node.op is Op.NEG
@@ -148,6 +202,30 @@ def test_bad_rescale():
         a.rescale(())
 
 
+@pytest.mark.parametrize(
+    "moduli",
+    [113.0, np.float64(113), "113", b"q", True, {113}],
+    ids=["float", "np-float", "str", "bytes", "bool", "set"],
+)
+def test_rescale_moduli_of_the_wrong_type(moduli):
+    # "113" would be the moduli (1, 1, 3), True the modulus 1, 113.0 silently 113
+    with pytest.raises(TypeError, match="rescale moduli must be None, an int or a sequence"):
+        Poly(A, RING).rescale(moduli)
+
+
+@pytest.mark.parametrize("moduli", [(113.9,), (113.0,), (True,), [17, "113"]], ids=repr)
+def test_rescale_moduli_elements_must_be_ints(moduli):
+    # int(113.9) would truncate to the modulus 113 and rescale by it without a word
+    with pytest.raises(TypeError, match="rescale moduli must be ints; got"):
+        Poly(A, RING).rescale(moduli)
+
+
+def test_rescale_moduli_as_numpy_ints():
+    a = Poly(A, RING)
+    assert a.rescale(np.int64(113)).node is a.rescale(113).node
+    assert a.rescale(np.array([17, 113])).node is a.rescale([17, 113]).node
+
+
 def test_rotations_and_automorphisms():
     n = RING.n
     a = Poly(A, RING)
@@ -164,6 +242,10 @@ def test_rotations_and_automorphisms():
         a.automorphism(4)
     with pytest.raises(TypeError):
         a.rotate(1.0)
+    with pytest.raises(TypeError, match="rotation steps must be an int, got bool"):
+        a.rotate(True)
+    with pytest.raises(TypeError, match="Galois element must be an int, got float"):
+        a.automorphism(3.0)
 
 
 def test_copy_and_contiguous():
@@ -171,6 +253,10 @@ def test_copy_and_contiguous():
     c = a.to("cpu")
     assert c.node.op is Op.COPY and c.device == "cpu" and val(c) == val(a)
     assert a.to("python") is a
+    with pytest.raises(TypeError, match="to\\(\\) needs a device name"):
+        a.to(None)
+    with pytest.raises(TypeError, match="device must be a string"):
+        a.to(5)
     assert a.contiguous().node.op is Op.CONTIGUOUS and val(a.contiguous()) == val(a)
 
 
@@ -208,6 +294,25 @@ def test_random_constructors(dtype):
         Poly.uniform_on_interval(ring, 5, 4)
     with pytest.raises(TypeError, match="rng"):
         Poly.uniform(ring, rng="seed")
+
+
+@pytest.mark.parametrize("weight", [2.0, True, "2"], ids=repr)
+def test_sparse_ternary_weight_must_be_an_int(weight):
+    with pytest.raises(TypeError, match="hamming_weight must be an int"):
+        Poly.sparse_ternary(RING, weight, rng=1)
+
+
+def test_gaussian_sigma_bounds():
+    with pytest.raises(ValueError, match=r"sigma=1e\+30 is too large.*2\*\*53"):
+        Poly.gaussian(RING, 1e30, rng=1)
+    # below 2**53 but not below Q/2: a sample could wrap around modulo Q
+    with pytest.raises(ValueError, match=r"sigma=.* too large for RingSpec.*Q/2 = 93168\.5"):
+        Poly.gaussian(RING, Q / 12, rng=1)
+    g = [centered(x, Q) for x in val(Poly.gaussian(RING, Q / 12 - 1, rng=1))]
+    assert max(abs(x) for x in g) <= Q / 2 - 6 and len(set(g)) == 8
+    for sigma in ("3.2", True, None):
+        with pytest.raises(TypeError, match="sigma must be a real number"):
+            Poly.gaussian(RING, sigma, rng=1)
 
 
 def test_nothing_runs_while_building():
@@ -251,3 +356,17 @@ def test_from_words_refuses_bad_words():
         Poly.from_words(good, RING, "ntt")
     with pytest.raises(ValueError, match="limb 0"):
         Poly.from_words(np.full((3, 8), -1), RING)
+
+
+def test_tolist_centered_must_be_a_bool():
+    a = Poly(A, RING)
+    assert a.tolist(centered=True) == A and a.tolist(centered=np.bool_(False)) == mod(A)
+    for bad in ("yes", None, 1):
+        with pytest.raises(TypeError, match="centered must be a bool"):
+            a.tolist(centered=bad)
+
+
+def test_constant_value_must_be_an_int():
+    for bad in (True, 1.0, "3"):
+        with pytest.raises(TypeError, match="a constant value must be an int"):
+            Poly.const(bad, RING)

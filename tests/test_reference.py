@@ -523,3 +523,12 @@ def test_deep_chain_mixed_ops():
     assert value(acc) == [1] + [0] * 7
     acc = -(acc.ntt().intt()) + 0
     assert value(acc) == [Q - 1] + [0] * 7
+
+
+def test_bad_input_names_what_is_accepted():
+    p = Poly([1, 2, 3, 4, 5, 6, 7, 8], RingSpec(8, (17, 97)))
+    with pytest.raises(TypeError, match=r"graph Node \(a Poly's \.node\), got Poly"):
+        evaluate(p)
+    with pytest.raises(ValueError, match="are 16 words, got 15"):
+        read_words(np.zeros(15, dtype=np.uint32), p.ring, Domain.COEFF)
+    assert read_words(p.words(), p.ring, Domain.COEFF) == [1, 2, 3, 4, 5, 6, 7, 8]

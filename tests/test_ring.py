@@ -227,6 +227,27 @@ def test_non_int_modulus_is_a_type_error(bad):
             RingSpec(8, bad)
 
 
+@pytest.mark.parametrize(
+    "moduli",
+    ["17", b"\x11", None, {17, 97}, {17: 0}, 17.0],
+    ids=["str", "bytes", "None", "set", "dict", "float"],
+)
+def test_moduli_not_a_sequence_is_a_type_error(moduli):
+    # a set has no limb order; text and bytes iterate as characters or small ints
+    with pytest.raises(TypeError, match=r"moduli must be a sequence of ints"):
+        RingSpec(8, moduli)
+
+
+def test_moduli_from_any_ordered_iterable():
+    assert RingSpec(8, iter([17, 97])) == RingSpec(8, np.array([17, 97])) == RingSpec(8, (17, 97))
+
+
+@pytest.mark.parametrize("dtype", [32, ["u32"], b"u32", np.uint32], ids=repr)
+def test_dtype_not_a_string_is_a_type_error(dtype):
+    with pytest.raises(TypeError, match=r"dtype must be 'u32', 'u64' or None"):
+        RingSpec(8, (17, 97), dtype)
+
+
 # --------------------------------------------------------------------------------------------
 # ntt_primes
 

@@ -306,3 +306,59 @@ def test_gaussian_redraws_beyond_six_sigma():
 def test_gaussian_bad_sigma(sigma):
     with pytest.raises(ValueError, match="sigma"):
         gaussian(1, 8, sigma)
+
+
+def test_gaussian_large_sigma_is_refused_before_int64_overflow():
+    # 6 * sigma past 2**53: a float no longer holds every integer (and 1e30 overflows int64)
+    for sigma in (1e30, 2.0**53 / 6):
+        with pytest.raises(ValueError, match=r"sigma=.* too large.*2\*\*53"):
+            gaussian(1, 8, sigma)
+    x = gaussian(1, 2000, 2.0**49)  # the largest power of two below the bound: exact samples
+    assert x.dtype == np.int64 and int(np.abs(x).max()) <= 6 * 2**49
+    assert len(set(x.tolist())) > 1900  # not collapsed onto a few values
+
+
+@pytest.mark.parametrize("sigma", ["3.2", True, np.bool_(True), 1j, None, [3.2]], ids=repr)
+def test_gaussian_sigma_must_be_a_real_number(sigma):
+    with pytest.raises(TypeError, match="sigma must be a real number"):
+        gaussian(1, 8, sigma)
+
+
+def test_gaussian_sigma_of_any_real_type():
+    from fractions import Fraction
+
+    for sigma in (3, np.float32(3.0), np.int64(3), Fraction(3)):
+        assert np.array_equal(gaussian(4, 64, sigma), gaussian(4, 64, 3.0))
+
+
+# every count, bound and weight is an int: 2.0 or True would be silently taken as 2 or 1
+BAD_INTS = [2.0, 2.5, True, "2", None]
+
+
+@pytest.mark.parametrize("bad", BAD_INTS, ids=repr)
+def test_counts_bounds_and_weights_must_be_ints(bad):
+    with pytest.raises(TypeError, match="hamming_weight must be an int"):
+        sparse_ternary(1, 8, bad)
+    with pytest.raises(TypeError, match="size must be an int"):
+        sparse_ternary(1, bad, 1)
+    with pytest.raises(TypeError, match="size must be an int"):
+        ternary(1, bad)
+    with pytest.raises(TypeError, match="size must be an int"):
+        gaussian(1, bad)
+    with pytest.raises(TypeError, match="bound must be an int"):
+        uniform_below(1, bad, 4)
+    with pytest.raises(TypeError, match="low must be an int"):
+        integers(1, bad, 5, 4)
+    with pytest.raises(TypeError, match="high must be an int"):
+        integers(1, 0, bad, 4)
+
+
+def test_negative_size():
+    for draw in (lambda: ternary(1, -1), lambda: uniform_below(1, 5, -1)):
+        with pytest.raises(ValueError, match="size=-1 is out of range"):
+            draw()
+
+
+def test_numpy_ints_are_counts():
+    assert sparse_ternary(3, np.int64(8), np.uint8(2)).tolist() == sparse_ternary(3, 8, 2).tolist()
+    assert integers(3, np.int32(-2), np.int64(2), 5).tolist() == integers(3, -2, 2, 5).tolist()

@@ -4,8 +4,9 @@ Buffers are NumPy arrays, as on the python device, so moving data between the tw
 ``COPY`` the graph asks for. Elementwise kernels are rendered from their body by ``CRenderer``;
 whole-polynomial kernels (NTT, INTT, rescale, basis extension) come from the C templates in
 ``ren.codegen.templates``. Flags: ``cc -O3 -march=native -shared -fPIC``, plus ``-fopenmp`` (the
-loop over limbs in parallel) when the compiler supports it; ``REN_THREADS`` sets the number of
-threads (``REN_THREADS=1``: no OpenMP at all).
+loop over limbs in parallel) when the compiler supports it. Each call runs on as many threads as
+``ren.backends.cpu_threads`` chooses: the cores other processes leave free (one on a busy
+machine), or ``REN_THREADS=N``; ``REN_THREADS=1`` builds without OpenMP at all.
 """
 
 from __future__ import annotations
@@ -13,40 +14,48 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
-import os
 from collections.abc import Callable
 
 import numpy as np
 
+from ren import settings
+from ren.backends import cpu_threads
 from ren.codegen import templates
 from ren.codegen.c import CRenderer
-from ren.codegen.compiler import compile_cached, find_compiler, supports_flag
+from ren.codegen.compiler import find_compiler, load_cached, supports_flag
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.device import Buffer
 from ren.errors import RenError
 from ren.ir.node import KernelInfo, Node
 from ren.ir.op import Op
+from ren.passes.kernelize import copy_read
 from ren.ring import automorphism_ntt_table
 
-__all__ = ["CompiledKernel", "compile", "flags"]
+__all__ = ["CompiledKernel", "CopyKernel", "compile", "flags"]
 
 RENDERER = CRenderer()
 
 
 @functools.cache
 def flags() -> tuple[str, ...]:
-    """The compiler flags of the cpu device."""
+    """The compiler flags of the cpu device (read once per process).
+
+    ``-fopenmp`` unless ``REN_THREADS=1`` or the compiler lacks it; the team size of each call
+    is then chosen by ``ren.backends.cpu_threads`` (``REN_THREADS=N``, or the free cores).
+    """
     base = ("-O3", "-march=native", "-shared", "-fPIC")
-    threads = os.environ.get("REN_THREADS")
-    if threads == "1":
+    if settings.THREADS.get() == 1:
         return base
     cc, _ = find_compiler()
     if not supports_flag(cc, "-fopenmp"):
         return base
-    if threads:
-        os.environ.setdefault("OMP_NUM_THREADS", threads)
     return (*base, "-fopenmp")
+
+
+def _threaded() -> bool:
+    """Whether the kernels are built with OpenMP (then each call sets its team size)."""
+    return "-fopenmp" in flags()
 
 
 class CompiledKernel:
@@ -64,13 +73,15 @@ class CompiledKernel:
         offsets: tuple[int, ...] = (),
     ) -> None:
         self.name, self.source, self.tables, self.offsets = name, source, tables, offsets
-        lib = ctypes.CDLL(str(compile_cached(source, flags(), name=name)))
+        lib = load_cached(source, flags(), name=name)
         self.fn = getattr(lib, name)
         self.fn.restype = None
         self._lib = lib  # keep the library loaded while the kernel lives
 
     def __call__(self, bufs: tuple[Buffer, ...]) -> None:
         """Call the kernel on ``bufs`` (each shifted by its byte offset) and the kernel's tables."""
+        if _threaded():
+            cpu_threads.apply()
         args = [ctypes.c_void_p(b.array.ctypes.data) for b in bufs]
         for i, off in enumerate(self.offsets):
             if off:
@@ -87,8 +98,25 @@ def _elementwise(ast: Node) -> CompiledKernel:
     return CompiledKernel(name, source, tables)
 
 
-def _copy(bufs: tuple[Buffer, ...]) -> None:
-    np.copyto(bufs[0].array, bufs[1].array)
+class CopyKernel:
+    """A copy between buffers: ``size`` words of the input from word ``offset`` on, to the output.
+
+    The input is a stored value or a window of limbs of one (the body's ``LOAD`` at
+    ``limb_offset``), so ``offset`` is ``limb_offset * n`` and ``size`` the output's ``L * n``.
+    """
+
+    def __init__(self, offset: int, size: int) -> None:
+        self.offset, self.size = offset, size
+
+    def __call__(self, bufs: tuple[Buffer, ...]) -> None:
+        """Copy the window of ``bufs[1]`` into ``bufs[0]``."""
+        np.copyto(bufs[0].array, bufs[1].array[self.offset : self.offset + self.size])
+
+
+@functools.lru_cache(maxsize=4096)
+def _copy(ast: Node) -> CopyKernel:
+    read = copy_read(ast)
+    return CopyKernel(read.limb_offset * read.ring.n, read.ring.size)
 
 
 def _template(ast: Node):
@@ -140,7 +168,7 @@ def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]
     if info.kind == "elementwise":
         return _elementwise(ast)
     if info.kind == "copy":
-        return _copy
+        return _copy(ast)
     return _polynomial(ast)
 
 
@@ -165,7 +193,7 @@ class GraphRunner:
     ) -> None:
         self.source, self.name = source, name
         self._keep = keep  # the compiled kernels (and their libraries) the pointers point into
-        lib = ctypes.CDLL(str(compile_cached(source, ("-O2", "-shared", "-fPIC"), name=name)))
+        lib = load_cached(source, ("-O2", "-shared", "-fPIC"), name=name)
         self.fn = getattr(lib, name)
         self.fn.restype = None
         self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
@@ -179,6 +207,8 @@ class GraphRunner:
 
     def run(self, inputs: list[Buffer | None]) -> None:
         """One replay with ``inputs`` (by input position) bound."""
+        if _threaded():
+            cpu_threads.apply()
         B = self.B
         for k, slot in self.input_slots.items():
             B[slot] = inputs[k].array.ctypes.data
@@ -232,9 +262,10 @@ def graph_runner(units: list, bindings: list[tuple[int, int, int]]) -> GraphRunn
             call = ", ".join(f"B[{s}] + {o}" for s, o in args)
             lines.append(f"    ((void (*)({params}))F[{len(fns)}])({call});  /* {fn.name} */")
             fns.append(fn.fn)
-        elif fn is _copy:
+        elif isinstance(fn, CopyKernel):
             (ds, do), (ss, so) = args
             nbytes = unit.bufs[0].nbytes
+            so += fn.offset * (nbytes // fn.size)  # the window's first word, in bytes
             lines.append(f"    memcpy(B[{ds}] + {do}, B[{ss}] + {so}, {nbytes});  /* copy */")
         else:
             return None

@@ -21,21 +21,22 @@ built as C++, every thread in turn), which checks the kernels' arithmetic on a m
 from __future__ import annotations
 
 import functools
-import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ren import settings
 from ren.codegen.cuda import BLOCK, CUDARenderer
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.device import Buffer
-from ren.engine import debug_level
 from ren.errors import RenError
 from ren.ir.node import KernelInfo, Node
 from ren.ir.op import Op
+from ren.passes.kernelize import copy_read
 from ren.ring import automorphism_ntt_table
 
 __all__ = ["EmulatedRuntime", "PyCUDARuntime", "compile", "runtime"]
@@ -57,7 +58,11 @@ INSTALL_HINT = (
 
 
 class PyCUDARuntime:
-    """Device memory, modules and launches through PyCUDA, on one GPU and one context."""
+    """Device memory, modules and launches through PyCUDA, on one GPU and one context.
+
+    The context is the device's primary context, made current in every thread that uses the
+    runtime (a CUDA context is current per thread), so kernels may run from several threads.
+    """
 
     name = "pycuda"
 
@@ -71,10 +76,12 @@ class PyCUDARuntime:
             ) from None
         try:
             drv.init()
-            index = int(os.environ.get("REN_CUDA_DEVICE", "0"))
+            index = settings.CUDA_DEVICE.get()
             self.device = drv.Device(index)
             self.context = self.device.retain_primary_context()
             self.context.push()
+            self._threads = threading.local()
+            self._threads.current = True
         except Exception as e:  # pycuda.driver.Error, or a missing libcuda
             raise RenError(
                 f"PyCUDA is installed but no CUDA device is usable ({type(e).__name__}: {e}); "
@@ -83,12 +90,19 @@ class PyCUDARuntime:
         self.drv, self._source_module = drv, SourceModule
         self.description = f"{self.device.name()} (PyCUDA)"
 
+    def enter(self) -> None:
+        """Make the context current in the calling thread (once per thread)."""
+        if not getattr(self._threads, "current", False):
+            self.context.push()
+            self._threads.current = True
+
     def module(self, source: str):
         """Compile CUDA C ``source`` with nvcc into a loaded module.
 
         Raises:
             CompileError: if nvcc fails; the message holds its log.
         """
+        self.enter()
         try:
             return self._source_module(source, no_extern_c=True, options=list(NVCC_OPTIONS))
         except Exception as e:  # pycuda.driver.CompileError has the nvcc log
@@ -98,6 +112,7 @@ class PyCUDARuntime:
 
     def alloc(self, nbytes: int):
         """Allocate ``nbytes`` of device memory (at least one byte)."""
+        self.enter()
         return self.drv.mem_alloc(max(nbytes, 1))
 
     def pointer(self, alloc) -> int:
@@ -106,11 +121,13 @@ class PyCUDARuntime:
 
     def htod(self, alloc, host: np.ndarray) -> None:
         """Copy the host array ``host`` into the device allocation ``alloc``."""
+        self.enter()
         if host.nbytes:
             self.drv.memcpy_htod(alloc, host)
 
     def dtoh(self, host: np.ndarray, alloc) -> None:
         """Copy the device allocation ``alloc`` into the host array ``host``."""
+        self.enter()
         if host.nbytes:
             self.drv.memcpy_dtoh(host, alloc)
 
@@ -120,6 +137,7 @@ class PyCUDARuntime:
 
     def synchronize(self) -> None:
         """Wait until every launch on the context has finished."""
+        self.enter()
         self.drv.Context.synchronize()
 
 
@@ -132,6 +150,9 @@ class EmulatedRuntime:
 
     name = "emulated"
     description = "CUDA C emulated on the host (REN_CUDA_EMULATE=1)"
+
+    def enter(self) -> None:
+        """Nothing to make current: the host is every thread's."""
 
     def module(self, source: str):
         """Build CUDA C ``source`` into a module whose kernels run on the host."""
@@ -165,7 +186,7 @@ class EmulatedRuntime:
 @functools.cache
 def runtime() -> PyCUDARuntime | EmulatedRuntime:
     """The process's runtime, made on first use (``REN_CUDA_EMULATE=1``: the emulator)."""
-    if os.environ.get("REN_CUDA_EMULATE") == "1":
+    if settings.CUDA_EMULATE.get():
         return EmulatedRuntime()
     return PyCUDARuntime()
 
@@ -194,14 +215,20 @@ class DeviceCopy:
         self.runtime.free(self.alloc)
 
 
+_MIRROR_LOCK = threading.Lock()
+
+
 def device_pointer(buf: Buffer) -> int:
     """The device address of ``buf``'s first word, uploading the host words if they are newer."""
     root = buf.root.ensure_allocated()
     copy = root.mirror
     if copy is None:
-        rt = runtime()
-        alloc = rt.alloc(root.nbytes)
-        copy = root.mirror = DeviceCopy(rt, alloc, rt.pointer(alloc))
+        with _MIRROR_LOCK:  # two threads reading one stored value (a key) make one copy
+            copy = root.mirror
+            if copy is None:
+                rt = runtime()
+                alloc = rt.alloc(root.nbytes)
+                copy = root.mirror = DeviceCopy(rt, alloc, rt.pointer(alloc))
     if not copy.device_fresh:
         copy.runtime.htod(copy.alloc, root.host_array)
         copy.device_fresh = copy.host_fresh = True
@@ -241,25 +268,35 @@ class CUDAKernel:
     _device_tables: list = field(default_factory=list)
     _functions: dict = field(default_factory=dict)
     _runtime: object = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def _prepare(self) -> None:
-        rt = self._runtime = runtime()
-        if debug_level() >= 4:
+    def _prepare(self, rt: object) -> None:
+        """Build the module and upload the tables for ``rt``; the kernel is then ready on it.
+
+        Runs under the kernel's lock; the ready state is published last, so a thread that sees
+        ``_runtime is rt`` sees the functions and tables too.
+        """
+        debug = settings.DEBUG.get()
+        if debug >= 4:
             print(f"// {self.name} (CUDA C, {rt.description})\n{self.source}", file=sys.stderr)
-        self._functions.clear()
-        self._device_tables.clear()
         module = rt.module(self.source)
-        for launch in self.launches:
-            self._functions[launch.entry] = module.get_function(launch.entry)
+        functions = {launch.entry: module.get_function(launch.entry) for launch in self.launches}
+        tables = []
         for table in self.tables:
             host = np.ascontiguousarray(table)
             alloc = rt.alloc(host.nbytes)
             rt.htod(alloc, host)
-            self._device_tables.append((alloc, rt.pointer(alloc)))
+            tables.append((alloc, rt.pointer(alloc)))
+        self._functions, self._device_tables = functions, tables
+        self._runtime = rt
 
     def __call__(self, bufs: tuple[Buffer, ...]) -> None:
-        if self._runtime is not runtime():  # first call, or the runtime changed (tests do that)
-            self._prepare()
+        rt = runtime()
+        if self._runtime is not rt:  # first call, or the runtime changed (tests do that)
+            with self._lock:
+                if self._runtime is not rt:
+                    self._prepare(rt)
+        rt.enter()
         ptrs = [device_pointer(b) for b in bufs]
         for i, off in enumerate(self.offsets):
             ptrs[i] += off * bufs[i].itemsize
@@ -345,9 +382,17 @@ def source(ast: Node, info: KernelInfo) -> str:
     return _program(ast)[0].source
 
 
-def _copy(bufs: tuple[Buffer, ...]) -> None:
-    # through the host mirrors: Buffer.array syncs each side with its device copy
-    np.copyto(bufs[0].array, bufs[1].array)
+@functools.lru_cache(maxsize=4096)
+def _copy(ast: Node) -> Callable[[tuple[Buffer, ...]], None]:
+    """A copy between buffers: the input's window of limbs (or all of it) to the output."""
+    read = copy_read(ast)
+    start, stop = read.limb_offset * read.ring.n, (read.limb_offset + read.ring.L) * read.ring.n
+
+    def copy(bufs: tuple[Buffer, ...]) -> None:
+        # through the host mirrors: Buffer.array syncs each side with its device copy
+        np.copyto(bufs[0].array, bufs[1].array[start:stop])
+
+    return copy
 
 
 def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
@@ -356,5 +401,5 @@ def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]
     if info.kind == "elementwise":
         return _elementwise(ast)
     if info.kind == "copy":
-        return _copy
+        return _copy(ast)
     return _polynomial(ast)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 
 import numpy as np
 
@@ -301,6 +301,12 @@ def _coeff_array(ring: RingSpec, coeffs) -> np.ndarray:
     """``coeffs`` as a 1-D integer or object array of length ``n``, or the named error."""
     if isinstance(coeffs, np.ndarray):
         arr = coeffs
+    elif isinstance(coeffs, str | bytes | bytearray | memoryview | Set | Mapping):
+        # text and bytes iterate as characters or small ints; a set or dict has no order
+        raise TypeError(
+            f"coefficients must be a sequence of {ring.n} ints (a list, a tuple or a 1-D integer "
+            f"array), got {type(coeffs).__name__}"
+        )
     else:
         try:
             seq = list(coeffs)
@@ -338,7 +344,8 @@ def encode_coeffs(ring: RingSpec, coeffs) -> np.ndarray:
         ``(L, n)`` words ``(c mod q_i) * R mod q_i`` in ``[0, q_i)``.
 
     Raises:
-        TypeError: for float, complex, bool or other non-integer coefficients, naming the dtype.
+        TypeError: for float, complex, bool or other non-integer coefficients, naming the dtype;
+            for a str, bytes, a set or a dict (not a sequence of coefficients).
         ValueError: when there are not exactly ``n`` coefficients, naming the ring.
     """
     arr = _coeff_array(ring, coeffs)

@@ -20,6 +20,13 @@ tuples, dicts and dataclasses). On each call:
 
 An input that is a buffer the plan writes (an output fed back, ``x = step(x, y)``) is copied to a
 private buffer first, so no kernel reads a word another kernel of the same replay already wrote.
+
+Threads: a jitted function may be called from several threads at once. A capture records only
+the realizations of its own thread (the capture state is a context variable), and each thread
+replays into buffers of its own: the first replay in a thread other than the capturing one
+copies the plan's shape with a new arena and new output buffers (and its own graph runner), so
+every thread gets its own answer, and the same output objects at each of its calls. The table of
+plans is behind a lock; two threads that miss on the same key both capture, and one plan is kept.
 """
 
 from __future__ import annotations
@@ -28,31 +35,44 @@ import copy
 import dataclasses
 import functools
 import inspect
-import os
 import sys
+import threading
 import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ren import settings
 from ren.device import Buffer
 from ren.engine import debug_level
-from ren.engine import realize as _realize
 from ren.engine.memory import _lifetimes, _plan_device, _rebind
 from ren.engine.observe import notify
-from ren.engine.realize import ExecUnit, backend, validate_unit
+from ren.engine.realize import CAPTURE_RECORDER, ExecUnit, backend, validate_unit
 from ren.errors import JitError
 from ren.ir.facts import is_const
+from ren.ir.node import BufferArg, Node
 from ren.ir.op import Op
 from ren.poly import Poly, _buffer_node, realize, stored
 
-__all__ = ["CacheInfo", "CapturedPlan", "JitFunction", "clear_jit", "jit"]
+__all__ = ["CacheInfo", "CapturedPlan", "JitFunction", "capturing", "clear_jit", "jit"]
 
 _ALL: weakref.WeakSet[JitFunction] = weakref.WeakSet()
-_capturing: JitFunction | None = None
+_ALL_LOCK = threading.Lock()
+
+#: The function whose capture is in progress in this thread (or asyncio task), else ``None``.
+CAPTURING: ContextVar[JitFunction | None] = ContextVar("ren_jit_capturing", default=None)
+
+
+def capturing() -> JitFunction | None:
+    """The jitted function being captured in the current thread, or ``None``.
+
+    A capture in another thread does not count: each thread captures and computes on its own.
+    """
+    return CAPTURING.get()
 
 
 class CacheInfo(NamedTuple):
@@ -139,6 +159,12 @@ class CapturedPlan:
     is copied first); ``passthrough`` lists ``(source, output buffer)`` for outputs no kernel
     computes, the source being ``(input position, (offset, size))`` (a window of an input) or a
     ``Poly`` stored before the call; ``result`` is the output structure every call returns.
+    ``external`` lists ``(buffer, array, what)`` for every stored value the plan reads that it
+    neither writes nor is given (a key, a value the function closes over): a replay checks each
+    still holds the array it held at capture, and names ``what`` if not.
+
+    The plan's buffers belong to the thread that captured it. Another thread replays a copy
+    (:meth:`for_this_thread`) with buffers of its own.
     """
 
     key: tuple
@@ -154,6 +180,31 @@ class CapturedPlan:
     capture_s: float = 0.0
     staging: dict[int, Buffer] = dataclasses.field(default_factory=dict)
     replays: int = 0
+    external: list[tuple[Buffer, Any, str]] = dataclasses.field(default_factory=list)
+    _local: Any = dataclasses.field(default_factory=threading.local, repr=False)
+    _lock: Any = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+    def for_this_thread(self) -> CapturedPlan:
+        """The plan to replay in the current thread: this one, or this thread's own copy.
+
+        The copy has the same units and kernels, reading the same stored values, but writes a
+        new arena, new output buffers and new staging buffers, and returns its own result
+        structure; it is made at the thread's first replay and dies with the thread.
+        """
+        mine = getattr(self._local, "plan", None)
+        if mine is None:
+            mine = self._local.plan = _copy_for_thread(self)
+        return mine
+
+    def check_external(self, name: str) -> None:
+        """Raise ``JitError`` naming a stored value the plan reads that was freed since capture."""
+        for buf, array, what in self.external:
+            if buf._array is not array:
+                raise JitError(
+                    f"jitted function {name}: the plan reads {what}, whose buffer was freed "
+                    "(Buffer.deallocate) since the capture; keep the values a jitted function "
+                    f"reads alive, or call {name}.cache_clear() to capture again"
+                )
 
     @functools.cached_property
     def slots_by_unit(self) -> dict[int, list[tuple[int, int]]]:
@@ -183,7 +234,7 @@ def _replan(units: list[ExecUnit], keep: set[int]) -> list[ExecUnit]:
     Returns:
         The units bound to the new views.
     """
-    if os.environ.get("REN_NO_PLAN") == "1":
+    if settings.NO_PLAN.get():
         return units
     life = _lifetimes(units)
     writers: dict[int, int] = {}
@@ -205,6 +256,97 @@ def _replan(units: list[ExecUnit], keep: set[int]) -> list[ExecUnit]:
     return out
 
 
+def _copy_for_thread(plan: CapturedPlan) -> CapturedPlan:
+    """``plan`` with new buffers for everything it writes: a replay of its own for a thread.
+
+    Every root buffer a unit writes (the arena, the outputs) and every passthrough output gets a
+    new buffer of the same size; arena views are made again at the same offsets. Inputs, stored
+    values and pruned results are shared (the plan only reads them).
+    """
+    roots: dict[int, Buffer] = {}
+    for u in plan.units:
+        root = u.bufs[0].root
+        roots.setdefault(id(root), root)
+    for _, dst in plan.passthrough:
+        roots.setdefault(id(dst), dst)
+    swap: dict[int, Buffer] = {
+        k: Buffer(r.device, r.dtype, r.size).ensure_allocated() for k, r in roots.items()
+    }
+
+    def moved(buf: Buffer) -> Buffer:
+        new = swap.get(id(buf))
+        if new is None and buf.base is not None and id(buf.base) in swap:
+            new = swap[id(buf)] = Buffer(
+                buf.device, buf.dtype, buf.size, base=swap[id(buf.base)], offset=buf.offset
+            ).ensure_allocated()
+        return buf if new is None else new
+
+    units = [
+        _rebound(u, {id(b): moved(b) for b in u.bufs if b is not None and moved(b) is not b})
+        for u in plan.units
+    ]
+    passthrough = [(src, moved(dst)) for src, dst in plan.passthrough]
+    outs: list[tuple[str, Poly]] = []
+    _walk(plan.result, "result", outs, None)
+    polys: dict[int, Poly] = {}
+    for _, p in outs:
+        if id(p) not in polys:
+            polys[id(p)] = Poly._wrap(_with_storage(p.node, moved))
+    copy_ = dataclasses.replace(
+        plan,
+        units=units,
+        passthrough=passthrough,
+        result=_rebuild(plan.result, polys),
+        written={id(u.bufs[0].root) for u in units} | {id(dst) for _, dst in passthrough},
+        staging={},
+        runner=None,
+        replays=0,
+        _local=threading.local(),
+        _lock=threading.Lock(),
+    )
+    copy_.runner = _graph_runner(copy_)
+    return copy_
+
+
+def _with_storage(node: Node, moved: Callable[[Buffer], Buffer]) -> Node:
+    """A stored value's node (``AS_RING`` over a buffer or a view of one) on moved buffers."""
+    store = node.src[0]
+    if store.op is Op.BUFFER:
+        new = Node(Op.BUFFER, store.dtype, (), BufferArg(moved(store.arg.buffer)))
+    else:  # BUFFER_VIEW of a BUFFER
+        base = store.src[0]
+        buf = Node(Op.BUFFER, base.dtype, (), BufferArg(moved(base.arg.buffer)))
+        new = store.replace(src=(buf,))
+    return node.replace(src=(new,))
+
+
+def _stored_names(fn: Callable[..., Any]) -> dict[int, str]:
+    """Buffer id -> how the function reaches that stored value (a closure cell, a global).
+
+    For error messages only: a plan that reads a freed value names it this way when it can.
+    """
+    names: dict[int, str] = {}
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return names
+    found: list[tuple[str, Any]] = []
+    for var, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False):
+        try:
+            found.append((f"the value {var} the function closes over", cell.cell_contents))
+        except ValueError:  # an empty cell
+            continue
+    glob = getattr(fn, "__globals__", {})
+    found += [(f"the global {g}", glob[g]) for g in code.co_names if g in glob]
+    for what, value in found:
+        polys: list[tuple[str, Poly]] = []
+        _walk(value, "", polys, None)
+        for path, p in polys:
+            where = stored(p.node)
+            if where is not None:
+                names.setdefault(id(where[0]), f"{what}{' at ' + path if path else ''}")
+    return names
+
+
 # ---------------------------------------------------------------------------------------------
 # the jitted function
 
@@ -222,13 +364,15 @@ class JitFunction:
         self.fn, self.prune, self.max_plans = fn, prune, max_plans
         self.plans: OrderedDict[tuple, CapturedPlan] = OrderedDict()
         self.hits = self.misses = 0
+        self._lock = threading.Lock()  # the plans and the counts; never held while running
         self.last: CapturedPlan | None = None  # the plan of the latest call (for tools)
         try:
             self._signature: inspect.Signature | None = inspect.signature(fn)
         except (TypeError, ValueError):  # a builtin or other callable without one
             self._signature = None
         functools.update_wrapper(self, fn)
-        _ALL.add(self)
+        with _ALL_LOCK:
+            _ALL.add(self)
 
     @property
     def name(self) -> str:
@@ -237,13 +381,18 @@ class JitFunction:
 
     def cache_info(self) -> CacheInfo:
         """``(hits, misses, maxsize, currsize)``: replays, captures, ``max_plans``, plans held."""
-        return CacheInfo(self.hits, self.misses, self.max_plans, len(self.plans))
+        with self._lock:
+            return CacheInfo(self.hits, self.misses, self.max_plans, len(self.plans))
 
     def cache_clear(self) -> None:
-        """Drop every captured plan and reset the counts."""
-        self.plans.clear()
-        self.hits = self.misses = 0
-        self.last = None
+        """Drop every captured plan and reset the counts.
+
+        A replay already running in another thread finishes on the plan it had.
+        """
+        with self._lock:
+            self.plans.clear()
+            self.hits = self.misses = 0
+            self.last = None
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         if instance is None:
@@ -262,13 +411,18 @@ class JitFunction:
         Returns:
             What the function returns, with every ``Poly`` in it realized.
 
+        Safe to call from several threads at once: each thread replays into buffers of its own
+        and gets its own result structure (the same one at each of its calls).
+
         Raises:
-            JitError: if the call is nested in another capture, no argument (or, at capture, no
-                part of the result) holds a ``Poly``, or an input's buffer was freed.
+            JitError: if the call is nested in another capture in this thread, no argument (or,
+                at capture, no part of the result) holds a ``Poly``, or an input's buffer (or a
+                stored value the plan reads) was freed.
         """
-        if _capturing is not None:
+        outer = CAPTURING.get()
+        if outer is not None:
             raise JitError(
-                f"jitted function {self.name} was called while {_capturing.name} is being "
+                f"jitted function {self.name} was called while {outer.name} is being "
                 "captured (nested capture); keep one jit boundary around the whole computation, "
                 "or call a plain (not jitted) helper inside it"
             )
@@ -296,23 +450,33 @@ class JitFunction:
             for i, (_, p) in enumerate(polys)
         )
         key = (tuple(_spec(path, p) for path, p in polys), alias, tuple(leaves))
-        plan = self.plans.get(key)
+        with self._lock:
+            plan = self.plans.get(key)
+            if plan is not None:
+                self.plans.move_to_end(key)
+                self.hits += 1
+                self.last = plan
+            else:
+                self.misses += 1
         if plan is not None:
-            self.plans.move_to_end(key)
-            self.hits += 1
-            self.last = plan
             start = time.perf_counter()
             result = self._replay(plan, polys)
             notify("on_jit_replay", self, plan, time.perf_counter() - start)
             return result
-        self.misses += 1
         notify("on_jit_start", self)
         start = time.perf_counter()
         plan = self._capture(key, args, kwargs, polys)
-        self.plans[key] = plan
-        if len(self.plans) > self.max_plans:
-            self.plans.popitem(last=False)
-        self.last = plan
+        with self._lock:
+            kept = self.plans.get(key)
+            if kept is None:
+                self.plans[key] = kept = plan
+                if len(self.plans) > self.max_plans:
+                    self.plans.popitem(last=False)
+            else:  # another thread captured this key meanwhile: keep its plan, and replay this
+                # thread's calls into the buffers of its own capture (the same outputs each call)
+                self.plans.move_to_end(key)
+                kept._local.plan = plan
+            self.last = kept
         notify("on_jit_capture", self, plan, time.perf_counter() - start)
         return plan.result
 
@@ -328,11 +492,10 @@ class JitFunction:
 
     # --- capture ----------------------------------------------------------------------------
     def _capture(self, key: tuple, args: tuple, kwargs: dict, polys: list) -> CapturedPlan:
-        global _capturing
         start = time.perf_counter()
         recorded: list[ExecUnit] = []
-        _capturing = self
-        _realize.capture_recorder = recorded.append
+        capturing_token = CAPTURING.set(self)
+        recorder_token = CAPTURE_RECORDER.set(recorded.append)
         try:
             result = self.fn(*args, **kwargs)
             outs: list[tuple[str, Poly]] = []
@@ -344,8 +507,8 @@ class JitFunction:
                 )
             realize(*(p for _, p in outs))
         finally:
-            _capturing = None
-            _realize.capture_recorder = None
+            CAPTURE_RECORDER.reset(recorder_token)
+            CAPTURING.reset(capturing_token)
         inputs = [None if is_const(p.node) else stored(p.node)[0] for _, p in polys]
         input_ids: dict[int, int] = {}
         for i, b in enumerate(inputs):
@@ -426,6 +589,8 @@ class JitFunction:
             result=result,
             pruned=len(pruned),
         )
+        plan.external = _external_reads(plan, _stored_names(self.fn))
+        plan._local.plan = plan  # the capturing thread replays into the capture's own buffers
         plan.runner = _graph_runner(plan)
         plan.capture_s = time.perf_counter() - start
         if debug_level() >= 1:
@@ -437,7 +602,9 @@ class JitFunction:
         return plan
 
     # --- replay -----------------------------------------------------------------------------
-    def _replay(self, plan: CapturedPlan, polys: list[tuple[str, Poly]]) -> Any:
+    def _replay(self, shared: CapturedPlan, polys: list[tuple[str, Poly]]) -> Any:
+        shared.check_external(self.name)
+        plan = shared.for_this_thread()
         new: list[Buffer | None] = []
         for i, (_, p) in enumerate(polys):
             if not plan.inputs[i]:
@@ -453,7 +620,7 @@ class JitFunction:
                 buf = stage
             new.append(buf)
         try:
-            validate = os.environ.get("REN_VALIDATE") == "1"
+            validate = settings.VALIDATE.get()
             if plan.runner is not None and not validate:
                 plan.runner.run(new)
             else:
@@ -467,8 +634,32 @@ class JitFunction:
                 np.copyto(dst.array, words)
         finally:
             new.clear()  # bound inputs are not kept
-        plan.replays += 1
+        with shared._lock:
+            shared.replays += 1
         return plan.result
+
+
+def _external_reads(plan: CapturedPlan, names: dict[int, str]) -> list[tuple[Buffer, Any, str]]:
+    """Every root buffer the plan reads but neither writes nor binds, with its array and name."""
+    out: dict[int, tuple[Buffer, Any, str]] = {}
+    bound = {(i, j) for i, j, _ in plan.bindings}
+    reads = [
+        b.root
+        for i, u in enumerate(plan.units)
+        for j, b in enumerate(u.bufs)
+        if j > 0 and b is not None and (i, j) not in bound
+    ]
+    reads += [stored(src.node)[0].root for src, _ in plan.passthrough if isinstance(src, Poly)]
+    for root in reads:
+        if id(root) in plan.written or id(root) in out:
+            continue
+        what = names.get(
+            id(root),
+            f"buffer #{root.id} ({root.size} {root.dtype} words on {root.device}, a value stored "
+            "before the capture: a key, a constant table or a value the function closes over)",
+        )
+        out[id(root)] = (root, root._array, what)
+    return list(out.values())
 
 
 def _rebound(u: ExecUnit, swap: dict[int, Buffer | None]) -> ExecUnit:
@@ -499,7 +690,7 @@ def _run_units(plan: CapturedPlan, new: list[Buffer | None], validate: bool) -> 
 
 def _graph_runner(plan: CapturedPlan) -> Any:
     """The backend's graph runner for the plan, when every unit is on one device that has one."""
-    if os.environ.get("REN_JIT_GRAPH", "1") == "0" or not plan.units:
+    if not settings.JIT_GRAPH.get() or not plan.units:
         return None
     devices = {u.device for u in plan.units}
     if len(devices) != 1:
@@ -533,5 +724,7 @@ def jit(fn: Callable[..., Any] | None = None, *, prune: bool = False, max_plans:
 
 def clear_jit() -> None:
     """Drop the captured plans of every jitted function (the next calls capture again)."""
-    for f in list(_ALL):
+    with _ALL_LOCK:
+        functions = list(_ALL)
+    for f in functions:
         f.cache_clear()

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import ModuleType
 
 import numpy as np
 
+from ren import settings
 from ren.device import Buffer, registered_backend
 from ren.engine import debug_level
 from ren.engine.memory import MemoryPlan, plan_memory
@@ -34,6 +36,7 @@ __all__ = [
     "ExecUnit",
     "Realization",
     "backend",
+    "capture_recorder",
     "make_exec_units",
     "prepare",
     "realize_nodes",
@@ -62,9 +65,19 @@ class ExecUnit:
 
 
 _backends: dict[str, ModuleType] = {}
+_backends_lock = threading.Lock()
 
-#: While ``ren.jit`` captures a function, every exec unit run by a realization goes here too.
-capture_recorder: Callable[[ExecUnit], None] | None = None
+#: While ``ren.jit`` captures a function, every exec unit a realization runs *in the same thread
+#: (or asyncio task)* goes to this recorder too. A context variable: realizations in other
+#: threads are never recorded into a capture.
+CAPTURE_RECORDER: ContextVar[Callable[[ExecUnit], None] | None] = ContextVar(
+    "ren_capture_recorder", default=None
+)
+
+
+def capture_recorder() -> Callable[[ExecUnit], None] | None:
+    """The recorder of the ``ren.jit`` capture in progress in this thread, or ``None``."""
+    return CAPTURE_RECORDER.get()
 
 
 @contextlib.contextmanager
@@ -72,14 +85,14 @@ def uncaptured() -> Iterator[None]:
     """Realizations inside this block are not recorded by a ``ren.jit`` capture in progress.
 
     For values made once and kept, such as CKKS keys made on first use inside a jitted function:
-    they are computed now, and the captured plan reads them as stored values.
+    they are computed now, and the captured plan reads them as stored values. It applies to the
+    current thread only, as captures do.
     """
-    global capture_recorder
-    saved, capture_recorder = capture_recorder, None
+    token = CAPTURE_RECORDER.set(None)
     try:
         yield
     finally:
-        capture_recorder = saved
+        CAPTURE_RECORDER.reset(token)
 
 
 def backend(device: str) -> ModuleType:
@@ -87,17 +100,21 @@ def backend(device: str) -> ModuleType:
     registered = registered_backend(device)  # looked up each time: it can be replaced
     if registered is not None:
         return registered  # type: ignore[return-value]
-    if device not in _backends:
-        try:
-            _backends[device] = importlib.import_module(f"ren.backends.{device}")
-        except ModuleNotFoundError as e:
-            if e.name != f"ren.backends.{device}":
-                raise
-            raise RenError(
-                f"device {device!r} has no backend in this version of Ren; realize on 'python' "
-                f"(Poly(..., device='python') or REN_DEVICE=python)"
-            ) from None
-    return _backends[device]
+    module = _backends.get(device)
+    if module is not None:
+        return module
+    with _backends_lock:
+        if device not in _backends:
+            try:
+                _backends[device] = importlib.import_module(f"ren.backends.{device}")
+            except ModuleNotFoundError as e:
+                if e.name != f"ren.backends.{device}":
+                    raise
+                raise RenError(
+                    f"device {device!r} has no backend in this version of Ren; realize on "
+                    "'python' (Poly(..., device='python') or REN_DEVICE=python)"
+                ) from None
+        return _backends[device]
 
 
 def make_exec_units(sched: list[ScheduledKernel]) -> list[ExecUnit]:
@@ -143,9 +160,9 @@ def run_exec_units(
     first index in it) then say when each view is done.
     """
     debug = debug_level()
-    validate = os.environ.get("REN_VALIDATE") == "1"
+    validate = settings.VALIDATE.get()
     if poison is None:
-        poison = os.environ.get("REN_POISON") == "1"
+        poison = settings.POISON.get()
     if not poison:
         last_use = {}
     elif last_use is None:
@@ -249,10 +266,10 @@ class Realization:
         """
         todo = len(self.units) if count is None else min(count, len(self.units))
         if self._last_use is None:  # over every unit, so a batch poisons only what is done
-            poison = os.environ.get("REN_POISON") == "1"
+            poison = settings.POISON.get()
             self._last_use = last_uses(self.units) if poison and self.ran == 0 else {}
         batch, self.units = self.units[:todo], self.units[todo:]
-        run_exec_units(batch, capture_recorder, last_use=self._last_use, first_step=self.ran)
+        run_exec_units(batch, CAPTURE_RECORDER.get(), last_use=self._last_use, first_step=self.ran)
         self.ran += todo
         if not self.units and self.finish is not None:
             finish, self.finish = self.finish, None

@@ -12,6 +12,7 @@ than once is printed once with a ``[k]`` label and then referred to as ``^k``; b
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -137,6 +138,10 @@ class ViewArg:
 # the node
 
 
+#: Held while a new node is made and entered in the cache (lookups of existing nodes take no lock).
+_INTERN_LOCK = threading.Lock()
+
+
 class _Interning(type):
     """Metaclass: ``Node(...)`` returns the live node with the same fields, or makes one."""
 
@@ -158,9 +163,13 @@ class _Interning(type):
         for s in src:
             if not isinstance(s, Node):
                 raise TypeError(f"{op.name} source {s!r} is not a Node")
-        node = super().__call__(op, dtype, src, arg)
-        cls._cache[key] = node
-        return node
+        # two threads making the same node at once must get one object: look again under the lock
+        with _INTERN_LOCK:
+            hit = cls._cache.get(key)
+            if hit is None:
+                hit = super().__call__(op, dtype, src, arg)
+                cls._cache[key] = hit
+        return hit
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -188,6 +197,19 @@ class Node(metaclass=_Interning):
 
     def __str__(self) -> str:
         return format_graph(self)
+
+    # interned: a copy would be a second object for one node, so copies are the node itself
+    def __copy__(self) -> Node:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Node:
+        return self
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            f"a graph Node ({self.op.name}) cannot be pickled: nodes are interned and hold "
+            "buffers; pickle the Poly instead (pickle.dumps(poly) stores its value)"
+        )
 
 
 def base_buffer(node: Node) -> Node:

@@ -17,14 +17,15 @@ same body (the same interned node): a code cache keyed on the body compiles it o
 
 from __future__ import annotations
 
+from ren.errors import RenError
 from ren.ir.facts import facts
-from ren.ir.node import ImmArg, KernelArg, KernelInfo, Node, SlotArg
+from ren.ir.node import ImmArg, IndexArg, KernelArg, KernelInfo, Node, SlotArg
 from ren.ir.op import DType, Op
 from ren.ir.rewrite import Pat, Rules, graph_rewrite
 from ren.passes import ScheduleContext
 from ren.ring import Domain
 
-__all__ = ["KIND", "rules", "run"]
+__all__ = ["KIND", "copy_read", "rules", "run"]
 
 #: The kernel family of a store whose value is this op (anything else is elementwise).
 KIND = {
@@ -81,6 +82,22 @@ def kernelize(buf: Node, value: Node) -> Node:
     info = KernelInfo(kind, ring, domain, buf.arg.buffer.device, name)
     kernel = Node(Op.KERNEL, DType.VOID, bases, KernelArg(ast, info))
     return Node(Op.AFTER, buf.dtype, (buf, kernel))
+
+
+def copy_read(ast: Node) -> IndexArg:
+    """What a copy kernel reads: the ``IndexArg`` of the load in ``STORE(SLOT 0, COPY(LOAD))``.
+
+    The copy's input is a stored value or a window of limbs of one (a limb view), so a backend
+    copies the ``L * n`` words of the arg's ring from word ``limb_offset * n`` of slot 1 on.
+
+    Raises:
+        RenError: if ``ast`` is not such a body (a copy never reads a fused or gathered value:
+            ``bufferize`` materializes those first).
+    """
+    value = ast.src[1] if ast.op is Op.STORE else ast
+    if value.op is not Op.COPY or value.src[0].op is not Op.LOAD or value.src[0].arg.galois:
+        raise RenError(f"a copy kernel copies a stored value or a window of one, not:\n{ast}")
+    return value.src[0].arg
 
 
 rules = Rules(

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import ren.codegen.c
 from ren import Poly, RingSpec
-from ren.backends import cpu
+from ren.backends import cpu, cpu_threads
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import find_compiler, supports_flag
 from ren.engine.schedule import ScheduledKernel, schedule
@@ -32,6 +32,7 @@ from ren.ir import DType, Node, Op
 from ren.poly import realize
 from ren.reference import evaluate, expected_limbs
 from ren.ring import Domain, ntt_primes
+from tests.backends.test_cpu_threads import omp_max_threads
 from tests.devices import COMPILED
 from tests.strategies import coeff_lists, rings
 
@@ -310,13 +311,13 @@ def test_ren_validate_catches_a_sabotaged_renderer(monkeypatch, fresh_kernels):
 
 def test_ren_threads_1_builds_without_openmp(monkeypatch, fresh_kernels):
     built: list[tuple[str, ...]] = []
-    real = cpu.compile_cached
+    real = cpu.load_cached
 
     def spy(source, flags=(), *args, **kwargs):
         built.append(tuple(flags))
         return real(source, flags, *args, **kwargs)
 
-    monkeypatch.setattr(cpu, "compile_cached", spy)
+    monkeypatch.setattr(cpu, "load_cached", spy)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     openmp = supports_flag(find_compiler()[0], "-fopenmp")
     cpu.flags.cache_clear()
@@ -329,8 +330,12 @@ def test_ren_threads_1_builds_without_openmp(monkeypatch, fresh_kernels):
         cpu.flags.cache_clear()
         monkeypatch.setenv("REN_THREADS", "2")
         assert ("-fopenmp" in cpu.flags()) == openmp
-        if openmp:
-            assert os.environ["OMP_NUM_THREADS"] == "2"
+        if openmp:  # each call sets its thread's team size; the environment is left alone
+            monkeypatch.setattr(cpu_threads, "_until", 0.0)
+            b, pb = ntt_pair(RING, 9)
+            check_same((b * b + 2).realize(), (pb * pb + 2).realize())
+            assert omp_max_threads() == 2
+            assert "OMP_NUM_THREADS" not in os.environ
         cpu.flags.cache_clear()
         monkeypatch.delenv("REN_THREADS")
         assert ("-fopenmp" in cpu.flags()) == openmp

@@ -41,7 +41,7 @@ def no_plans():
     ren.clear_jit()
     yield
     ren.clear_jit()
-    assert jit_module._capturing is None
+    assert jit_module.capturing() is None
 
 
 # --------------------------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def test_no_poly_output_is_an_error_and_leaves_nothing_behind():
     with pytest.raises(JitError, match=r"returned no Poly \(got int\)"):
         f(x)
     assert f.cache_info() == (0, 1, 8, 0)
-    assert jit_module._capturing is None and ren.engine.realize.capture_recorder is None
+    assert jit_module.capturing() is None and ren.engine.realize.capture_recorder() is None
 
 
 def test_nested_capture_is_an_error_naming_both_functions():

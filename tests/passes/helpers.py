@@ -203,7 +203,8 @@ def random_program(seed: int, size: int = 8) -> list[Poly]:
         pools.setdefault(p.ring, []).append(p)
         made.append(p)
     outputs = rnd.sample(made, k=min(3, len(made)))
-    return [*outputs, made[-1]] if made[-1] not in outputs else outputs
+    last_is_output = any(p is made[-1] for p in outputs)  # identity: `in` would compare values
+    return outputs if last_is_output else [*outputs, made[-1]]
 
 
 # --------------------------------------------------------------------------------------------
