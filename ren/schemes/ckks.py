@@ -30,17 +30,20 @@ The conventions (``docs/ckks.md`` explains each):
 * **Key switching** is hybrid: the ciphertext is cut into ``dnum`` digits of consecutive moduli,
   each digit is extended to the special moduli (ModUp, a basis extension), multiplied by the key,
   and the sum is divided by ``P`` (ModDown, a ``RESCALE`` by the special moduli).
+* **Sharing.** The secret key leaves a ``Context`` only through ``export_secret_key()``: values
+  pickle and copy as their bytes, a context holding a secret key refuses to be pickled or copied,
+  and every value made under keys carries the fingerprint of the public key, checked wherever it
+  is used. ``with ckks.Context(...)`` sets the current context of the current thread only.
 """
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
-import hashlib
-import json
 import math
 import numbers
-import struct
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,12 +51,15 @@ import numpy as np
 
 from ren import sampling
 from ren.device import canonical_device
-from ren.engine import jit as _jit
+from ren.engine.jit import capturing
 from ren.engine.realize import uncaptured
 from ren.poly import Poly, is_int, realize
 from ren.ring import Domain, RingSpec, galois_for_rotation, ntt_primes
+from ren.schemes import ckks_bytes as _fmt
+from ren.schemes.ckks_bytes import FORMAT_VERSION as FORMAT_VERSION
 
 __all__ = [
+    "MIN_SIGMA",
     "SECURITY_BOUNDS",
     "Ciphertext",
     "Context",
@@ -83,19 +89,28 @@ SECURITY_BOUNDS: dict[int, int] = {
     32768: 881,
 }
 
-#: Version of the byte format written by ``to_bytes``; ``from_bytes`` reads only this version.
-FORMAT_VERSION = 1
-_MAGIC = b"RENCKKS\0"
+#: The smallest error deviation the table holds for: ``8 / sqrt(2 pi) = 3.19...``, the HE
+#: standard's. A smaller error gives the secret key away (with none, ``s = -b/a`` slot by slot).
+MIN_SIGMA: float = 8 / math.sqrt(2 * math.pi)
 
 
 def _bits(x: float) -> str:
-    """A modulus or coefficient size as ``2^k``."""
+    """A modulus or coefficient size as ``2^k`` (exact for an int of any size)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "more than 2^1024"
     return f"2^{math.log2(x):.6f}" if x > 0 else str(x)
 
 
 def _scale(x: float) -> str:
     """A scale, exactly: ``2^k`` and the float itself (two scales may agree to many digits)."""
     return f"2^{math.log2(x):.6f} ({x!r})" if x > 0 else repr(x)
+
+
+def _need_int(name: str, value: Any) -> int:
+    """``value`` as an int; a bool, a float or anything else is a ``TypeError`` naming ``name``."""
+    if not is_int(value):
+        raise TypeError(f"{name} must be an int, got {_fmt.describe(value)}")
+    return int(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -105,10 +120,9 @@ def _scale(x: float) -> str:
 def _bits_tuple(name: str, value: Any) -> tuple[int, ...]:
     if is_int(value):
         raise TypeError(f"{name} must be a sequence of bit sizes, got the int {value}")
-    try:
-        items = tuple(value)
-    except TypeError:
-        raise TypeError(f"{name} must be a sequence of ints, got {type(value).__name__}") from None
+    if isinstance(value, str | bytes | dict) or not isinstance(value, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a sequence of ints, got {_fmt.describe(value)}")
+    items = tuple(value)
     if not items:
         raise ValueError(f"{name} is empty: it needs at least one bit size")
     for b in items:
@@ -119,33 +133,54 @@ def _bits_tuple(name: str, value: Any) -> tuple[int, ...]:
     return tuple(int(b) for b in items)
 
 
+_PARAM_FIELDS = (
+    "dnum",
+    "hamming_weight",
+    "insecure",
+    "moduli",
+    "n",
+    "p_bits",
+    "q_bits",
+    "scale_bits",
+    "sigma",
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class Params:
     """CKKS parameters: the moduli are found at construction, then the parameters are checked.
 
     The moduli are the largest NTT-friendly primes of each bit size, the special moduli taking the
-    largest.
+    largest. Unless ``insecure=True``, the whole key distribution is checked against the HE
+    standard for 128-bit security: ``log2(QP)`` at most ``SECURITY_BOUNDS[n]``, a uniform ternary
+    secret (no ``hamming_weight``), and ``sigma`` at least ``MIN_SIGMA`` (3.19).
+
+    A ``Params`` is a value: equal arguments give equal parameters; it pickles as its arguments
+    (unpickling checks them again) and copies as itself.
 
     Args:
-        n: ring degree, a power of two; ``n/2`` slots.
-        q_bits: bit sizes of the ciphertext moduli ``q_0, ..., q_{L-1}``. ``q_0`` holds the result
-            at the last level, the others are divided out one per rescale (size them like the
-            scale).
+        n: ring degree, a power of two >= 4; ``n/2`` slots.
+        q_bits: bit sizes (ints, 10 to 62) of the ciphertext moduli ``q_0, ..., q_{L-1}``.
+            ``q_0`` holds the result at the last level, the others are divided out one per
+            rescale (size them like the scale).
         p_bits: bit sizes of the special moduli used by key switching.
-        scale_bits: the default scale is ``2**scale_bits``.
-        dnum: number of key-switching digits (default: one per ciphertext modulus, the least
-            noise). The product of the special moduli must have at least as many bits as the
-            largest digit.
-        insecure: allow parameters beyond the HE-standard bound for 128-bit security (tests and
-            teaching on tiny rings).
+        scale_bits: the default scale is ``2**scale_bits``; an int from 1 to ``q_bits[0] - 1``.
+        dnum: number of key-switching digits, an int from 1 to ``L`` (default: one per ciphertext
+            modulus, the least noise). The product of the special moduli must have at least as
+            many bits as the largest digit.
+        insecure: ``True`` or ``False``: allow parameters beyond the HE-standard bound for 128-bit
+            security (tests and teaching on tiny rings).
         hamming_weight: ``None`` for a uniform ternary secret, or the exact number of nonzero
-            coefficients of a sparse one (needs ``insecure=True``: the security table does not
-            cover sparse secrets).
-        sigma: standard deviation of the error distribution.
+            coefficients of a sparse one, an int in ``[1, n]`` (needs ``insecure=True``: the
+            security table does not cover sparse secrets).
+        sigma: standard deviation of the error distribution, a finite real number in
+            ``(0, 10^6)``; at least ``MIN_SIGMA`` (3.19) unless ``insecure=True``.
 
     Raises:
-        TypeError, ValueError: naming the argument and the rule it breaks; a security error
-            gives ``log2(QP)`` and the bound.
+        TypeError: for an argument of the wrong type (a bool where a number is expected
+            included), naming the argument.
+        ValueError: for a value out of range, naming the argument and the rule it breaks; a
+            security error gives ``log2(QP)`` and the bound, or ``sigma`` and 3.19.
     """
 
     n: int
@@ -161,33 +196,31 @@ class Params:
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
-        if not is_int(self.n) or self.n < 4 or self.n & (self.n - 1):
-            raise ValueError(f"n={self.n!r} must be a power of two >= 4")
-        set_("n", int(self.n))
+        n = _need_int("n", self.n)
+        if n < 4 or n & (n - 1):
+            raise ValueError(f"n={n} must be a power of two >= 4")
+        set_("n", n)
         set_("q_bits", _bits_tuple("q_bits", self.q_bits))
         set_("p_bits", _bits_tuple("p_bits", self.p_bits))
-        if not is_int(self.scale_bits):
-            raise TypeError(f"scale_bits must be an int, got {self.scale_bits!r}")
-        set_("scale_bits", int(self.scale_bits))
+        set_("scale_bits", _need_int("scale_bits", self.scale_bits))
         if not 1 <= self.scale_bits < self.q_bits[0]:
             raise ValueError(
                 f"scale_bits={self.scale_bits} must be at least 1 and below q_bits[0]="
                 f"{self.q_bits[0]}: the first modulus holds the values at the scale at level 0"
             )
         L = len(self.q_bits)
-        dnum = L if self.dnum is None else self.dnum
-        if not is_int(dnum) or not 1 <= dnum <= L:
-            raise ValueError(f"dnum={self.dnum!r} must be an int from 1 to len(q_bits)={L}")
-        set_("dnum", int(dnum))
+        dnum = L if self.dnum is None else _need_int("dnum", self.dnum)
+        if not 1 <= dnum <= L:
+            raise ValueError(f"dnum={dnum} must be an int from 1 to len(q_bits)={L}")
+        set_("dnum", dnum)
         if not isinstance(self.insecure, bool):
-            raise TypeError(f"insecure must be True or False, got {self.insecure!r}")
-        if self.hamming_weight is not None and (
-            not is_int(self.hamming_weight) or not 1 <= self.hamming_weight <= self.n
-        ):
-            raise ValueError(f"hamming_weight={self.hamming_weight!r} must be None or in [1, n]")
-        if not isinstance(self.sigma, numbers.Real) or not 0 < float(self.sigma) < 1e6:
-            raise ValueError(f"sigma={self.sigma!r} must be a positive number")
-        set_("sigma", float(self.sigma))
+            raise TypeError(f"insecure must be True or False, got {_fmt.describe(self.insecure)}")
+        if self.hamming_weight is not None:
+            weight = _need_int("hamming_weight", self.hamming_weight)
+            if not 1 <= weight <= n:
+                raise ValueError(f"hamming_weight={weight} must be None or in [1, n={n}]")
+            set_("hamming_weight", weight)
+        set_("sigma", _check_sigma(self.sigma))
 
         # the moduli: for each bit size, the largest primes, special moduli first
         need: dict[int, int] = {}
@@ -207,25 +240,47 @@ class Params:
                     "switching multiplies the key's error by the digit over P; raise dnum or add "
                     "special moduli (p_bits)"
                 )
-        bound = SECURITY_BOUNDS.get(self.n)
-        if not self.insecure and self.hamming_weight is not None:
+        if not self.insecure:
+            self._check_security()
+
+    def _check_security(self) -> None:
+        """The HE standard's rule for 128-bit security: ternary secret, table bound, sigma."""
+        if self.hamming_weight is not None:
             raise ValueError(
                 f"hamming_weight={self.hamming_weight}: the HE-standard table covers uniform "
                 "ternary secrets only, and a sparse secret is easier to attack; pass "
                 "insecure=True to use one (for tests, teaching and experiments)"
             )
-        if not self.insecure:
-            if bound is None:
-                raise ValueError(
-                    f"n={self.n} has no entry in the HE-standard table (n = 1024 ... 32768); pass "
-                    "insecure=True to use it anyway (for tests and teaching only)"
-                )
-            if self.log2_qp > bound:
-                raise ValueError(
-                    f"log2(QP)={self.log2_qp:.1f} exceeds {bound}, the HE-standard bound for "
-                    f"128-bit security at n={self.n} with a ternary secret; use fewer or smaller "
-                    "moduli, a larger n, or insecure=True (for tests and teaching only)"
-                )
+        bound = SECURITY_BOUNDS.get(self.n)
+        if bound is None:
+            raise ValueError(
+                f"n={self.n} has no entry in the HE-standard table (n = 1024 ... 32768); pass "
+                "insecure=True to use it anyway (for tests and teaching only)"
+            )
+        if self.log2_qp > bound:
+            raise ValueError(
+                f"log2(QP)={self.log2_qp:.1f} exceeds {bound}, the HE-standard bound for "
+                f"128-bit security at n={self.n} with a ternary secret; use fewer or smaller "
+                "moduli, a larger n, or insecure=True (for tests and teaching only)"
+            )
+        if self.sigma < MIN_SIGMA:
+            raise ValueError(
+                f"sigma={self.sigma!r} is below 3.19 (8/sqrt(2*pi) = {MIN_SIGMA:.4f}), the "
+                "HE standard's smallest error deviation: with a smaller error the public key "
+                "gives the secret key away (with no error, s = -b/a slot by slot); use sigma >= "
+                "3.19 (the default is 3.2), or insecure=True (for tests and teaching only)"
+            )
+
+    def __reduce__(self) -> tuple:
+        # a value: pickled as its arguments, so unpickling runs every check again
+        args = (self.n, self.q_bits, self.p_bits, self.scale_bits, self.dnum, self.insecure)
+        return (Params, (*args, self.hamming_weight, self.sigma))
+
+    def __copy__(self) -> Params:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Params:
+        return self
 
     # --- derived ------------------------------------------------------------------------------
     @property
@@ -268,10 +323,24 @@ class Params:
         """The ring of the keys: the special moduli, then every ciphertext modulus."""
         return RingSpec(self.n, self.p_moduli + self.q_moduli)
 
+    @functools.cached_property
+    def _rings(self) -> tuple[tuple[RingSpec, RingSpec], ...]:
+        """For each level: its ring and the key ring cut to it.
+
+        Made once: a ring checks its moduli for primality when made.
+        """
+        return tuple(
+            (
+                self.key_ring.with_moduli(self.q_moduli[: level + 1]),
+                self.key_ring.with_moduli(self.p_moduli + self.q_moduli[: level + 1]),
+            )
+            for level in range(self.L)
+        )
+
     def ring(self, level: int) -> RingSpec:
         """The ring of a value at ``level``: moduli ``q_0 .. q_level``."""
         self._check_level(level)
-        return self.key_ring.with_moduli(self.q_moduli[: level + 1])
+        return self._rings[level][0]
 
     def key_ring_at(self, level: int) -> RingSpec:
         """The key ring cut to ``level``: the special moduli, then ``q_0 .. q_level``.
@@ -279,10 +348,12 @@ class Params:
         It is a prefix of ``key_ring``, so a view.
         """
         self._check_level(level)
-        return self.key_ring.with_moduli(self.p_moduli + self.q_moduli[: level + 1])
+        return self._rings[level][1]
 
     def _check_level(self, level: int) -> None:
-        if not is_int(level) or not 0 <= level <= self.max_level:
+        if not is_int(level):
+            raise TypeError(f"level must be an int, got {_fmt.describe(level)}")
+        if not 0 <= level <= self.max_level:
             raise ValueError(f"level={level!r} is outside [0, {self.max_level}]")
 
     # --- serialization ------------------------------------------------------------------------
@@ -300,21 +371,43 @@ class Params:
         }
 
     @classmethod
-    def _from_header(cls, h: dict) -> Params:
-        try:
-            params = cls(
-                n=h["n"],
-                q_bits=tuple(h["q_bits"]),
-                p_bits=tuple(h["p_bits"]),
-                scale_bits=h["scale_bits"],
-                dnum=h["dnum"],
-                insecure=h["insecure"],
-                hamming_weight=h["hamming_weight"],
-                sigma=h["sigma"],
+    def _from_header(cls, value: Any, *, insecure: bool, reader: str) -> Params:
+        """The parameters a blob's header gives, every field checked.
+
+        Args:
+            value: the header's ``params`` entry, as parsed.
+            insecure: whether the reader accepts parameters marked ``insecure=True``.
+            reader: the function the reader called, for the message that says how to opt in.
+
+        Raises:
+            ValueError: for any field of the wrong type or out of range, parameters the
+                constructor refuses, moduli other than the ones these parameters give, or
+                parameters marked insecure that the reader did not opt in to.
+        """
+        h = _fmt.Header(value, "the blob's parameters", _PARAM_FIELDS)
+        n = h.integer("n", 4, 2**30)
+        kwargs = {
+            "n": n,
+            "q_bits": h.int_list("q_bits", 10, 62),
+            "p_bits": h.int_list("p_bits", 10, 62),
+            "scale_bits": h.integer("scale_bits", 1, 61),
+            "dnum": h.integer("dnum", 1, _fmt.MAX_MODULI),
+            "insecure": h.flag("insecure"),
+            "hamming_weight": h.optional_int("hamming_weight", 1, n),
+            "sigma": h.number("sigma", 0.0, 1e6),
+        }
+        moduli = h.moduli("moduli")
+        if kwargs["insecure"] and not insecure:
+            raise ValueError(
+                "the blob's parameters are marked insecure=True (beyond the HE-standard table, "
+                f"for tests and teaching); {reader} refuses them unless its reader opts in: "
+                f"pass insecure=True to {reader}"
             )
-        except (KeyError, TypeError, ValueError) as e:
+        try:
+            params = cls(**kwargs)
+        except (TypeError, ValueError, OverflowError) as e:
             raise ValueError(f"the blob's CKKS parameters are not valid: {e}") from None
-        if h.get("moduli") != [str(q) for q in params.p_moduli + params.q_moduli]:
+        if moduli != params.p_moduli + params.q_moduli:
             raise ValueError(
                 "the blob's moduli differ from the ones these parameters give (written by a Ren "
                 "that chose primes differently)"
@@ -323,17 +416,44 @@ class Params:
 
     def to_bytes(self) -> bytes:
         """The parameters in Ren's versioned, checksummed CKKS format."""
-        return _pack("params", {"params": self._header()}, [])
+        return _fmt.pack("params", {"params": self._header()}, [])
 
     @classmethod
-    def from_bytes(cls, blob: bytes) -> Params:
-        """Read parameters written by ``to_bytes``.
+    def from_bytes(cls, blob: bytes, *, insecure: bool = False) -> Params:
+        """Read parameters written by ``to_bytes``, checked as the constructor checks them.
+
+        Args:
+            blob: the bytes.
+            insecure: accept parameters marked ``insecure=True`` (tiny rings for tests and
+                teaching). Without it such a blob is refused: the reader opts in, not the blob.
 
         Raises:
-            ValueError: a truncated, altered or foreign blob, or a version this Ren cannot read.
+            TypeError: when ``blob`` is not bytes or ``insecure`` not a bool.
+            ValueError: a truncated, altered or foreign blob, a version this Ren cannot read,
+                parameters the constructor refuses, or insecure parameters without the opt-in.
         """
-        header, _ = _unpack(blob, "params")
-        return cls._from_header(header["params"])
+        if not isinstance(insecure, bool):
+            raise TypeError(f"insecure must be True or False, got {_fmt.describe(insecure)}")
+        header, payloads = _fmt.unpack(blob, "params")
+        h = _fmt.Header(header, "the params blob's header", ("params",))
+        if payloads:
+            raise ValueError(f"a params blob holds no payloads, this one {len(payloads)}")
+        return cls._from_header(h.raw("params"), insecure=insecure, reader="Params.from_bytes")
+
+
+def _check_sigma(sigma: Any) -> float:
+    """``sigma`` as a finite float in ``(0, 10^6)``."""
+    if isinstance(sigma, bool | np.bool_) or not isinstance(sigma, numbers.Real):
+        raise TypeError(f"sigma must be a real number, got {_fmt.describe(sigma)}")
+    try:
+        value = float(sigma)
+    except (OverflowError, ValueError):
+        raise ValueError(f"sigma={sigma!r} must be a finite number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"sigma={value!r} must be a finite number")
+    if not 0 < value < 1e6:
+        raise ValueError(f"sigma={value!r} must be a positive number below 10^6")
+    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,21 +497,84 @@ def embed(coeffs: np.ndarray, n: int) -> np.ndarray:
 # values
 
 
-def _poly_bytes(p: Poly) -> tuple[dict, bytes]:
-    limbs = p.limbs().astype("<u8")
-    return {"domain": p.domain.value, "L": p.ring.L}, limbs.tobytes()
+def _check_fields(value: Plaintext | Ciphertext, ring: RingSpec, what: str) -> None:
+    """Check and normalize the fields a plaintext and a ciphertext share.
+
+    ``context`` and ``params`` (filled from the context when not given), ``level`` (its ring must
+    be the polynomials' ring), ``scale`` (finite, positive, below ``Q/2``) and ``real``.
+    """
+    set_ = functools.partial(object.__setattr__, value)
+    ctx = value.context
+    if ctx is not None and not isinstance(ctx, Context):
+        raise TypeError(f"context must be a ckks.Context or None, got {_fmt.describe(ctx)}")
+    params = value.params
+    if params is not None and not isinstance(params, Params):
+        raise TypeError(f"params must be a ckks.Params or None, got {_fmt.describe(params)}")
+    if ctx is not None:
+        if params is None:
+            params = ctx.params
+            set_("params", params)
+        elif params != ctx.params:
+            raise ValueError(f"the {what}'s params {params} are not its context's {ctx.params}")
+    level = _need_int("level", value.level)
+    if level < 0:
+        raise ValueError(f"level={level} is negative: levels are 0 .. L-1")
+    set_("level", level)
+    if params is not None:
+        params._check_level(level)
+        if ring != params.ring(level):
+            raise ValueError(
+                f"a {what} at level {level} lives in {params.ring(level)!r}, but its polynomials "
+                f"are over {ring!r}"
+            )
+    elif level + 1 != ring.L:
+        raise ValueError(
+            f"a {what} at level {level} needs {level + 1} limbs (q_0 .. q_{level}), but its "
+            f"polynomials are over {ring!r}"
+        )
+    scale = value.scale
+    if isinstance(scale, bool | np.bool_) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a number, got {_fmt.describe(scale)}")
+    try:
+        scale = float(scale)
+    except OverflowError:
+        scale = math.inf
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale={scale!r} must be a finite positive number")
+    Q = ring.Q
+    if 2 * scale >= Q:
+        raise ValueError(
+            f"the scale {_bits(scale)} outgrows the modulus Q={_bits(Q)} at level {level} (a "
+            "scale must stay below Q/2): rescale before multiplying again"
+        )
+    set_("scale", scale)
+    if not isinstance(value.real, bool | np.bool_):
+        raise TypeError(f"real must be True or False, got {_fmt.describe(value.real)}")
+    set_("real", bool(value.real))
+
+
+def _copy_poly(p: Poly) -> Poly:
+    """A new stored poly with the value of ``p`` (its own buffer; computed first if lazy)."""
+    return Poly.from_words(p.words(), p.ring, p.domain, p.device)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Plaintext:
     """An encoded vector: one ``Poly`` (NTT form) at ``level`` whose slots hold ``values * scale``.
 
+    The constructor checks the fields (``TypeError`` for a wrong type, ``ValueError`` for a level
+    whose ring is not the poly's, or a scale that is not finite, positive and below ``Q/2``).
+    ``==`` is identity, as for every CKKS value: compare the decoded slots. ``pickle`` and
+    ``copy.deepcopy`` copy the value (pickle through ``to_bytes``); ``copy.copy`` and
+    ``copy.deepcopy`` keep the same ``context``.
+
     Attributes:
         poly: the polynomial, in the ring of ``level``.
         scale: the exact scale the values were multiplied by.
         level: ``0 .. L-1``.
         real: whether the values are real (decoding then returns imaginary parts of exactly 0).
-        context: the ``Context`` it was made in.
+        context: the ``Context`` it was made in (``None`` once unpickled: the current one).
+        params: the ``Params`` it was made for (the context's; kept through pickle).
     """
 
     poly: Poly
@@ -399,19 +582,41 @@ class Plaintext:
     level: int
     real: bool = False
     context: Context | None = dataclasses.field(default=None, repr=False)
+    params: Params | None = dataclasses.field(default=None, repr=False, kw_only=True)
+
+    __array_ufunc__ = None  # NumPy defers to the operators instead of broadcasting over them
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.poly, Poly):
+            raise TypeError(f"poly must be a Poly, got {_fmt.describe(self.poly)}")
+        _check_fields(self, self.poly.ring, "plaintext")
 
     def _ctx(self) -> Context:
         return self.context if self.context is not None else current()
+
+    def _params(self) -> Params:
+        return self.params if self.params is not None else self._ctx().params
+
+    def __copy__(self) -> Plaintext:
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def __deepcopy__(self, memo: dict) -> Plaintext:
+        new = dataclasses.replace(self, poly=_copy_poly(self.poly))
+        memo[id(self)] = new
+        return new
+
+    def __reduce__(self) -> tuple:
+        return (_plaintext_from_pickle, (self.to_bytes(), self.poly.device))
 
     def at_level(self, level: int) -> Plaintext:
         """The same plaintext at a lower ``level`` (a limb view)."""
         if level == self.level:
             return self
-        ctx = self._ctx()
         _check_down(self.level, level, "plaintext")
-        return dataclasses.replace(
-            self, poly=self.poly.to_ring(ctx.params.ring(level)), level=level
-        )
+        ring = self._params().ring(level)
+        return dataclasses.replace(self, poly=self.poly.to_ring(ring), level=level)
 
     def decode(self) -> np.ndarray:
         """The slots (``numpy.complex128``, ``n/2`` of them)."""
@@ -419,16 +624,15 @@ class Plaintext:
 
     def to_bytes(self) -> bytes:
         """This plaintext in Ren's versioned, checksummed CKKS format."""
-        ctx = self._ctx()
-        head, data = _poly_bytes(self.poly)
+        head, data = _fmt.poly_record(self.poly)
         header = {
-            "params": ctx.params._header(),
+            "params": self._params()._header(),
             "scale": self.scale.hex(),
             "level": self.level,
             "real": self.real,
             "polys": [head],
         }
-        return _pack("plaintext", header, [data])
+        return _fmt.pack("plaintext", header, [data])
 
     @classmethod
     def from_bytes(cls, blob: bytes, context: Context | None = None) -> Plaintext:
@@ -437,13 +641,12 @@ class Plaintext:
         The blob must have been written with the context's parameters.
 
         Raises:
-            ValueError: a truncated, altered or foreign blob, or other parameters.
+            TypeError: when ``blob`` is not bytes or ``context`` not a ``Context``.
+            ValueError: a truncated, altered, malformed or foreign blob, or other parameters.
         """
-        ctx = context if context is not None else current()
-        header, polys = _read_values(blob, "plaintext", ctx)
-        if len(polys) != 1:
-            raise ValueError(f"a plaintext blob holds one polynomial, this one {len(polys)}")
-        return cls(polys[0], header["scale"], header["level"], header["real"], ctx)
+        ctx = _context_arg(context)
+        _, h, polys = _read_value(blob, "plaintext", ctx.params, ctx.device)
+        return cls(polys[0], h.hex_float("scale"), h.raw("level"), h.raw("real"), ctx)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -455,14 +658,27 @@ class Ciphertext:
 
     Operators: ``+``, ``-`` and unary ``-`` with ciphertexts, plaintexts, numbers and arrays;
     ``*`` relinearizes and rescales (see ``multiply`` for control). Operands at different levels
-    are brought to the lower one.
+    are brought to the lower one. A NumPy array on the left (``np.ones(k) * ct``) is encoded as
+    slot values, as on the right. ``==`` is identity: decrypt to compare values.
+
+    The constructor checks the fields: 2 or 3 ``Poly`` parts over one ring and device
+    (``TypeError``/``ValueError``), a level whose ring is theirs, a finite positive scale below
+    ``Q/2``. A ciphertext made in a context takes the context's ``params`` and ``key_fingerprint``.
+    ``pickle`` sends its bytes (never a key); the unpickled ciphertext has no ``context`` and keeps
+    its ``params`` and ``key_fingerprint``, which the context that computes on it checks.
+    ``copy.copy`` and ``copy.deepcopy`` keep the same ``context`` (``deepcopy`` copies the parts'
+    values).
 
     Attributes:
         parts: the polys ``(c_0, c_1)`` or ``(c_0, c_1, c_2)``.
         scale: the exact scale of the message.
         level: ``0 .. L-1``.
         real: whether the message is real.
-        context: the ``Context`` whose keys it is under.
+        context: the ``Context`` whose keys it is under (``None`` once unpickled: the current
+            one, checked against ``params`` and ``key_fingerprint``).
+        params: the ``Params`` it was made for.
+        key_fingerprint: the fingerprint of the public key it was made under (16 hexadecimal
+            digits), or ``None`` for one built by hand outside a context holding keys.
     """
 
     parts: tuple[Poly, ...]
@@ -470,10 +686,59 @@ class Ciphertext:
     level: int
     real: bool = False
     context: Context | None = dataclasses.field(default=None, repr=False)
+    params: Params | None = dataclasses.field(default=None, repr=False, kw_only=True)
+    key_fingerprint: str | None = dataclasses.field(default=None, repr=False, kw_only=True)
+
+    __array_ufunc__ = None  # NumPy defers to __radd__/__rmul__: an array becomes slot values
+
+    def __post_init__(self) -> None:
+        parts = self.parts
+        if isinstance(parts, Poly) or not isinstance(parts, tuple | list):
+            raise TypeError(
+                f"parts must be a tuple of 2 or 3 Poly values, got {_fmt.describe(parts)}"
+            )
+        parts = tuple(parts)
+        for i, p in enumerate(parts):
+            if not isinstance(p, Poly):
+                raise TypeError(f"parts[{i}] is a {type(p).__name__}; the parts are Poly values")
+        if len(parts) not in (2, 3):
+            raise ValueError(
+                f"a ciphertext has 2 parts (c_0, c_1), or 3 (c_0, c_1, c_2) before "
+                f"relinearization; got {len(parts)}"
+            )
+        ring, device = parts[0].ring, parts[0].device
+        for i, p in enumerate(parts[1:], 1):
+            if p.ring != ring:
+                raise ValueError(
+                    f"parts[{i}] is over {p.ring!r} and parts[0] over {ring!r}: the parts of a "
+                    "ciphertext share one ring"
+                )
+            if p.device != device:
+                raise ValueError(
+                    f"parts[{i}] is on {p.device!r} and parts[0] on {device!r}: the parts of a "
+                    "ciphertext live on one device"
+                )
+        object.__setattr__(self, "parts", parts)
+        _check_fields(self, ring, "ciphertext")
+        fp = self.key_fingerprint
+        if fp is not None and (not isinstance(fp, str) or not _fmt.FINGERPRINT.fullmatch(fp)):
+            raise ValueError(f"key_fingerprint must be 16 hexadecimal digits, got {fp!r}")
+        if self.context is not None:
+            mine = self.context.key_fingerprint
+            if fp is None:
+                object.__setattr__(self, "key_fingerprint", mine)
+            elif mine is not None and fp != mine:
+                raise ValueError(
+                    f"the ciphertext's key fingerprint {fp} is not its context's {mine}: it was "
+                    "made under other keys"
+                )
 
     # --- facts ----------------------------------------------------------------------------------
     def _ctx(self) -> Context:
         return self.context if self.context is not None else current()
+
+    def _params(self) -> Params:
+        return self.params if self.params is not None else self._ctx().params
 
     @property
     def size(self) -> int:
@@ -489,6 +754,20 @@ class Ciphertext:
         """Compute every part now (together); returns ``self``."""
         realize(*self.parts)
         return self
+
+    # --- copies ---------------------------------------------------------------------------------
+    def __copy__(self) -> Ciphertext:
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def __deepcopy__(self, memo: dict) -> Ciphertext:
+        new = dataclasses.replace(self, parts=tuple(_copy_poly(p) for p in self.parts))
+        memo[id(self)] = new
+        return new
+
+    def __reduce__(self) -> tuple:
+        return (_ciphertext_from_pickle, (self.to_bytes(), self.parts[0].device))
 
     # --- operators ------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Ciphertext:
@@ -534,7 +813,7 @@ class Ciphertext:
         if level == self.level:
             return self
         _check_down(self.level, level, "ciphertext")
-        ring = self._ctx().params.ring(level)
+        ring = self._params().ring(level)
         return dataclasses.replace(
             self, parts=tuple(p.to_ring(ring) for p in self.parts), level=level
         )
@@ -545,36 +824,57 @@ class Ciphertext:
 
     # --- bytes ------------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
-        """This ciphertext in Ren's versioned, checksummed CKKS format."""
-        ctx = self._ctx()
-        heads, datas = zip(*(_poly_bytes(p) for p in self.parts), strict=True)
+        """This ciphertext in Ren's versioned, checksummed CKKS format, with its key fingerprint.
+
+        Raises:
+            ValueError: for a ciphertext with no key fingerprint (built by hand, outside a context
+                holding keys): a reader could not tell which keys it is under.
+        """
+        fp = self.key_fingerprint
+        if fp is None:
+            fp = self._ctx().key_fingerprint
+        if fp is None:
+            raise ValueError(
+                "this ciphertext has no key fingerprint (it was built outside a context holding "
+                "keys), so its bytes could not say which keys it is under; make it in a context "
+                "with keys"
+            )
+        heads, datas = zip(*(_fmt.poly_record(p) for p in self.parts), strict=True)
         header = {
-            "params": ctx.params._header(),
+            "params": self._params()._header(),
             "scale": self.scale.hex(),
             "level": self.level,
             "real": self.real,
+            "key_fingerprint": fp,
             "polys": list(heads),
         }
-        return _pack("ciphertext", header, list(datas))
+        return _fmt.pack("ciphertext", header, list(datas))
 
     @classmethod
     def from_bytes(cls, blob: bytes, context: Context | None = None) -> Ciphertext:
         """Read a ciphertext into ``context`` (default: the current one).
 
-        The blob must have been written with the context's parameters.
+        The blob must have been written with the context's parameters and under its keys: the
+        blob's key fingerprint must be the context's (a context made with ``keys=`` the client's
+        evaluation keys, or ``secret_key=`` the client's exported secret key, has it).
 
         Raises:
-            ValueError: a truncated, altered or foreign blob, or other parameters.
+            TypeError: when ``blob`` is not bytes or ``context`` not a ``Context``.
+            ValueError: a truncated, altered, malformed or foreign blob, other parameters, a
+                context holding no keys, or a context holding other keys (naming both
+                fingerprints).
         """
-        ctx = context if context is not None else current()
-        header, polys = _read_values(blob, "ciphertext", ctx)
-        if len(polys) not in (2, 3):
-            raise ValueError(f"a ciphertext blob holds 2 or 3 polynomials, this one {len(polys)}")
-        return cls(tuple(polys), header["scale"], header["level"], header["real"], ctx)
+        ctx = _context_arg(context)
+        _, h, polys = _read_value(blob, "ciphertext", ctx.params, ctx.device)
+        fp = h.fingerprint("key_fingerprint")
+        ctx._check_fingerprint(fp, "ciphertext")
+        return cls(tuple(polys), h.hex_float("scale"), h.raw("level"), h.raw("real"), ctx)
 
 
 def _check_down(level: int, target: int, what: str) -> None:
-    if not is_int(target) or not 0 <= target <= level:
+    if not is_int(target):
+        raise TypeError(f"level must be an int, got {_fmt.describe(target)}")
+    if not 0 <= target <= level:
         raise ValueError(
             f"cannot bring a {what} at level {level} to level {target!r}: levels only go down, "
             "to 0 at the least"
@@ -590,7 +890,7 @@ class KeySwitchKey:
 
     For digit ``j`` the pair is ``(b_j, a_j) = (-a_j s + e_j + P T_j s', a_j)`` over the key ring,
     in NTT form, where ``T_j`` is ``1`` modulo the digit's moduli and ``0`` modulo the other
-    ciphertext moduli.
+    ciphertext moduli. It is public: it pickles as its words.
 
     Attributes:
         galois: the Galois element ``g`` of a rotation or conjugation key (``s' = s(X^g)``), or
@@ -601,12 +901,58 @@ class KeySwitchKey:
     __slots__ = ("galois", "parts")
 
     def __init__(self, galois: int | None, parts: tuple[tuple[Poly, Poly], ...]):
-        self.galois = galois
+        if galois is not None and not is_int(galois):
+            raise TypeError(f"galois must be an int or None, got {_fmt.describe(galois)}")
+        parts = tuple(tuple(pair) for pair in parts)
+        if not parts or any(len(pair) != 2 for pair in parts):
+            raise ValueError("a key-switching key has one (b, a) pair per digit")
+        for pair in parts:
+            for p in pair:
+                if not isinstance(p, Poly):
+                    raise TypeError(f"the key's parts are Poly values, got {_fmt.describe(p)}")
+        self.galois = None if galois is None else int(galois)
         self.parts = parts
 
     def __repr__(self) -> str:
         what = "relinearization" if self.galois is None else f"galois g={self.galois}"
         return f"<KeySwitchKey {what}, {len(self.parts)} digits>"
+
+    def _to_bytes(self) -> bytes:
+        ring = self.parts[0][0].ring
+        heads, datas = zip(*(_fmt.poly_record(p) for pair in self.parts for p in pair), strict=True)
+        header = {
+            "n": ring.n,
+            "moduli": [str(q) for q in ring.moduli],
+            "galois": self.galois,
+            "polys": list(heads),
+        }
+        return _fmt.pack("switch-key", header, list(datas))
+
+    @classmethod
+    def _from_bytes(cls, blob: bytes, device: str | None) -> KeySwitchKey:
+        header, datas = _fmt.unpack(blob, "switch-key")
+        h = _fmt.Header(header, "the switch-key blob's header", ("galois", "moduli", "n", "polys"))
+        n = h.integer("n", 4, 2**30)
+        try:
+            ring = RingSpec(n, h.moduli("moduli"))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"the switch-key blob's ring is not valid: {e}") from None
+        galois = h.optional_int("galois", 1, 2 * n - 1)
+        if galois is not None and galois % 2 == 0:
+            raise ValueError(f"the switch-key blob's Galois element {galois} is even")
+        if not datas or len(datas) % 2:
+            raise ValueError("the switch-key blob holds no pairs of polynomials")
+        polys = _fmt.read_polys(h, datas, [ring] * len(datas), device)
+        return cls(galois, tuple(zip(polys[::2], polys[1::2], strict=True)))
+
+    def __reduce__(self) -> tuple:
+        return (KeySwitchKey._from_bytes, (self._to_bytes(), self.parts[0][0].device))
+
+    def __copy__(self) -> KeySwitchKey:
+        return KeySwitchKey(self.galois, self.parts)
+
+    def __deepcopy__(self, memo: dict) -> KeySwitchKey:
+        return KeySwitchKey._from_bytes(self._to_bytes(), self.parts[0][0].device)
 
 
 class EvaluationKeys:
@@ -614,10 +960,16 @@ class EvaluationKeys:
 
     They are the public key, the relinearization key, and the rotation and conjugation keys made
     so far. ``Context(params, keys=...)`` evaluates with them (no secret key: it cannot decrypt or
-    make new rotation keys).
+    make new rotation keys). They pickle as their bytes (``to_bytes``).
+
+    Args:
+        params: the ``Params``.
+        public: the public key ``(b, a)``.
+        relin: the relinearization key.
+        galois: the rotation and conjugation keys by Galois element.
     """
 
-    __slots__ = ("galois", "params", "public", "relin")
+    __slots__ = ("_fingerprint", "galois", "params", "public", "relin")
 
     def __init__(
         self,
@@ -626,77 +978,156 @@ class EvaluationKeys:
         relin: KeySwitchKey,
         galois: dict[int, KeySwitchKey],
     ):
+        if not isinstance(params, Params):
+            raise TypeError(f"params must be a ckks.Params, got {_fmt.describe(params)}")
+        public = tuple(public)
+        if len(public) != 2 or not all(isinstance(p, Poly) for p in public):
+            raise TypeError("public must be the pair (b, a) of Poly values")
+        if not isinstance(relin, KeySwitchKey):
+            raise TypeError(f"relin must be a KeySwitchKey, got {_fmt.describe(relin)}")
+        if not isinstance(galois, dict) or not all(
+            is_int(g) and isinstance(k, KeySwitchKey) for g, k in galois.items()
+        ):
+            raise TypeError("galois must be a dict from Galois elements (ints) to KeySwitchKeys")
         self.params = params
         self.public = public
         self.relin = relin
         self.galois = dict(galois)
+        self._fingerprint: str | None = None
 
     def __repr__(self) -> str:
         return f"<EvaluationKeys n={self.params.n}, galois={sorted(self.galois)}>"
+
+    @property
+    def fingerprint(self) -> str:
+        """The key fingerprint: 16 hexadecimal digits of the SHA-256 of the public key's words.
+
+        Every ciphertext made under these keys carries it; it is computed once.
+        """
+        if self._fingerprint is None:
+            self._fingerprint = _fmt.fingerprint(self.public)
+        return self._fingerprint
+
+    def __reduce__(self) -> tuple:
+        return (_evaluation_keys_from_pickle, (self.to_bytes(), self.public[0].device))
 
     def to_bytes(self) -> bytes:
         """The keys in Ren's versioned, checksummed CKKS format (never the secret key)."""
         keys = [self.relin, *(self.galois[g] for g in sorted(self.galois))]
         polys = [*self.public] + [p for k in keys for pair in k.parts for p in pair]
-        heads, datas = zip(*(_poly_bytes(p) for p in polys), strict=True)
+        heads, datas = zip(*(_fmt.poly_record(p) for p in polys), strict=True)
         header = {
             "params": self.params._header(),
-            "galois": [None if k.galois is None else k.galois for k in keys],
+            "galois": [k.galois for k in keys],
+            "key_fingerprint": self.fingerprint,
             "polys": list(heads),
         }
-        return _pack("evaluation-keys", header, list(datas))
+        return _fmt.pack("evaluation-keys", header, list(datas))
 
     @classmethod
-    def from_bytes(cls, blob: bytes, device: str | None = None) -> EvaluationKeys:
+    def from_bytes(
+        cls, blob: bytes, device: str | None = None, *, insecure: bool = False
+    ) -> EvaluationKeys:
         """Read keys written by ``to_bytes`` (onto ``device``).
 
+        Args:
+            blob: the bytes.
+            device: where the keys live (default ``$REN_DEVICE``).
+            insecure: accept keys for parameters marked ``insecure=True`` (the reader's opt-in,
+                as for ``Params.from_bytes``).
+
         Raises:
-            ValueError: a truncated, altered or foreign blob.
+            TypeError: when ``blob`` is not bytes or ``insecure`` not a bool.
+            ValueError: a truncated, altered, malformed or foreign blob, insecure parameters
+                without the opt-in, or a public key whose fingerprint is not the header's.
         """
-        header, datas = _unpack(blob, "evaluation-keys")
-        params = Params._from_header(header["params"])
-        ring = params.key_ring
-        polys = _polys_from(header, datas, [ring] * len(header["polys"]), device)
+        if not isinstance(insecure, bool):
+            raise TypeError(f"insecure must be True or False, got {_fmt.describe(insecure)}")
+        header, datas = _fmt.unpack(blob, "evaluation-keys")
+        fields = ("galois", "key_fingerprint", "params", "polys")
+        h = _fmt.Header(header, "the evaluation-key blob's header", fields)
+        reader = "EvaluationKeys.from_bytes"
+        params = Params._from_header(h.raw("params"), insecure=insecure, reader=reader)
+        fp = h.fingerprint("key_fingerprint")
+        galois = h.entries("galois", 1, 1 + params.n)
+        if galois[0] is not None:
+            raise ValueError("the evaluation-key blob's first key is not the relinearization key")
+        two_n = 2 * params.n
+        for g in galois[1:]:
+            if not is_int(g) or not 1 <= g < two_n or g % 2 == 0:
+                raise ValueError(
+                    f"the evaluation-key blob names the Galois element {_fmt.describe(g)}; "
+                    f"Galois elements are odd ints in [1, 2n={two_n})"
+                )
+        if len(set(galois[1:])) != len(galois) - 1:
+            raise ValueError("the evaluation-key blob names a Galois element twice")
         digits = len(params.digits)
-        galois = header["galois"]
-        if not galois or galois[0] is not None or len(polys) != 2 + 2 * digits * len(galois):
-            raise ValueError("the evaluation-key blob's key list does not match its polynomials")
-        public = (polys[0], polys[1])
+        count = 2 + 2 * digits * len(galois)
+        polys = _fmt.read_polys(h, datas, [params.key_ring] * count, device)
         keys = []
         for i, g in enumerate(galois):
             base = 2 + 2 * digits * i
             pairs = tuple((polys[base + 2 * j], polys[base + 2 * j + 1]) for j in range(digits))
             keys.append(KeySwitchKey(g, pairs))
-        if any(not is_int(k.galois) for k in keys[1:]):
-            raise ValueError("the evaluation-key blob names a Galois element that is not an int")
-        return cls(params, public, keys[0], {k.galois: k for k in keys[1:]})
+        out = cls(params, (polys[0], polys[1]), keys[0], {k.galois: k for k in keys[1:]})
+        if out.fingerprint != fp:
+            raise ValueError(
+                f"the evaluation-key blob's public key has the fingerprint {out.fingerprint}, "
+                f"and its header says {fp}: the blob was altered"
+            )
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
 # the context
 
-_STACK: list[Context] = []
+#: The active contexts of this thread (or asyncio task), innermost last.
+_ACTIVE: contextvars.ContextVar[tuple[Context, ...]] = contextvars.ContextVar(
+    "ren_ckks_active", default=()
+)
 
 
 def current() -> Context:
-    """The innermost active ``Context`` (``with ckks.Context(...)``).
+    """The innermost active ``Context`` of this thread (``with ckks.Context(...)``).
+
+    Each thread has its own: a ``with`` block in one thread is not seen by another, and a new
+    thread starts with none.
 
     Raises:
-        RuntimeError: outside every ``with ckks.Context(...)`` block.
+        RuntimeError: outside every ``with ckks.Context(...)`` block of this thread.
     """
-    if not _STACK:
+    stack = _ACTIVE.get()
+    if not stack:
         raise RuntimeError(
-            "no CKKS context is active: use `with ckks.Context(params) as ctx:` or call the "
-            "context's methods (ctx.encrypt, ctx.decrypt, ...)"
+            "no CKKS context is active in this thread: use `with ckks.Context(params) as ctx:` "
+            "(in each thread) or call the context's methods (ctx.encrypt, ctx.decrypt, ...)"
         )
-    return _STACK[-1]
+    return stack[-1]
+
+
+def _context_arg(context: Any) -> Context:
+    if context is None:
+        return current()
+    if not isinstance(context, Context):
+        raise TypeError(f"context must be a ckks.Context, got {_fmt.describe(context)}")
+    return context
 
 
 class Context:
     """Keys and the evaluator for one parameter set.
 
     Keys (secret, public, relinearization) are made on entering the ``with`` block, or at the
-    first operation that needs them; rotation and conjugation keys are made on first use and kept.
+    first operation of this context's own that needs them; rotation and conjugation keys are made
+    on first use and kept. A context never makes keys for a ciphertext made elsewhere: a
+    ciphertext under other keys (another key fingerprint) is a ``ValueError``.
+
+    Threads: ``with ctx:`` makes it the current context of this thread only. One context may be
+    shared by threads: key generation and the keys made on first use are behind a lock, so two
+    threads asking for the same rotation key get the same key.
+
+    Copies: a context holding a secret key refuses ``pickle``, ``copy`` and ``deepcopy``
+    (``TypeError``): the secret key leaves it only through ``export_secret_key()``. A context
+    holding evaluation keys (or none) pickles as its parameters, device and evaluation keys.
 
     Args:
         params: the ``Params``.
@@ -705,8 +1136,8 @@ class Context:
         device: where every value lives (``"python"``, ``"cpu"``, ``"cuda"``; default
             ``$REN_DEVICE``).
         keys: ``EvaluationKeys`` to evaluate with instead of making keys (no secret key).
-        secret_key: a secret key written by ``export_secret_key``; the public and
-            relinearization keys are made from it.
+        secret_key: a secret key written by ``export_secret_key``, with its public key; the
+            relinearization key is made from it (the rotation keys on first use).
     """
 
     def __init__(
@@ -723,8 +1154,10 @@ class Context:
         self.params = params
         self.device = canonical_device(device)
         self._rng = sampling.as_rng(seed)
+        self._lock = threading.RLock()
         self._secret: Poly | None = None
         self._public: tuple[Poly, Poly] | None = None
+        self._fingerprint: str | None = None
         self._relin: KeySwitchKey | None = None
         self._galois: dict[int, KeySwitchKey] = {}
         if keys is not None and secret_key is not None:
@@ -735,6 +1168,7 @@ class Context:
             if keys.params != params:
                 raise ValueError(f"the keys are for {keys.params}, not {params}")
             self._public = tuple(p.to(self.device) for p in keys.public)
+            self._fingerprint = keys.fingerprint
             self._relin = self._keys_to_device(keys.relin)
             self._galois = {g: self._keys_to_device(k) for g, k in keys.galois.items()}
         if secret_key is not None:
@@ -745,16 +1179,40 @@ class Context:
         return f"<ckks.Context n={self.params.n} L={self.params.L} {self.device}, {have} keys>"
 
     def __enter__(self) -> Context:
-        if self._public is None:
-            self.keygen()
-        _STACK.append(self)
+        self._require_public()
+        _ACTIVE.set((*_ACTIVE.get(), self))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for i in range(len(_STACK) - 1, -1, -1):
-            if _STACK[i] is self:
-                del _STACK[i]
+        stack = _ACTIVE.get()
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is self:
+                _ACTIVE.set(stack[:i] + stack[i + 1 :])
                 break
+
+    # --- copies -----------------------------------------------------------------------------------
+    def _refuse_copy(self, what: str) -> None:
+        if self._secret is not None:
+            raise TypeError(
+                f"a ckks.Context holding a secret key cannot be {what}: the secret key leaves a "
+                "context only through export_secret_key() (keep those bytes secret); to share "
+                "what a server needs, send ctx.evaluation_keys() (or its to_bytes()) and the "
+                "ciphertexts"
+            )
+
+    def __reduce__(self) -> tuple:
+        self._refuse_copy("pickled")
+        keys = None if self._public is None else self.evaluation_keys().to_bytes()
+        return (_context_from_pickle, (self.params, self.device, keys))
+
+    def __copy__(self) -> Context:
+        self._refuse_copy("copied")
+        keys = None if self._public is None else self.evaluation_keys()
+        return Context(self.params, device=self.device, keys=keys)
+
+    def __deepcopy__(self, memo: dict) -> Context:
+        self._refuse_copy("copied")
+        return _context_from_pickle(*self.__reduce__()[1])
 
     # --- keys -------------------------------------------------------------------------------------
     @property
@@ -762,27 +1220,47 @@ class Context:
         """Whether this context can decrypt (and make new rotation keys)."""
         return self._secret is not None
 
-    def keygen(self) -> None:
-        """Make a new secret key, public key and relinearization key (dropping rotation keys)."""
-        prm, K = self.params, self.params.key_ring
-        if prm.hamming_weight is None:
-            s = Poly.ternary(K, self._rng, self.device)
-        else:
-            s = Poly.sparse_ternary(K, prm.hamming_weight, self._rng, self.device)
-        with uncaptured():
-            self._secret = s.ntt().realize()
-        self._after_secret()
+    @property
+    def key_fingerprint(self) -> str | None:
+        """The fingerprint of this context's public key (16 hexadecimal digits), or ``None``.
 
-    def _after_secret(self) -> None:
-        K = self.params.key_ring
-        a = self._uniform_ntt(K)
-        e = Poly.gaussian(K, self.params.sigma, self._rng, self.device)
-        b = -(a * self._secret) + e
-        with uncaptured():
-            self._public = (b.ntt(), a)
-            realize(*self._public)
+        ``None`` while the context holds no keys. Computed once per key set; every ciphertext
+        made under the keys carries it, and loading or using one here checks it.
+        """
+        fp = self._fingerprint
+        if fp is None and self._public is not None:
+            with self._lock:
+                if self._fingerprint is None and self._public is not None:
+                    self._fingerprint = _fmt.fingerprint(self._public)
+                fp = self._fingerprint
+        return fp
+
+    def keygen(self) -> None:
+        """Make a new secret key, public key and relinearization key (dropping rotation keys).
+
+        Ciphertexts made under the old keys are refused afterwards (their fingerprint differs).
+        """
+        with self._lock:
+            prm, K = self.params, self.params.key_ring
+            if prm.hamming_weight is None:
+                s = Poly.ternary(K, self._rng, self.device)
+            else:
+                s = Poly.sparse_ternary(K, prm.hamming_weight, self._rng, self.device)
+            with uncaptured():
+                secret = s.ntt().realize()
+            a = self._uniform_ntt(K)
+            e = Poly.gaussian(K, prm.sigma, self._rng, self.device)
+            b = -(a * secret) + e
+            with uncaptured():
+                public = (b.ntt(), a)
+                realize(*public)
+            self._install(secret, public)
+
+    def _install(self, secret: Poly, public: tuple[Poly, Poly]) -> None:
+        """Take ``secret`` and ``public`` as this context's keys; a new relinearization key."""
+        self._secret, self._public, self._fingerprint = secret, public, None
         self._galois = {}
-        self._relin = self._make_switch_key(self._secret * self._secret, None)
+        self._relin = self._make_switch_key(secret * secret, None)
 
     def _uniform_ntt(self, ring: RingSpec) -> Poly:
         """A uniform poly drawn directly in NTT form (uniform in either form)."""
@@ -806,62 +1284,129 @@ class Context:
         return KeySwitchKey(galois, tuple(pairs))
 
     def _require_secret(self, what: str) -> Poly:
-        if self._secret is None:
-            if self._public is None:
-                self.keygen()
-            else:
-                raise ValueError(f"this context holds no secret key, so it cannot {what}")
-        return self._secret
+        with self._lock:
+            if self._secret is None:
+                if self._public is None:
+                    self.keygen()
+                else:
+                    raise ValueError(f"this context holds no secret key, so it cannot {what}")
+            return self._secret
 
     def _require_public(self) -> None:
         if self._public is None:
-            self.keygen()
+            with self._lock:
+                if self._public is None:
+                    self.keygen()
 
     def galois_key(self, g: int) -> KeySwitchKey:
         """The key switching ``s(X^g)`` to ``s``, made on first use (outside any jit capture).
 
+        Args:
+            g: the Galois element, an odd int (taken modulo ``2n``).
+
         Raises:
-            ValueError: without a secret key, when the key was not given with the context.
+            TypeError: when ``g`` is not an int.
+            ValueError: for an even ``g``; without a secret key, when the key was not given with
+                the context.
         """
+        if not is_int(g):
+            raise TypeError(f"the Galois element must be an int, got {_fmt.describe(g)}")
         two_n = 2 * self.params.n
+        if int(g) % 2 == 0:
+            raise ValueError(
+                f"Galois element {g} (mod 2n={two_n}) is even; it must be odd (5^r mod 2n for a "
+                "rotation by r, 2n - 1 for conjugation)"
+            )
         g = int(g) % two_n
         key = self._galois.get(g)
         if key is None:
-            self._require_public()
-            if self._secret is None:
-                raise ValueError(
-                    f"no key for the Galois element {g} (rotation or conjugation) was given to "
-                    "this context, and it holds no secret key to make one"
-                )
-            key = self._make_switch_key(self._secret.automorphism(g), g)
-            self._galois[g] = key
+            with self._lock:
+                key = self._galois.get(g)
+                if key is None:
+                    self._require_public()
+                    if self._secret is None:
+                        raise ValueError(
+                            f"no key for the Galois element {g} (rotation or conjugation) was "
+                            "given to this context, and it holds no secret key to make one"
+                        )
+                    key = self._make_switch_key(self._secret.automorphism(g), g)
+                    self._galois = {**self._galois, g: key}  # readers never see a half-made dict
         return key
 
     def rotation_key(self, steps: int) -> KeySwitchKey:
-        """The key for ``rotate(steps)`` (made on first use)."""
+        """The key for ``rotate(steps)`` (made on first use).
+
+        Raises:
+            TypeError: when ``steps`` is not an int.
+        """
+        if not is_int(steps):
+            raise TypeError(f"rotation steps must be an int, got {_fmt.describe(steps)}")
         return self.galois_key(galois_for_rotation(self.params.n, int(steps) % self.params.slots))
 
     def evaluation_keys(self) -> EvaluationKeys:
         """The public key, relinearization key and the rotation keys made so far."""
-        self._require_public()
-        return EvaluationKeys(self.params, self._public, self._relin, self._galois)
+        with self._lock:
+            self._require_public()
+            keys = EvaluationKeys(self.params, self._public, self._relin, self._galois)
+            keys._fingerprint = self.key_fingerprint
+        return keys
 
     def export_secret_key(self) -> bytes:
-        """The secret key, in Ren's versioned, checksummed CKKS format. Keep it secret."""
-        s = self._require_secret("export a secret key")
-        head, data = _poly_bytes(s)
-        return _pack("secret-key", {"params": self.params._header(), "polys": [head]}, [data])
+        """The secret key and its public key, in Ren's CKKS format. Keep it secret.
+
+        ``Context(params, secret_key=blob)`` reads it back: the same secret key, public key and
+        key fingerprint, so that context takes this one's ciphertexts.
+        """
+        with self._lock:
+            s = self._require_secret("export a secret key")
+            records = [_fmt.poly_record(p) for p in (s, *self._public)]
+            header = {
+                "params": self.params._header(),
+                "key_fingerprint": self.key_fingerprint,
+                "polys": [head for head, _ in records],
+            }
+        return _fmt.pack("secret-key", header, [data for _, data in records])
 
     def _load_secret(self, blob: bytes) -> None:
-        header, datas = _unpack(blob, "secret-key")
-        params = Params._from_header(header["params"])
-        if params != self.params:
-            raise ValueError(f"the secret key is for {params}, not {self.params}")
-        (s,) = _polys_from(header, datas, [params.key_ring], self.device)
-        self._secret = s.ntt()
+        """Take the secret and public key of ``blob``, each checked; nothing changes on error."""
+        header, datas = _fmt.unpack(blob, "secret-key")
+        fields = ("key_fingerprint", "params", "polys")
+        h = _fmt.Header(header, "the secret-key blob's header", fields)
+        params = _params_of(h, self.params, "secret key")
+        fp = h.fingerprint("key_fingerprint")
+        K = params.key_ring
+        s, b, a = _fmt.read_polys(h, datas, [K] * 3, self.device)
+        coeffs = _fmt.centered_limbs(s)
+        if not (coeffs == coeffs[0]).all() or np.abs(coeffs[0]).max() > 1:
+            raise ValueError(
+                "the blob's secret key is not ternary: its coefficients must be -1, 0, 1"
+            )
+        weight = int(np.count_nonzero(coeffs[0]))
+        if weight == 0:
+            raise ValueError("the blob's secret key is zero")
+        if params.hamming_weight is not None and weight != params.hamming_weight:
+            raise ValueError(
+                f"the blob's secret key has {weight} nonzero coefficients; these parameters ask "
+                f"for hamming_weight={params.hamming_weight}"
+            )
+        s, b, a = s.ntt(), b.ntt(), a.ntt()
+        e = _fmt.centered_limbs(b + a * s)
+        if not (e == e[0]).all() or np.abs(e[0]).max() > math.floor(6 * params.sigma):
+            raise ValueError(
+                "the blob's public key does not belong to its secret key: b + a s is not a small "
+                "error"
+            )
         with uncaptured():
-            self._secret.realize()
-        self._after_secret()
+            realize(s, b, a)
+        found = _fmt.fingerprint((b, a))
+        if found != fp:
+            raise ValueError(
+                f"the blob's public key has the fingerprint {found}, and its header says {fp}: "
+                "the blob was altered"
+            )
+        with self._lock:
+            self._install(s, (b, a))
+            self._fingerprint = fp
 
     def _keys_to_device(self, key: KeySwitchKey) -> KeySwitchKey:
         return KeySwitchKey(
@@ -880,7 +1425,7 @@ class Context:
             scale: the scale (default: ``2**scale_bits``).
 
         Raises:
-            TypeError: for values that are not numbers.
+            TypeError: for values that are not numbers, or a level that is not an int.
             ValueError: for too many values, NaN or infinity, or values too large for the modulus
                 at ``level`` at this scale.
         """
@@ -889,12 +1434,15 @@ class Context:
         ring = prm.ring(level)
         scale = prm.scale if scale is None else _check_scale(scale)
         slots, real = _slots(values, prm.slots)
-        coeffs = np.rint(embed_inverse(slots, prm.n) * scale)
-        biggest = float(np.max(np.abs(coeffs))) if coeffs.size else 0.0
-        if biggest >= ring.Q / 2:
+        with np.errstate(over="ignore", invalid="ignore"):  # too large: refused just below
+            coeffs = np.rint(embed_inverse(slots, prm.n) * scale)
+        finite = bool(np.all(np.isfinite(coeffs)))
+        biggest = float(np.max(np.abs(coeffs))) if finite and coeffs.size else 0.0
+        if not finite or 2 * biggest >= ring.Q:  # exact: an int and a float compare exactly
+            size = _bits(biggest) if finite else "more than 2^1024"
             raise ValueError(
                 f"the values are too large for scale {_bits(scale)} at level {level}: a "
-                f"coefficient of {_bits(biggest)} does not fit the modulus Q={_bits(ring.Q)}"
+                f"coefficient of {size} does not fit the modulus Q={_bits(ring.Q)}"
             )
         if biggest < 2.0**62:
             ints = coeffs.astype(np.int64)
@@ -904,9 +1452,13 @@ class Context:
         return Plaintext(poly, float(scale), level, real, self)
 
     def decode(self, pt: Plaintext) -> np.ndarray:
-        """The ``n/2`` slots of a plaintext (``numpy.complex128``)."""
-        if not isinstance(pt, Plaintext):
-            raise TypeError(f"decode takes a Plaintext, got {type(pt).__name__}")
+        """The ``n/2`` slots of a plaintext (``numpy.complex128``).
+
+        Raises:
+            TypeError: for anything but a ``Plaintext``.
+            ValueError: for a plaintext of other parameters.
+        """
+        pt = self._plain(pt, "decode")
         return self._decode_poly(pt.poly, pt.scale, pt.real)
 
     def _decode_poly(self, poly: Poly, scale: float, real: bool) -> np.ndarray:
@@ -928,9 +1480,10 @@ class Context:
         Raises:
             RuntimeError: inside a ``ren.jit`` capture (a replay would reuse the randomness).
         """
-        if _jit._capturing is not None:
+        jitted = capturing()
+        if jitted is not None:
             raise RuntimeError(
-                f"ckks.encrypt was called inside the jitted function {_jit._capturing.name}: a "
+                f"ckks.encrypt was called inside the jitted function {jitted.name}: a "
                 "replay would reuse the same randomness; encrypt outside the jitted function and "
                 "pass the ciphertext in"
             )
@@ -938,7 +1491,7 @@ class Context:
         if isinstance(values, Plaintext):
             if level is not None or scale is not None:
                 raise ValueError("level and scale are the plaintext's own; pass neither")
-            pt = values
+            pt = self._plain(values, "encrypt")
         else:
             pt = self.encode(values, level, scale)
         prm, l = self.params, pt.level
@@ -957,7 +1510,8 @@ class Context:
         For a real message the imaginary parts are exactly 0.
 
         Raises:
-            ValueError: when this context holds no secret key.
+            ValueError: when this context holds no secret key, or the ciphertext is under other
+                keys.
         """
         return self._decode_poly(self.decrypt_poly(ct), ct.scale, ct.real)
 
@@ -970,27 +1524,64 @@ class Context:
             m = m + ct.parts[2] * (s * s)
         return m
 
-    # --- evaluation -------------------------------------------------------------------------------
+    # --- what may be used here -------------------------------------------------------------------
+    def _check_fingerprint(self, fp: str | None, what: str) -> None:
+        """``fp`` (a value's key fingerprint) is this context's, or ``None`` (built by hand)."""
+        if fp is None:
+            return
+        mine = self.key_fingerprint
+        if mine is None:
+            raise ValueError(
+                f"the {what} was made under the keys with fingerprint {fp}, and this context "
+                "holds no keys: make it with the keys the value was made under (keys= the "
+                "evaluation keys, or secret_key= the exported secret key); a context never makes "
+                "keys for a value made elsewhere"
+            )
+        if fp != mine:
+            raise ValueError(
+                f"the {what} was made under the keys with fingerprint {fp}, and this context "
+                f"holds the keys with fingerprint {mine}: decrypt it where it was made, or use a "
+                "context made with its keys (keys= or secret_key=)"
+            )
+
+    def _check_params_of(
+        self, params: Params | None, ring: RingSpec, level: int, what: str
+    ) -> None:
+        if params is not None:
+            if params != self.params:
+                raise ValueError(
+                    f"the {what} is for {params}, and this context for {self.params}: values of "
+                    "other parameters cannot be combined"
+                )
+        elif ring != self.params.ring(level):
+            raise ValueError(
+                f"the {what} at level {level} is over {ring!r}; this context's ring at level "
+                f"{level} is {self.params.ring(level)!r}"
+            )
+
     def _own(self, ct: Any) -> Ciphertext:
+        """``ct``, checked to be under this context's parameters and keys, and bound to it."""
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"expected a ckks.Ciphertext, got {type(ct).__name__}")
-        other = ct.context
-        if other is not None and other is not self and not self._same_keys(other):
-            raise ValueError(
-                "the ciphertext belongs to another CKKS context with other keys; decrypt it "
-                "there, or send it here with to_bytes/from_bytes if the keys are the same"
-            )
+        fp = ct.key_fingerprint
+        if ct.context is self and fp is not None and fp == self._fingerprint:
+            return ct  # the common case: made here, under the keys held now
+        self._check_params_of(ct.params, ct.ring, ct.level, "ciphertext")
+        self._check_fingerprint(ct.key_fingerprint, "ciphertext")
+        if ct.context is not self:
+            parts = ct.parts
+            if ct.parts[0].device != self.device:
+                parts = tuple(p.to(self.device) for p in parts)
+            ct = dataclasses.replace(ct, parts=parts, context=self, params=self.params)
         return ct
 
-    def _same_keys(self, other: Context) -> bool:
-        if other.params != self.params:
-            return False
-        if self._secret is not None and other._secret is not None:
-            return bool(np.array_equal(self._secret.limbs(), other._secret.limbs()))
-        if self._public is None or other._public is None:
-            return False
-        return all(a.node is b.node for a, b in zip(self._public, other._public, strict=True))
+    def _plain(self, pt: Any, what: str) -> Plaintext:
+        if not isinstance(pt, Plaintext):
+            raise TypeError(f"{what} takes a ckks.Plaintext, got {type(pt).__name__}")
+        self._check_params_of(pt.params, pt.poly.ring, pt.level, "plaintext")
+        return pt
 
+    # --- evaluation -------------------------------------------------------------------------------
     def _match(self, a: Ciphertext, level: int, scale: float, what: str) -> Ciphertext:
         """``a`` (above ``level``) at ``level`` with ``scale``.
 
@@ -1033,6 +1624,7 @@ class Context:
             )
             return Ciphertext(parts, a.scale, a.level, a.real and b.real, self)
         if isinstance(b, Plaintext):
+            b = self._plain(b, what)
             if b.level < a.level:
                 a = a.at_level(b.level)
             b = b.at_level(a.level)
@@ -1044,11 +1636,11 @@ class Context:
             c0 = a.parts[0] - b.poly if sub else a.parts[0] + b.poly
             return dataclasses.replace(a, parts=(c0, *a.parts[1:]), real=a.real and b.real)
         if _is_number(b):
-            c = complex(b)
-            if sub:
-                c = -c
+            phrase = f"subtract {b!r} from a ciphertext" if sub else f"add {b!r} to a ciphertext"
+            c = _finite(b, phrase)
             ring = self.params.ring(a.level)
-            c0 = a.parts[0] + _constant_poly(c, a.scale, ring, self.device)
+            const = _constant_poly(-c if sub else c, a.scale, ring, self.device, phrase, a.level)
+            c0 = a.parts[0] + const
             return dataclasses.replace(a, parts=(c0, *a.parts[1:]), real=a.real and c.imag == 0)
         if _is_values(b):
             pt = self.encode(b, a.level, a.scale)
@@ -1062,21 +1654,25 @@ class Context:
 
         Args:
             a: the ciphertext.
-            b: a ciphertext, plaintext, number, or array of slot values.
+            b: a ciphertext, plaintext, finite number, or array of slot values.
             relinearize: key switch a three-part product back to two parts.
             rescale: divide by the last modulus afterwards (one level down). A number or array
                 ``b`` is then encoded at the scale ``q_level``, so the result keeps ``a``'s scale
                 exactly; an ``int`` is multiplied exactly with no scale and no rescale.
 
         Raises:
-            ValueError: at level 0 when rescaling, for a scale that outgrows the modulus, or for a
-                ciphertext of three parts.
+            ValueError: at level 0 when rescaling, for a scale that outgrows the modulus, a
+                ciphertext of three parts, a value of other parameters or keys, or a number that
+                is not finite or too large for the modulus at this scale.
         """
         a = self._own(a)
+        if isinstance(b, Ciphertext):
+            b = self._own(b)
+        elif isinstance(b, Plaintext):
+            b = self._plain(b, "multiply")
         if rescale and isinstance(b, Ciphertext | Plaintext) and min(a.level, b.level) == 0:
             raise ValueError(_level0("multiply and rescale"))
         if isinstance(b, Ciphertext):
-            b = self._own(b)
             if a.size != 2 or b.size != 2:
                 raise ValueError("multiply needs two-part ciphertexts: relinearize first")
             level = min(a.level, b.level)
@@ -1087,6 +1683,12 @@ class Context:
             if relinearize:
                 out = self.relinearize(out)
         elif is_int(b):
+            Q = self.params.ring(a.level).Q
+            if 2 * abs(int(b)) >= Q:
+                raise ValueError(
+                    f"cannot multiply a ciphertext by the int {_fmt.describe(b)}: it is not below "
+                    f"Q/2 at level {a.level} (Q={_bits(Q)}), so it would wrap around the modulus"
+                )
             return dataclasses.replace(a, parts=tuple(p * int(b) for p in a.parts))
         elif isinstance(b, Plaintext):
             level = min(a.level, b.level)
@@ -1098,8 +1700,10 @@ class Context:
                 raise ValueError(_level0("multiply by a number"))
             factor = float(self.params.q_moduli[a.level]) if rescale else self.params.scale
             if _is_number(b):
-                c = complex(b)
-                pc = _constant_poly(c, factor, self.params.ring(a.level), self.device)
+                phrase = f"multiply a ciphertext by {b!r}"
+                c = _finite(b, phrase)
+                ring = self.params.ring(a.level)
+                pc = _constant_poly(c, factor, ring, self.device, phrase, a.level)
                 parts = tuple(p * pc for p in a.parts)
                 real = a.real and c.imag == 0
                 out = Ciphertext(parts, a.scale * factor, a.level, real, self)
@@ -1107,18 +1711,9 @@ class Context:
                 return self.multiply(a, self.encode(b, a.level, factor), relinearize, rescale)
         else:
             return NotImplemented
-        self._check_scale_fits(out.scale, out.level)
         if rescale:
             out = self.rescale(out)
         return out
-
-    def _check_scale_fits(self, scale: float, level: int) -> None:
-        Q = self.params.ring(level).Q
-        if scale >= Q / 2:
-            raise ValueError(
-                f"the scale {_bits(scale)} outgrows the modulus Q={_bits(Q)} at level {level}: "
-                "rescale before multiplying again"
-            )
 
     def rescale(self, ct: Ciphertext) -> Ciphertext:
         """Divide by ``q_level`` (rounding): one level down, the scale divided by the modulus.
@@ -1145,10 +1740,14 @@ class Context:
         return dataclasses.replace(ct, parts=parts)
 
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
-        """Slots moved left by ``steps`` (slot ``j + steps`` to slot ``j``)."""
+        """Slots moved left by ``steps`` (slot ``j + steps`` to slot ``j``).
+
+        Raises:
+            TypeError: when ``steps`` is not an int.
+        """
         ct = self._own(ct)
         if not is_int(steps):
-            raise TypeError(f"rotation steps must be an int, got {type(steps).__name__}")
+            raise TypeError(f"rotation steps must be an int, got {_fmt.describe(steps)}")
         steps = int(steps) % self.params.slots
         if steps == 0:
             return ct
@@ -1249,6 +1848,22 @@ def _is_values(x: Any) -> bool:
     return isinstance(x, list | tuple | np.ndarray)
 
 
+def _finite(value: Any, what: str) -> complex:
+    """``value`` as a complex number with finite parts, or a ``ValueError`` saying why not."""
+    try:
+        c = complex(value)
+    except OverflowError:
+        raise ValueError(
+            f"cannot {what}: it is too large for the modulus at this scale (beyond a float)"
+        ) from None
+    if not (math.isfinite(c.real) and math.isfinite(c.imag)):
+        raise ValueError(
+            f"cannot {what}: {value!r} is not a finite number (a NaN or an infinity has no "
+            "encoding)"
+        )
+    return c
+
+
 def _slots(values: Any, slots: int) -> tuple[np.ndarray, bool]:
     """``values`` as ``slots`` complex numbers (zero-padded), and whether they are all real."""
     if _is_number(values):
@@ -1273,13 +1888,28 @@ def _slots(values: Any, slots: int) -> tuple[np.ndarray, bool]:
     return arr, bool(real)
 
 
-def _constant_poly(c: complex, scale: float, ring: RingSpec, device: str) -> Poly:
-    """The encoding of ``c`` in every slot at ``scale``.
+def _constant_poly(
+    c: complex, scale: float, ring: RingSpec, device: str, what: str, level: int
+) -> Poly:
+    """The encoding of ``c`` in every slot at ``scale`` (for the operation ``what``).
 
     That is ``round(Re c * scale)`` as a constant, plus ``round(Im c * scale) X^(n/2)``
-    (``X^(n/2)`` is ``i`` in every slot).
+    (``X^(n/2)`` is ``i`` in every slot). Each must be below ``Q/2``, compared exactly.
+
+    Raises:
+        ValueError: naming the operation and the number when it is too large for the modulus at
+            this scale.
     """
-    re, im = round(c.real * scale), round(c.imag * scale)
+    re_f, im_f = c.real * scale, c.imag * scale
+    Q = ring.Q
+    if not (math.isfinite(re_f) and math.isfinite(im_f)) or 2 * max(abs(re_f), abs(im_f)) >= Q:
+        size = math.log2(max(abs(c.real), abs(c.imag))) + math.log2(scale)
+        raise ValueError(
+            f"cannot {what}: it is too large for the modulus at this scale: times the scale "
+            f"{_bits(scale)} it is about 2^{size:.1f}, and a constant must stay below Q/2 at "
+            f"level {level} (Q={_bits(Q)})"
+        )
+    re, im = round(re_f), round(im_f)
     if im == 0:
         return Poly.const(re, ring, device)
     coeffs = [0] * ring.n
@@ -1297,7 +1927,13 @@ def encode(values: Any, level: int | None = None, scale: float | None = None) ->
 
 
 def decode(pt: Plaintext) -> np.ndarray:
-    """The slots of ``pt`` (in its own context)."""
+    """The slots of ``pt`` (in its own context).
+
+    Raises:
+        TypeError: for anything but a ``Plaintext``.
+    """
+    if not isinstance(pt, Plaintext):
+        raise TypeError(f"decode takes a Plaintext, got {type(pt).__name__}")
     return pt._ctx().decode(pt)
 
 
@@ -1307,7 +1943,11 @@ def encrypt(values: Any, level: int | None = None, scale: float | None = None) -
 
 
 def decrypt(ct: Ciphertext) -> np.ndarray:
-    """Decrypt and decode ``ct`` (in its own context)."""
+    """Decrypt and decode ``ct`` (in its own context).
+
+    Raises:
+        TypeError: for anything but a ``Ciphertext``.
+    """
     if not isinstance(ct, Ciphertext):
         raise TypeError(f"decrypt takes a Ciphertext, got {type(ct).__name__}")
     return ct._ctx().decrypt(ct)
@@ -1327,104 +1967,104 @@ def precision_bits(got: Any, expected: Any) -> float:
     """``-log2`` of the largest slot error ``|got - expected|``; ``inf`` for an exact match.
 
     This is the usual "bits of precision" of approximate homomorphic encryption.
+
+    Args:
+        got: numbers (an array, a sequence or one number).
+        expected: numbers of the same shape, or one number compared with each.
+
+    Raises:
+        TypeError: for values that are not numbers (decrypt a ciphertext first).
+        ValueError: for arrays of different shapes (naming both) or no numbers at all.
     """
-    err = float(np.max(np.abs(np.asarray(got) - np.asarray(expected))))
+    arrays = []
+    for name, value in (("got", got), ("expected", expected)):
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):
+            arr = np.asarray(None)
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(f"{name} must hold numbers, got {_fmt.describe(value)}")
+        arrays.append(arr)
+    g, e = arrays
+    if g.shape != e.shape and g.ndim and e.ndim:
+        raise ValueError(
+            f"got has shape {g.shape} and expected {e.shape}: compare arrays of one shape (or "
+            "with one number)"
+        )
+    if g.size == 0 or e.size == 0:
+        raise ValueError("precision_bits needs at least one number to compare")
+    err = float(np.max(np.abs(g - e)))
     return math.inf if err == 0 else -math.log2(err)
 
 
 # ---------------------------------------------------------------------------------------------
-# bytes: MAGIC | version u16 | kind length u8 | kind | header length u32 | header JSON
-#        | payloads (each: length u64 | bytes) | SHA-256 of everything before
+# reading values (the format itself is ren.schemes.ckks_bytes)
 
 
-def _pack(kind: str, header: dict, payloads: list[bytes]) -> bytes:
-    k = kind.encode()
-    h = json.dumps(header, sort_keys=True).encode()
-    parts = [_MAGIC, struct.pack("<HB", FORMAT_VERSION, len(k)), k, struct.pack("<I", len(h)), h]
-    parts.append(struct.pack("<I", len(payloads)))
-    for p in payloads:
-        parts += [struct.pack("<Q", len(p)), p]
-    body = b"".join(parts)
-    return body + hashlib.sha256(body).digest()
+def _params_of(h: _fmt.Header, params: Params, what: str) -> Params:
+    """The parameters of a blob read into a context with ``params``: they must be equal.
+
+    The context's parameters were accepted already, so the blob's are read with the insecure
+    opt-in, then compared.
+    """
+    value = h.raw("params")
+    if _fmt.same_json(value, params._header()):  # 1 == True in Python; not in JSON
+        return params
+    found = Params._from_header(value, insecure=True, reader="")
+    if found != params:
+        raise ValueError(f"the {what} was written for {found}, not this context's {params}")
+    return found
 
 
-def _unpack(blob: Any, kind: str) -> tuple[dict, list[bytes]]:
-    if not isinstance(blob, bytes | bytearray | memoryview):
-        raise TypeError(f"expected bytes, got {type(blob).__name__}")
-    blob = bytes(blob)
-    what = f"a Ren CKKS {kind} blob"
-    if len(blob) < len(_MAGIC) + 3 + 32 or not blob.startswith(_MAGIC):
-        raise ValueError(f"not {what}: it does not start with Ren's CKKS header")
-    body, digest = blob[:-32], blob[-32:]
-    (version, klen) = struct.unpack_from("<HB", body, len(_MAGIC))
-    if version != FORMAT_VERSION:
+def _read_value(
+    blob: bytes, kind: str, params: Params | None, device: str | None
+) -> tuple[Params, _fmt.Header, list[Poly]]:
+    """The parameters, the checked header and the polys of a plaintext or ciphertext blob.
+
+    With ``params`` (a context's), the blob's must be equal; without (unpickling), they are read
+    with the insecure opt-in: a pickle is trusted data, as it must be.
+    """
+    header, datas = _fmt.unpack(blob, kind)
+    fields = ["level", "params", "polys", "real", "scale"]
+    if kind == "ciphertext":
+        fields.append("key_fingerprint")
+    h = _fmt.Header(header, f"the {kind} blob's header", fields)
+    if params is None:
+        params = Params._from_header(h.raw("params"), insecure=True, reader="")
+    else:
+        params = _params_of(h, params, kind)
+    level = h.integer("level", 0, params.max_level)
+    h.hex_float("scale")
+    h.flag("real")
+    counts = (2, 3) if kind == "ciphertext" else (1,)
+    if len(datas) not in counts:
         raise ValueError(
-            f"{what} of format version {version}; this Ren reads version {FORMAT_VERSION}"
+            f"a {kind} blob holds {' or '.join(map(str, counts))} polynomials, this one "
+            f"{len(datas)}"
         )
-    if hashlib.sha256(body).digest() != digest:
-        raise ValueError(f"{what} is truncated or altered: its checksum does not match")
-    pos = len(_MAGIC) + 3
-    found = body[pos : pos + klen].decode(errors="replace")
-    if found != kind:
-        raise ValueError(f"expected {what}, got one holding a {found!r}")
-    pos += klen
-    try:
-        (hlen,) = struct.unpack_from("<I", body, pos)
-        header = json.loads(body[pos + 4 : pos + 4 + hlen])
-        pos += 4 + hlen
-        (count,) = struct.unpack_from("<I", body, pos)
-        pos += 4
-        payloads = []
-        for _ in range(count):
-            (size,) = struct.unpack_from("<Q", body, pos)
-            pos += 8
-            if pos + size > len(body):
-                raise ValueError("a payload runs past the end")
-            payloads.append(body[pos : pos + size])
-            pos += size
-    except (struct.error, ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"{what} is malformed: {e}") from None
-    if pos != len(body):
-        raise ValueError(f"{what} is malformed: {len(body) - pos} bytes after the last payload")
-    return header, payloads
+    polys = _fmt.read_polys(h, datas, [params.ring(level)] * len(datas), device)
+    return params, h, polys
 
 
-def _polys_from(
-    header: dict, datas: list[bytes], rings: Sequence[RingSpec], device: str | None
-) -> list[Poly]:
-    heads = header.get("polys")
-    if not isinstance(heads, list) or len(heads) != len(datas) or len(rings) != len(datas):
-        raise ValueError("the blob's polynomial list does not match its payloads")
-    out = []
-    for i, (head, data, ring) in enumerate(zip(heads, datas, rings, strict=True)):
-        if head.get("L") != ring.L or head.get("domain") not in ("coeff", "ntt"):
-            raise ValueError(f"polynomial {i} of the blob does not match {ring!r}")
-        if len(data) != 8 * ring.size:
-            raise ValueError(
-                f"polynomial {i} of the blob has {len(data)} bytes; {ring!r} needs {8 * ring.size}"
-            )
-        limbs = np.frombuffer(data, dtype="<u8").reshape(ring.L, ring.n)
-        domain = Domain.NTT if head["domain"] == "ntt" else Domain.COEFF
-        out.append(Poly.from_limbs(limbs, ring, domain, device))
-    return out
+def _plaintext_from_pickle(blob: bytes, device: str) -> Plaintext:
+    params, h, polys = _read_value(blob, "plaintext", None, device)
+    level, real = h.raw("level"), h.raw("real")
+    return Plaintext(polys[0], h.hex_float("scale"), level, real, params=params)
 
 
-def _read_values(blob: bytes, kind: str, ctx: Context) -> tuple[dict, list[Poly]]:
-    header, datas = _unpack(blob, kind)
-    params = Params._from_header(header["params"])
-    if params != ctx.params:
-        raise ValueError(f"the {kind} was written for {params}, not this context's {ctx.params}")
-    level = header.get("level")
-    if not is_int(level) or not 0 <= level <= params.max_level:
-        raise ValueError(f"the {kind}'s level {level!r} is outside [0, {params.max_level}]")
-    try:
-        header["scale"] = float.fromhex(header["scale"])
-    except (KeyError, TypeError, ValueError):
-        raise ValueError(f"the {kind}'s scale is not readable") from None
-    if not 1.0 <= header["scale"] < 2.0**1000:
-        raise ValueError(f"the {kind}'s scale {header['scale']} is out of range")
-    if not isinstance(header.get("real"), bool):
-        raise ValueError(f"the {kind}'s real flag is not readable")
-    ring = params.ring(level)
-    polys = _polys_from(header, datas, [ring] * len(datas), ctx.device)
-    return header, polys
+def _ciphertext_from_pickle(blob: bytes, device: str) -> Ciphertext:
+    params, h, polys = _read_value(blob, "ciphertext", None, device)
+    fp = h.fingerprint("key_fingerprint")
+    level, real = h.raw("level"), h.raw("real")
+    return Ciphertext(
+        tuple(polys), h.hex_float("scale"), level, real, params=params, key_fingerprint=fp
+    )
+
+
+def _evaluation_keys_from_pickle(blob: bytes, device: str) -> EvaluationKeys:
+    return EvaluationKeys.from_bytes(blob, device, insecure=True)
+
+
+def _context_from_pickle(params: Params, device: str, keys: bytes | None) -> Context:
+    evk = None if keys is None else EvaluationKeys.from_bytes(keys, device, insecure=True)
+    return Context(params, device=device, keys=evk)
