@@ -2,7 +2,13 @@
 
 ``Poly`` values over RNS rings build a graph; realizing them schedules the graph into kernels
 that a backend runs. See ``docs/`` for the conventions and the pipeline.
+
+``ren.__version__`` is the version of the installed distribution. The package is typed: it ships
+a ``py.typed`` marker (PEP 561), so a type checker reads its annotations.
 """
+
+import functools
+from typing import TYPE_CHECKING
 
 from ren.engine.jit import clear_jit, jit
 from ren.errors import JitError
@@ -10,3 +16,36 @@ from ren.poly import Poly, realize
 from ren.ring import Domain, RingSpec, ntt_primes
 
 __all__ = ["Domain", "JitError", "Poly", "RingSpec", "clear_jit", "jit", "ntt_primes", "realize"]
+
+
+@functools.cache
+def _version() -> str:
+    """The installed distribution's version, else the one ``pyproject.toml`` declares.
+
+    The version is written once, in ``pyproject.toml``; an install records it in the metadata.
+    """
+    from importlib import metadata  # here, not at import: it takes a sixth of Ren's import time
+
+    try:
+        return metadata.version("ren")
+    except metadata.PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        try:
+            with pyproject.open("rb") as f:
+                return str(tomllib.load(f)["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "0+unknown"  # neither installed nor in its source tree
+
+
+if TYPE_CHECKING:
+    __version__: str
+else:  # hidden from type checkers, which would take it to give every other name too
+
+    def __getattr__(name: str) -> str:
+        """``ren.__version__``, read from the metadata when first asked for (PEP 562)."""
+        if name == "__version__":
+            return _version()
+        raise AttributeError(f"module 'ren' has no attribute {name!r}")

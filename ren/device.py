@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from ren import settings
+from ren.errors import RenError
 
 __all__ = [
     "BUFFER_DTYPES",
@@ -195,6 +196,17 @@ class Buffer:
     def array(self, value: np.ndarray | None) -> None:
         self._array = value
 
+    def need_array(self) -> np.ndarray:
+        """``array`` for a buffer that must hold data (a backend's kernel buffers, say).
+
+        Raises:
+            RenError: when the buffer holds no data (never allocated, or freed since).
+        """
+        array = self.array
+        if array is None:
+            raise RenError(f"{self!r} holds no data: it was never allocated or has been freed")
+        return array
+
     @property
     def root(self) -> Buffer:
         """The buffer that owns the storage: the base of a view, else the buffer itself.
@@ -232,6 +244,7 @@ class Buffer:
         if self._array is None:
             if self.base is not None:
                 raw = self.base.ensure_allocated()._array
+                assert raw is not None  # ensure_allocated gave the base its storage
                 window = raw[self.offset : self.offset + self.nbytes]
                 self._array = window.view(BUFFER_DTYPES[self.dtype])
             else:

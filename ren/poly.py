@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from ren.backends import ring_kernels as rk
 from ren.device import Buffer, canonical_device
 from ren.engine.observe import notify
 from ren.engine.realize import Realization, prepare
+from ren.errors import RenError
 from ren.ir.facts import facts, is_const
 from ren.ir.node import (
     BufferArg,
@@ -93,7 +94,7 @@ def _check_ring(ring: Any) -> RingSpec:
     return ring
 
 
-def is_int(x: Any) -> bool:
+def is_int(x: object) -> TypeGuard[int | np.integer]:
     """Whether ``x`` is a Python or NumPy integer (not a bool)."""
     return isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
 
@@ -112,7 +113,7 @@ class Poly:
 
     def __init__(
         self, coeffs: Sequence[int] | np.ndarray, ring: RingSpec, device: str | None = None
-    ):
+    ) -> None:
         ring = _check_ring(ring)
         words = rk.encode_coeffs(ring, coeffs)
         self.node = _buffer_node(words, ring, Domain.COEFF, canonical_device(device))
@@ -127,7 +128,7 @@ class Poly:
         return p
 
     @classmethod
-    def const(cls, value: int, ring: RingSpec, device: str | None = None) -> Poly:
+    def const(cls, value: int | np.integer, ring: RingSpec, device: str | None = None) -> Poly:
         """The constant polynomial ``value``: a ``CONST`` node, no buffer.
 
         The value is kept as its centered representative modulo ``Q`` (in ``(-Q/2, Q/2]``), so
@@ -269,17 +270,17 @@ class Poly:
     @property
     def ring(self) -> RingSpec:
         """The ring of the value."""
-        return facts(self.node).ring
+        return facts(self.node).need_ring()
 
     @property
     def domain(self) -> Domain:
         """The representation the value is (or will be) computed in."""
-        return facts(self.node).domain
+        return facts(self.node).need_domain()
 
     @property
     def device(self) -> str:
         """The device the value lives on."""
-        return facts(self.node).device
+        return facts(self.node).need_device()
 
     def __repr__(self) -> str:
         return f"<Poly {self.ring.short()} {self.domain.value} {self.device} {self.node.op.name}>"
@@ -369,22 +370,22 @@ class Poly:
         src = (rhs, self.node) if reverse else (self.node, rhs)
         return Poly._wrap(Node(op, self.node.dtype, src))
 
-    def __add__(self, other: Poly | int) -> Poly:
+    def __add__(self, other: Poly | int | np.integer) -> Poly:
         return self._binary(Op.ADD, other)
 
-    def __radd__(self, other: int) -> Poly:
+    def __radd__(self, other: int | np.integer) -> Poly:
         return self._binary(Op.ADD, other, reverse=True)
 
-    def __sub__(self, other: Poly | int) -> Poly:
+    def __sub__(self, other: Poly | int | np.integer) -> Poly:
         return self._binary(Op.SUB, other)
 
-    def __rsub__(self, other: int) -> Poly:
+    def __rsub__(self, other: int | np.integer) -> Poly:
         return self._binary(Op.SUB, other, reverse=True)
 
-    def __mul__(self, other: Poly | int) -> Poly:
+    def __mul__(self, other: Poly | int | np.integer) -> Poly:
         return self._binary(Op.MUL, other)
 
-    def __rmul__(self, other: int) -> Poly:
+    def __rmul__(self, other: int | np.integer) -> Poly:
         return self._binary(Op.MUL, other, reverse=True)
 
     def __neg__(self) -> Poly:
@@ -516,7 +517,8 @@ class Poly:
     def realize(self, *others: Poly) -> Poly:
         """Compute this poly (and ``others``, together: shared work runs once); returns ``self``.
 
-        Afterwards every ``Poly`` whose graph used one of these values reads its buffer.
+        Afterwards every ``Poly`` whose graph used one of these values reads its buffer. Safe to
+        call from several threads, on the same values or others (see ``realize``).
         """
         realize(self, *others)
         return self
@@ -524,7 +526,12 @@ class Poly:
     def _words(self) -> np.ndarray:
         if not self.realized:
             self.realize()
-        return _storage(self.node).reshape(len(self.ring.moduli), self.ring.n)
+        words = _storage(self.node)
+        if words is None:  # a stored value whose buffer was freed since
+            raise RenError(
+                f"{self!r} holds no data: it was freed (Buffer.deallocate) after it was computed"
+            )
+        return words.reshape(len(self.ring.moduli), self.ring.n)
 
     def tolist(self, centered: bool = False) -> list[int]:
         """The coefficients as Python ints in ``[0, Q)``, or ``(-Q/2, Q/2]`` when ``centered``.
@@ -570,6 +577,10 @@ def realize(*polys: Poly) -> tuple[Poly, ...]:
 
     Every live ``Poly`` whose graph overlapped the realized work is repointed through the
     ``becomes_map`` to the realized buffers, so nothing is computed twice.
+
+    Threads: safe to call from several threads at once; each realization's words are its own.
+    It repoints the polys it was given (made in any thread) and the live polys the calling
+    thread made; other threads' polys keep their graphs, which compute the same words.
     """
     for p in polys:
         if not isinstance(p, Poly):

@@ -18,9 +18,11 @@ the evaluation at every root). Use small rings.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from ren.ir.facts import facts
+from ren.ir.facts import facts, need_ring
 from ren.ir.node import Node
 from ren.ir.op import Op
 from ren.ring import Domain, RingSpec, bit_reverse, primitive_root_2n
@@ -36,6 +38,8 @@ __all__ = [
 ]
 
 Value = list[int]
+#: What the evaluator holds for a node: a value, a SINK's tuple of them, or None for storage.
+NodeValue = Value | tuple[Value, ...] | None
 
 
 def centered(x: int, Q: int) -> int:
@@ -143,7 +147,9 @@ class Stored(tuple):
     """What a ``STORE``/``AFTER`` holds: ``(value, ring)``, read through views and loads."""
 
 
-def _read_storage(store: Node, src_value: object, ring: RingSpec, domain: Domain, offset: int = 0):
+def _read_storage(
+    store: Node, src_value: object, ring: RingSpec, domain: Domain, offset: int = 0
+) -> Value:
     """The value of ``ring`` held ``offset`` limbs into ``store`` (a buffer, or a stored value)."""
     if store.op is Op.BUFFER:
         data = store.arg.buffer.array
@@ -157,7 +163,8 @@ def _read_storage(store: Node, src_value: object, ring: RingSpec, domain: Domain
     raise ValueError(f"{store.op.name} holds no readable value")
 
 
-def _eval_node(node: Node, src: list[Value]) -> Value | tuple[Value, ...] | None:
+def _eval_node(node: Node, src: list[Any]) -> NodeValue:
+    # each op knows what its sources hold (values; a Stored under AFTER; None for storage)
     op, arg = node.op, node.arg
     if op is Op.SINK:
         return tuple(src)
@@ -169,7 +176,7 @@ def _eval_node(node: Node, src: list[Value]) -> Value | tuple[Value, ...] | None
         return src[1] if isinstance(src[1], Stored) else None
     if op in (Op.BUFFER_VIEW, Op.INDEX):
         return src[0]  # read by the AS_RING/LOAD above, which knows the ring and offset
-    ring = facts(node).ring
+    ring = need_ring(node)  # every op from here on makes a ring value
     if op is Op.AS_RING:
         inner = node.src[0]
         if inner.op is Op.CONST:
@@ -198,10 +205,10 @@ def _eval_node(node: Node, src: list[Value]) -> Value | tuple[Value, ...] | None
     if op in (Op.NTT, Op.INTT, Op.COPY, Op.CONTIGUOUS):
         return src[0]
     if op is Op.TO_RING:
-        Q_src = facts(node.src[0]).ring.Q
+        Q_src = need_ring(node.src[0]).Q
         return [centered(x, Q_src) % Q for x in src[0]]
     if op is Op.RESCALE:
-        Q_src = facts(node.src[0]).ring.Q
+        Q_src = need_ring(node.src[0]).Q
         P = 1
         for p in arg.moduli:
             P *= p
@@ -212,8 +219,8 @@ def _eval_node(node: Node, src: list[Value]) -> Value | tuple[Value, ...] | None
     raise ValueError(f"the reference evaluator has no rule for {op.name}")
 
 
-def evaluate_graph(root: Node) -> dict[Node, Value | tuple[Value, ...]]:
-    """The value of every node below ``root`` (iterative, each node once).
+def evaluate_graph(root: Node) -> dict[Node, NodeValue]:
+    """The value of every node below ``root`` (iterative, each node once; ``None`` for storage).
 
     Raises:
         TypeError: when ``root`` is not a ``Node`` (for a ``Poly`` ``p``, pass ``p.node``).
@@ -222,7 +229,7 @@ def evaluate_graph(root: Node) -> dict[Node, Value | tuple[Value, ...]]:
         raise TypeError(
             f"the reference evaluates a graph Node (a Poly's .node), got {type(root).__name__}"
         )
-    values: dict[Node, Value | tuple[Value, ...]] = {}
+    values: dict[Node, NodeValue] = {}
     for node in root.toposort():
         values[node] = _eval_node(node, [values[s] for s in node.src])
     return values
@@ -233,5 +240,13 @@ def evaluate(root: Node) -> Value | tuple[Value, ...]:
 
     Raises:
         TypeError: when ``root`` is not a ``Node`` (for a ``Poly`` ``p``, pass ``p.node``).
+        ValueError: when ``root`` is storage (a ``BUFFER``, a ``CONST``, a kernel's ``SLOT``), not
+            a value: evaluate the value over it (the ``AS_RING`` above a buffer or constant).
     """
-    return evaluate_graph(root)[root]
+    value = evaluate_graph(root)[root]
+    if value is None:
+        raise ValueError(
+            f"a {root.op.name} node is storage, not a value; evaluate a value (a Poly's .node, "
+            "the AS_RING above a buffer or constant)"
+        )
+    return value

@@ -19,7 +19,7 @@ import enum
 import functools
 import math
 from collections.abc import Iterable, Mapping, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,7 +40,7 @@ __all__ = [
 #: The largest modulus (exclusive) each storage dtype accepts, and its Montgomery radix bits.
 DTYPE_LIMIT_BITS = {"u32": 30, "u64": 62}
 DTYPE_WORD_BITS = {"u32": 32, "u64": 64}
-NUMPY_DTYPES = {"u32": np.uint32, "u64": np.uint64}
+NUMPY_DTYPES: dict[str, type[np.unsignedinteger]] = {"u32": np.uint32, "u64": np.uint64}
 
 
 class Domain(enum.Enum):
@@ -261,7 +261,7 @@ def automorphism_ntt_table(n: int, g: int) -> np.ndarray:
 # ring spec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RingSpec:
     """The ring ``Z_Q[X]/(X^n+1)`` in RNS form over ``moduli``, stored as ``dtype`` words.
 
@@ -279,22 +279,23 @@ class RingSpec:
 
     n: int
     moduli: tuple[int, ...]
-    dtype: str = field(default=None)  # type: ignore[assignment]
+    dtype: str
 
-    def __post_init__(self) -> None:
-        _check_power_of_two(self.n)
-        object.__setattr__(self, "n", int(self.n))
-        if isinstance(self.moduli, int | np.integer):
-            raise TypeError(f"moduli must be a sequence of ints, got the int {self.moduli}")
+    def __init__(self, n: int, moduli: Iterable[int], dtype: str | None = None) -> None:
+        _check_power_of_two(n)
+        n = int(n)
+        object.__setattr__(self, "n", n)
+        if isinstance(moduli, int | np.integer):
+            raise TypeError(f"moduli must be a sequence of ints, got the int {moduli}")
         # text is iterable but holds no ints; a set or a dict has no limb order
-        if isinstance(self.moduli, str | bytes | bytearray | Set | Mapping) or not isinstance(
-            self.moduli, Iterable
+        if isinstance(moduli, str | bytes | bytearray | Set | Mapping) or not isinstance(
+            moduli, Iterable
         ):
             raise TypeError(
                 "moduli must be a sequence of ints in limb order (a tuple or list), got "
-                f"{type(self.moduli).__name__} {self.moduli!r}"
+                f"{type(moduli).__name__} {moduli!r}"
             )
-        raw = tuple(self.moduli)
+        raw = tuple(moduli)
         for q in raw:  # int(17.9) would silently give 17
             if isinstance(q, bool | np.bool_) or not isinstance(q, int | np.integer):
                 raise TypeError(f"modulus {q!r} is a {type(q).__name__}; moduli must be ints")
@@ -308,17 +309,16 @@ class RingSpec:
             seen.add(q)
             if not is_prime(q):
                 raise ValueError(f"modulus {q} is not prime")
-            if (q - 1) % (2 * self.n):
+            if (q - 1) % (2 * n):
                 raise ValueError(
-                    f"modulus {q} is not 1 mod 2n={2 * self.n}: the negacyclic NTT of size "
-                    f"n={self.n} needs q = 1 (mod 2n)"
+                    f"modulus {q} is not 1 mod 2n={2 * n}: the negacyclic NTT of size "
+                    f"n={n} needs q = 1 (mod 2n)"
                 )
         object.__setattr__(self, "moduli", moduli)
         biggest = max(moduli)
-        if self.dtype is None:
+        if dtype is None:
             dtype = "u32" if biggest < 1 << DTYPE_LIMIT_BITS["u32"] else "u64"
         else:
-            dtype = self.dtype
             if not isinstance(dtype, str):
                 raise TypeError(f"dtype must be 'u32', 'u64' or None, got {dtype!r}")
             if dtype not in DTYPE_LIMIT_BITS:

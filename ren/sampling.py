@@ -157,7 +157,7 @@ def integers(rng: RngLike, low: int, high: int, size: int) -> list[int] | np.nda
     gen = as_rng(rng)
     if isinstance(gen, np.random.Generator):
         nbytes = (span.bit_length() + 7) // 8
-        out = []
+        out: list[int] = []
         while len(out) < size:
             x = int.from_bytes(gen.bytes(nbytes), "little") & ((1 << span.bit_length()) - 1)
             if x < span:

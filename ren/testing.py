@@ -206,7 +206,14 @@ def _seed(seed: int, *parts: object) -> int:
     return zlib.crc32("/".join(map(str, (seed, *parts))).encode())
 
 
-def _case(family: str, name: str, ring: RingSpec, seed: int, program, detail: str = "") -> Case:
+def _case(
+    family: str,
+    name: str,
+    ring: RingSpec,
+    seed: int,
+    program: Callable[[_Inputs], list[tuple[str, Poly]]],
+    detail: str = "",
+) -> Case:
     """A case whose ``program(inputs)`` builds the outputs from an ``_Inputs``."""
     s = _seed(seed, family, name, ring)
 
@@ -313,18 +320,14 @@ def _basis_targets(ring: RingSpec) -> dict[str, RingSpec]:
     return out
 
 
+def _converts_to(t: RingSpec) -> Callable[[_Inputs], list[tuple[str, Poly]]]:
+    return lambda i: [(f"a.to_ring({t.short()})", i.coeff(0).to_ring(t))]
+
+
 def _basis(ring: RingSpec, seed: int) -> list[Case]:
     out = []
     for name, target in _basis_targets(ring).items():
-        out.append(
-            _case(
-                "basis",
-                name,
-                ring,
-                seed,
-                lambda i, t=target: [(f"a.to_ring({t.short()})", i.coeff(0).to_ring(t))],
-            )
-        )
+        out.append(_case("basis", name, ring, seed, _converts_to(target)))
     if ring.L >= 2:
         view = RingSpec(ring.n, ring.moduli[:-1], ring.dtype)
         out.append(

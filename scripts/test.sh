@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: set-up, lint, format check, strict docs build, then pytest.
+# The whole test suite: set-up, lint, format check, type check, strict docs build, then pytest.
 # Extra arguments go to pytest: `bash scripts/test.sh -k rings -x`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -11,6 +11,9 @@ echo "== ruff check"
 
 echo "== ruff format --check"
 .venv/bin/ruff format --check .
+
+echo "== mypy"
+.venv/bin/mypy ren
 
 echo "== mkdocs build --strict"
 site=$(mktemp -d)

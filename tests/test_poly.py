@@ -7,6 +7,7 @@ here and in ``tests/oracles.py``), and the graph shape the contract promises.
 import numpy as np
 import pytest
 
+from ren.errors import RenError
 from ren.ir import GaloisArg, Op, RescaleArg
 from ren.poly import Poly
 from ren.reference import evaluate
@@ -370,3 +371,12 @@ def test_constant_value_must_be_an_int():
     for bad in (True, 1.0, "3"):
         with pytest.raises(TypeError, match="a constant value must be an int"):
             Poly.const(bad, RING)
+
+
+@pytest.mark.parametrize("read", ["tolist", "limbs", "words", "tobytes"])
+def test_reading_a_value_whose_buffer_was_freed_is_an_error(read: str):
+    a = (Poly(A, RING) * 3).realize()
+    assert a.tolist() == mod([3 * c for c in A])
+    a.node.src[0].arg.buffer.deallocate()
+    with pytest.raises(RenError, match="holds no data: it was freed"):
+        getattr(a, read)()

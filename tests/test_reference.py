@@ -192,6 +192,18 @@ def test_unallocated_buffer_has_no_value():
         evaluate(node)
 
 
+@pytest.mark.parametrize("op", ["BUFFER", "CONST"])
+def test_storage_is_not_a_value(op: str):
+    # a buffer or a constant is read through the AS_RING above it; alone it has no value
+    words = words_for([1, 2, 3, 4, 5, 6, 7, 8], RING_SMALL, Domain.COEFF)
+    leaf = Poly.const(3, RING_SMALL) if op == "CONST" else Poly.from_words(words, RING_SMALL)
+    storage = leaf.node.src[0]
+    assert storage.op.name == op
+    with pytest.raises(ValueError, match=f"a {op} node is storage, not a value"):
+        evaluate(storage)
+    assert evaluate(leaf.node) == ([3] + [0] * 7 if op == "CONST" else [1, 2, 3, 4, 5, 6, 7, 8])
+
+
 # --------------------------------------------------------------------------------------------
 # arithmetic
 

@@ -27,7 +27,7 @@ from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.device import Buffer
 from ren.errors import RenError
-from ren.ir.node import KernelInfo, Node
+from ren.ir.node import IndexArg, KernelInfo, Node
 from ren.ir.op import Op
 from ren.passes.kernelize import copy_read
 from ren.ring import automorphism_ntt_table
@@ -82,12 +82,11 @@ class CompiledKernel:
         """Call the kernel on ``bufs`` (each shifted by its byte offset) and the kernel's tables."""
         if _threaded():
             cpu_threads.apply()
-        args = [ctypes.c_void_p(b.array.ctypes.data) for b in bufs]
+        addresses = [b.need_array().ctypes.data for b in bufs]
         for i, off in enumerate(self.offsets):
-            if off:
-                args[i] = ctypes.c_void_p(args[i].value + off)
-        args += [ctypes.c_void_p(t.ctypes.data) for t in self.tables]
-        self.fn(*args)
+            addresses[i] += off
+        addresses += [t.ctypes.data for t in self.tables]
+        self.fn(*(ctypes.c_void_p(a) for a in addresses))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -110,7 +109,7 @@ class CopyKernel:
 
     def __call__(self, bufs: tuple[Buffer, ...]) -> None:
         """Copy the window of ``bufs[1]`` into ``bufs[0]``."""
-        np.copyto(bufs[0].array, bufs[1].array[self.offset : self.offset + self.size])
+        np.copyto(bufs[0].need_array(), bufs[1].need_array()[self.offset : self.offset + self.size])
 
 
 @functools.lru_cache(maxsize=4096)
@@ -119,7 +118,7 @@ def _copy(ast: Node) -> CopyKernel:
     return CopyKernel(read.limb_offset * read.ring.n, read.ring.size)
 
 
-def _template(ast: Node):
+def _template(ast: Node) -> tuple[templates.CKernel, tuple[np.ndarray, ...], IndexArg]:
     """The C template of a polynomial kernel, its tables and the input's limb window.
 
     The kernel is an NTT, INTT, rescale or basis extension; the limb window is the input's
@@ -128,6 +127,7 @@ def _template(ast: Node):
     value = ast.src[1]
     read = value.src[0].arg  # the IndexArg of the LOAD of the input
     ring = read.ring
+    tables: tuple[np.ndarray, ...]
     if value.op is Op.NTT:
         kernel, tables = templates.ntt_source(ring), templates.ntt_tables(ring)
     elif value.op is Op.INTT:
@@ -220,7 +220,7 @@ class GraphRunner:
 
 
 def _address(obj: Buffer | np.ndarray) -> int:
-    array = obj if isinstance(obj, np.ndarray) else obj.ensure_allocated().array
+    array = obj if isinstance(obj, np.ndarray) else obj.ensure_allocated().need_array()
     return array.ctypes.data
 
 
@@ -240,7 +240,8 @@ def graph_runner(units: list, bindings: list[tuple[int, int, int]]) -> GraphRunn
             roots.append(obj)
         return index[key]
 
-    fns, lines = [], []
+    fns: list[Callable[..., None]] = []
+    lines: list[str] = []
     for i, unit in enumerate(units):
         args = []
         for j, buf in enumerate(unit.bufs):

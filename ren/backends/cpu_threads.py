@@ -26,6 +26,7 @@ import ctypes
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from ren import settings
 from ren.codegen.compiler import load_cached
@@ -44,14 +45,15 @@ int ren_omp_max_threads(void) { return omp_get_max_threads(); }
 _lock = threading.Lock()  # one thread measures at a time
 _helper_lock = threading.Lock()
 _local = threading.local()
-_helper: tuple[object, int] | None = None  # (the set function, OpenMP's own default)
+#: (the set function, OpenMP's own default)
+_helper: tuple[Callable[[int], None], int] | None = None
 _window: tuple[float, float, float] | None = None  # (wall, busy seconds of all cores, own seconds)
 _until = 0.0  # when the current decision expires
 _threads = 0  # the current decision (0: none yet)
 _others = 0.0  # cores other processes used in the last window
 
 
-def _load_helper() -> tuple[object, int]:
+def _load_helper() -> tuple[Callable[[int], None], int]:
     """The ``omp_set_num_threads`` entry point and OpenMP's default team size (built once)."""
     global _helper
     if _helper is None:

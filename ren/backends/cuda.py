@@ -25,6 +25,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from ren.ir.op import Op
 from ren.passes.kernelize import copy_read
 from ren.ring import automorphism_ntt_table
 
-__all__ = ["EmulatedRuntime", "PyCUDARuntime", "compile", "runtime"]
+__all__ = ["EmulatedRuntime", "PyCUDARuntime", "Runtime", "compile", "runtime"]
 
 RENDERER = CUDARenderer()
 
@@ -55,6 +56,40 @@ INSTALL_HINT = (
 
 # ---------------------------------------------------------------------------------------------
 # runtimes: PyCUDA, and the host emulator with the same interface
+
+
+class Runtime(Protocol):
+    """What the cuda backend asks of a runtime (``PyCUDARuntime``, ``EmulatedRuntime``).
+
+    An allocation is the runtime's own object (a PyCUDA ``DeviceAllocation``, a host array).
+    """
+
+    name: str
+    description: str
+
+    def enter(self) -> None:
+        """Make the runtime usable in the calling thread."""
+
+    def module(self, source: str) -> Any:
+        """Build CUDA C ``source`` into a module with ``get_function(name)``."""
+
+    def alloc(self, nbytes: int) -> Any:
+        """Allocate ``nbytes`` of device memory."""
+
+    def pointer(self, alloc: Any) -> int:
+        """The device address of an allocation."""
+
+    def htod(self, alloc: Any, host: np.ndarray) -> None:
+        """Copy ``host`` into the allocation."""
+
+    def dtoh(self, host: np.ndarray, alloc: Any) -> None:
+        """Copy the allocation into ``host``."""
+
+    def free(self, alloc: Any) -> None:
+        """Release an allocation."""
+
+    def synchronize(self) -> None:
+        """Wait until every launch has finished."""
 
 
 class PyCUDARuntime:
@@ -199,8 +234,8 @@ def runtime() -> PyCUDARuntime | EmulatedRuntime:
 class DeviceCopy:
     """The device words of a root buffer (``Buffer.mirror``), and which side is newer."""
 
-    runtime: object  # the runtime that made the allocation
-    alloc: object
+    runtime: Runtime  # the runtime that made the allocation
+    alloc: Any
     ptr: int
     host_fresh: bool = True  # the host array holds the latest words
     device_fresh: bool = False  # the device allocation holds the latest words
@@ -221,23 +256,36 @@ _MIRROR_LOCK = threading.Lock()
 def device_pointer(buf: Buffer) -> int:
     """The device address of ``buf``'s first word, uploading the host words if they are newer."""
     root = buf.root.ensure_allocated()
-    copy = root.mirror
+    copy = _device_copy(root)
     if copy is None:
         with _MIRROR_LOCK:  # two threads reading one stored value (a key) make one copy
-            copy = root.mirror
+            copy = _device_copy(root)
             if copy is None:
                 rt = runtime()
                 alloc = rt.alloc(root.nbytes)
-                copy = root.mirror = DeviceCopy(rt, alloc, rt.pointer(alloc))
+                copy = DeviceCopy(rt, alloc, rt.pointer(alloc))
+                root.mirror = copy
     if not copy.device_fresh:
-        copy.runtime.htod(copy.alloc, root.host_array)
+        host = root.host_array  # not .array: that would sync from the device copy
+        assert host is not None  # allocated above
+        copy.runtime.htod(copy.alloc, host)
         copy.device_fresh = copy.host_fresh = True
     return copy.ptr + buf.offset
 
 
+def _device_copy(root: Buffer) -> DeviceCopy | None:
+    """The device copy of the root buffer ``root``, if it has one."""
+    copy = root.mirror
+    if copy is None or isinstance(copy, DeviceCopy):
+        return copy
+    raise RenError(f"{root!r} is mirrored by {type(copy).__name__}, not by the cuda device")
+
+
 def _written(buf: Buffer) -> None:
     """A kernel wrote ``buf`` on the device: the host mirror of its root is stale."""
-    buf.root.mirror.host_fresh = False
+    copy = _device_copy(buf.root)
+    if copy is not None:  # device_pointer made it before the launch
+        copy.host_fresh = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -265,12 +313,12 @@ class CUDAKernel:
     launches: tuple[_Launch, ...]
     tables: tuple[np.ndarray, ...] = ()
     offsets: tuple[int, ...] = ()
-    _device_tables: list = field(default_factory=list)
-    _functions: dict = field(default_factory=dict)
-    _runtime: object = None
+    _device_tables: list[tuple[Any, int]] = field(default_factory=list)
+    _functions: dict[str, Any] = field(default_factory=dict)
+    _runtime: Runtime | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def _prepare(self, rt: object) -> None:
+    def _prepare(self, rt: Runtime) -> None:
         """Build the module and upload the tables for ``rt``; the kernel is then ready on it.
 
         Runs under the kernel's lock; the ready state is published last, so a thread that sees
@@ -390,7 +438,7 @@ def _copy(ast: Node) -> Callable[[tuple[Buffer, ...]], None]:
 
     def copy(bufs: tuple[Buffer, ...]) -> None:
         # through the host mirrors: Buffer.array syncs each side with its device copy
-        np.copyto(bufs[0].array, bufs[1].array[start:stop])
+        np.copyto(bufs[0].need_array(), bufs[1].need_array()[start:stop])
 
     return copy
 

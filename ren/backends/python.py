@@ -22,7 +22,7 @@ import numpy as np
 from ren.backends import ring_kernels as rk
 from ren.device import Buffer
 from ren.errors import RenError
-from ren.ir.facts import facts
+from ren.ir.facts import need_ring
 from ren.ir.node import KernelInfo, Node
 from ren.ir.op import Op
 from ren.ring import Domain, automorphism_ntt_table
@@ -47,7 +47,7 @@ def _load(node: Node, bufs: tuple[Buffer, ...]) -> np.ndarray:
     arg = node.arg
     ring = arg.ring
     slot = node.src[0].src[0].arg.index
-    rows = bufs[slot].array.reshape(-1, ring.n)[arg.limb_offset : arg.limb_offset + ring.L]
+    rows = bufs[slot].need_array().reshape(-1, ring.n)[arg.limb_offset : arg.limb_offset + ring.L]
     if arg.galois is None:
         return rows
     if arg.domain is Domain.NTT:
@@ -55,15 +55,13 @@ def _load(node: Node, bufs: tuple[Buffer, ...]) -> np.ndarray:
     return rk.automorphism(ring, rows, arg.galois, Domain.COEFF)
 
 
-def _eval(node: Node, src: list[np.ndarray], bufs: tuple[Buffer, ...]) -> np.ndarray | None:
+def _eval(node: Node, src: list[np.ndarray], bufs: tuple[Buffer, ...]) -> np.ndarray:
     op = node.op
     if op is Op.LOAD:
         return _load(node, bufs)
     if op is Op.IMM:
         return _imm(node)
-    if op in (Op.INDEX, Op.GIDX, Op.SLOT):
-        return None
-    ring = facts(node).ring
+    ring = need_ring(node)
     if op is Op.ADD:
         return rk.add(ring, *src)
     if op is Op.SUB:
@@ -72,7 +70,7 @@ def _eval(node: Node, src: list[np.ndarray], bufs: tuple[Buffer, ...]) -> np.nda
         return rk.neg(ring, src[0])
     if op is Op.MUL:
         return rk.mont_mul(ring, *src)
-    src_ring = facts(node.src[0]).ring
+    src_ring = need_ring(node.src[0])
     if op is Op.NTT:
         return rk.ntt(src_ring, src[0])
     if op is Op.INTT:
@@ -99,8 +97,9 @@ def _run_order(ast: Node) -> Callable[[tuple[Buffer, ...]], None]:
     def run(bufs: tuple[Buffer, ...]) -> None:
         vals: dict[Node, np.ndarray] = {}
         for node in order:
-            vals[node] = _eval(node, [vals.get(s) for s in node.src], bufs)
-        out = bufs[0].array
+            # the order has no INDEX, GIDX or SLOT (a LOAD reads its buffer itself)
+            vals[node] = _eval(node, [vals[s] for s in node.src if s in vals], bufs)
+        out = bufs[0].need_array()
         out[:] = np.asarray(vals[value], dtype=out.dtype).reshape(-1)
 
     return run

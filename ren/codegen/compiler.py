@@ -39,6 +39,7 @@ import platform
 import re
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -213,7 +214,32 @@ def _valid(lib: Path) -> bool:
     if data is None or summ is None:
         return False
     want = f"{len(data)} {hashlib.sha256(data).hexdigest()}"
-    return summ.decode("ascii", errors="replace").strip() == want
+    return summ.decode("ascii", errors="replace").strip() == want and _loadable(data)
+
+
+def _loadable(data: bytes) -> bool:
+    """Whether an ELF library's headers and loadable segments lie inside its bytes.
+
+    The loader maps segments straight from the file, so a truncated library (with a ``.sum``
+    that matches it: a forged or damaged entry) would end the process with ``SIGBUS`` instead of
+    failing to load. Such an entry is built again. On Linux a library must be ELF; other
+    systems' formats are left to the loader.
+    """
+    if data[:4] != b"\x7fELF":
+        return not sys.platform.startswith("linux")
+    if len(data) < 64 or data[4] != 2 or data[5] not in (1, 2):  # 64-bit, either byte order
+        return False
+    end = "<" if data[5] == 1 else ">"
+    phoff, shoff = struct.unpack_from(end + "QQ", data, 32)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", data, 54)
+    if phoff + phnum * phentsize > len(data) or shoff + shnum * shentsize > len(data):
+        return False
+    for i in range(phnum):
+        p_type, _, p_offset = struct.unpack_from(end + "IIQ", data, phoff + i * phentsize)
+        p_filesz = struct.unpack_from(end + "Q", data, phoff + i * phentsize + 32)[0]
+        if p_type == 1 and p_offset + p_filesz > len(data):  # PT_LOAD past the end of the file
+            return False
+    return True
 
 
 def _touch(lib: Path) -> None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ren.ir.node import Node
+from ren.ir.node import ImmArg, IndexArg, Node
 from ren.ir.op import Op
-from ren.ring import Domain
+from ren.ring import Domain, RingSpec
 
 __all__ = ["Instr", "Program", "Table", "linearize"]
 
@@ -40,12 +40,15 @@ class Table:
 
 @dataclass(frozen=True)
 class Instr:
-    """``dest = op(srcs)`` with the node's arg; ``dest`` is the index of the value defined."""
+    """``dest = op(srcs)`` with the node's arg; ``dest`` is the index of the value defined.
+
+    ``arg`` is the ``IndexArg`` of a ``LOAD``, the ``ImmArg`` of an ``IMM``, else ``None``.
+    """
 
     dest: int
     op: Op
     srcs: tuple[int, ...]
-    arg: object
+    arg: IndexArg | ImmArg | None
     slot: int | None = None  # LOAD/STORE: the buffer parameter
     table: Table | None = None  # LOAD with a gather
 
@@ -57,7 +60,7 @@ class Program:
     instrs: tuple[Instr, ...]
     slots: int
     tables: tuple[Table, ...]
-    ring: object
+    ring: RingSpec
     out: int  # the value stored
 
 
@@ -98,5 +101,5 @@ def linearize(ast: Node) -> Program:
             raise ValueError(f"{node.op.name} is not elementwise: it has a template of its own")
     from ren.ir.facts import facts
 
-    ring = facts(value).ring
+    ring = facts(value).need_ring()
     return Program(tuple(instrs), slots, tuple(tables), ring, index[value])

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 from ren.codegen.linearize import Instr, Program
+from ren.ir.node import ImmArg, IndexArg
 from ren.ir.op import Op
 from ren.ring import RingSpec
 
@@ -62,7 +63,7 @@ class Renderer(ABC):
         """The lines that run ``body`` for every limb ``i`` and slot ``k``."""
 
     # --- common ------------------------------------------------------------------------------
-    def _words(self, values, ring: RingSpec) -> str:
+    def _words(self, values: Iterable[int], ring: RingSpec) -> str:
         return ", ".join(self.literal(v, ring) for v in values)
 
     def expr(self, ins: Instr, prog: Program) -> str:
@@ -72,15 +73,14 @@ class Renderer(ABC):
         window), an ``IMM`` reads its per-limb constant array, and every other op is written by
         ``code_for_op`` on the values of its sources.
         """
-        ring = prog.ring
-        if ins.op is Op.LOAD:
-            arg = ins.arg
+        ring, arg = prog.ring, ins.arg
+        if isinstance(arg, IndexArg):  # a LOAD
             k = f"{ins.table.name}[k]" if ins.table is not None else "k"
             row = f"(i + {arg.limb_offset})" if arg.limb_offset else "i"
             return f"b{ins.slot}[{row} * {ring.n} + {k}]"
-        if ins.op is Op.IMM:  # the per-limb words are the array IMM<dest>
+        if isinstance(arg, ImmArg):  # an IMM: the per-limb words are the array IMM<dest>
             word = f"IMM{ins.dest}[i]"
-            return word if ins.arg.layout == "all" else f"(k == 0 ? {word} : 0)"
+            return word if arg.layout == "all" else f"(k == 0 ? {word} : 0)"
         return self.code_for_op[ins.op](*(f"v{s}" for s in ins.srcs))
 
     def render(self, prog: Program, name: str) -> str:
@@ -94,7 +94,7 @@ class Renderer(ABC):
         ]
         body = [f"const {word} q = Q[i], qinv = QINV[i];"]
         for ins in prog.instrs:
-            if ins.op is Op.IMM:
+            if isinstance(ins.arg, ImmArg):
                 words = self._words(imm_words(ins.arg.value, ring), ring)
                 consts.append(f"{table} {word} IMM{ins.dest}[{ring.L}] = {{{words}}};")
             body.append(f"const {word} v{ins.dest} = {self.expr(ins, prog)};")

@@ -731,7 +731,7 @@ def automorphism_source(ring: RingSpec, g: int, domain: Domain) -> CKernel:
             name=name,
         )
         perm = CArg("perm", "const int32_t *", "int32", (ring.n,), "table")
-        args = (_word_arg("out", ring, "out"), _word_arg("in", ring, "in"), perm)
+        args: tuple[CArg, ...] = (_word_arg("out", ring, "out"), _word_arg("in", ring, "in"), perm)
         title = f"{name}: automorphism X -> X^g in NTT form, any g (a gather by perm)"
     elif domain is Domain.COEFF:
         name = f"ren_automorphism_coeff_g{g}_{_tag(ring)}"

@@ -40,9 +40,9 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar, overload
 
 import numpy as np
 
@@ -58,16 +58,27 @@ from ren.ir.node import BufferArg, Node
 from ren.ir.op import Op
 from ren.poly import Poly, _buffer_node, realize, stored
 
-__all__ = ["CacheInfo", "CapturedPlan", "JitFunction", "capturing", "clear_jit", "jit"]
+__all__ = [
+    "CacheInfo",
+    "CapturedPlan",
+    "JitFunction",
+    "PlanRunner",
+    "capturing",
+    "clear_jit",
+    "jit",
+]
 
-_ALL: weakref.WeakSet[JitFunction] = weakref.WeakSet()
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_ALL: weakref.WeakSet[JitFunction[..., Any]] = weakref.WeakSet()
 _ALL_LOCK = threading.Lock()
 
 #: The function whose capture is in progress in this thread (or asyncio task), else ``None``.
-CAPTURING: ContextVar[JitFunction | None] = ContextVar("ren_jit_capturing", default=None)
+CAPTURING: ContextVar[JitFunction[..., Any] | None] = ContextVar("ren_jit_capturing", default=None)
 
 
-def capturing() -> JitFunction | None:
+def capturing() -> JitFunction[..., Any] | None:
     """The jitted function being captured in the current thread, or ``None``.
 
     A capture in another thread does not count: each thread captures and computes on its own.
@@ -136,16 +147,35 @@ def _rebuild(obj: Any, swap: dict[int, Poly]) -> Any:
     return obj
 
 
-def _spec(path: str, p: Poly) -> tuple:
+def _spec(path: str, p: Poly) -> tuple[Any, ...]:
     if is_const(p.node):
         value = p.node.src[0].arg.value if p.node.op is Op.AS_RING else p.node.arg.value
         return (path, "const", p.ring, value, p.device, p.domain)
-    buf, view = stored(p.node)
+    buf, view = _storage_of(p)
     return (path, "buffer", p.ring, buf.size, buf.dtype, p.device, p.domain, view)
+
+
+def _storage_of(p: Poly) -> tuple[Buffer, tuple[int, int] | None]:
+    """Where a realized value is stored: its buffer, and ``(offset, size)`` for a limb view.
+
+    Raises:
+        JitError: when ``p`` is not a stored value (a constant, or a value not realized).
+    """
+    where = stored(p.node)
+    if where is None:
+        raise JitError(f"a Poly in {p.ring} was expected to be stored in a buffer, and is not")
+    return where
 
 
 # ---------------------------------------------------------------------------------------------
 # the captured plan
+
+
+class PlanRunner(Protocol):
+    """A backend's graph runner (``graph_runner(units, bindings)``): one call replays a plan."""
+
+    def run(self, inputs: list[Buffer | None]) -> None:
+        """One replay with ``inputs`` (by input position; ``None`` for a constant) bound."""
 
 
 @dataclasses.dataclass(eq=False)
@@ -176,11 +206,12 @@ class CapturedPlan:
     passthrough: list[tuple[tuple[int, tuple[int, int]] | Poly, Buffer]]
     result: Any
     pruned: int = 0
-    runner: Any = None
+    runner: PlanRunner | None = None
     capture_s: float = 0.0
     staging: dict[int, Buffer] = dataclasses.field(default_factory=dict)
     replays: int = 0
     external: list[tuple[Buffer, Any, str]] = dataclasses.field(default_factory=list)
+    owned: list[tuple[Buffer, Any]] = dataclasses.field(default_factory=list)
     _local: Any = dataclasses.field(default_factory=threading.local, repr=False)
     _lock: Any = dataclasses.field(default_factory=threading.Lock, repr=False)
 
@@ -195,6 +226,30 @@ class CapturedPlan:
         if mine is None:
             mine = self._local.plan = _copy_for_thread(self)
         return mine
+
+    def refresh_owned(self) -> None:
+        """Give back storage to any buffer of the plan's own that was freed since its last call.
+
+        The plan writes its outputs (and arena) in full at every replay, so an output the caller
+        freed (``Buffer.deallocate``) is allocated again, and the graph runner, which holds the
+        addresses, is made again.
+        """
+        stale = {id(buf) for buf, array in self.owned if buf._array is not array}
+        if not stale:
+            return
+        for u in self.units:
+            for b in u.bufs:
+                if b is not None and (id(b.root) in stale) and b.base is not None:
+                    b.array = None  # a view of a root allocated again: take the new window
+        for buf, _ in self.owned:
+            buf.ensure_allocated()
+        for u in self.units:
+            for b in u.bufs:
+                if b is not None:
+                    b.ensure_allocated()
+        self.owned = _owned(self)
+        if self.runner is not None:
+            self.runner = _graph_runner(self)
 
     def check_external(self, name: str) -> None:
         """Raise ``JitError`` naming a stored value the plan reads that was freed since capture."""
@@ -304,8 +359,16 @@ def _copy_for_thread(plan: CapturedPlan) -> CapturedPlan:
         _local=threading.local(),
         _lock=threading.Lock(),
     )
+    copy_.owned = _owned(copy_)
     copy_.runner = _graph_runner(copy_)
     return copy_
+
+
+def _owned(plan: CapturedPlan) -> list[tuple[Buffer, Any]]:
+    """The root buffers the plan writes (outputs, arena, passthrough outputs), with their arrays."""
+    roots = {id(u.bufs[0].root): u.bufs[0].root for u in plan.units}
+    roots.update({id(dst): dst for _, dst in plan.passthrough})
+    return [(r, r._array) for r in roots.values()]
 
 
 def _with_storage(node: Node, moved: Callable[[Buffer], Buffer]) -> Node:
@@ -351,10 +414,14 @@ def _stored_names(fn: Callable[..., Any]) -> dict[int, str]:
 # the jitted function
 
 
-class JitFunction:
-    """A function wrapped by :func:`jit`; call it like the function."""
+class JitFunction(Generic[P, R]):
+    """A function wrapped by :func:`jit`; call it like the function.
 
-    def __init__(self, fn: Callable[..., Any], prune: bool = False, max_plans: int = 8) -> None:
+    For a type checker it has the function's parameters and return type (``JitFunction[P, R]``
+    wraps a ``Callable[P, R]``).
+    """
+
+    def __init__(self, fn: Callable[P, R], prune: bool = False, max_plans: int = 8) -> None:
         if not callable(fn):
             raise TypeError(f"ren.jit wraps a function, got {type(fn).__name__}")
         if not isinstance(prune, bool):
@@ -394,12 +461,21 @@ class JitFunction:
             self.hits = self.misses = 0
             self.last = None
 
-    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> JitFunction[P, R]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> Callable[..., R]: ...
+
+    def __get__(
+        self, instance: object | None, owner: type | None = None
+    ) -> JitFunction[P, R] | Callable[..., R]:
         if instance is None:
             return self
-        return functools.partial(self, instance)
+        method: Callable[..., R] = self  # a method: the instance is the first argument
+        return functools.partial(method, instance)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the function: replay the plan captured for these inputs, or capture a new one.
 
         The key of a plan is where each ``Poly`` input sits in the arguments (in lists, tuples,
@@ -446,7 +522,7 @@ class JitFunction:
         # which inputs share a buffer (x passed twice): part of the key, as the plan reads one
         first: dict[int, int] = {}
         alias = tuple(
-            None if is_const(p.node) else first.setdefault(id(stored(p.node)[0]), i)
+            None if is_const(p.node) else first.setdefault(id(_storage_of(p)[0]), i)
             for i, (_, p) in enumerate(polys)
         )
         key = (tuple(_spec(path, p) for path, p in polys), alias, tuple(leaves))
@@ -465,7 +541,7 @@ class JitFunction:
             return result
         notify("on_jit_start", self)
         start = time.perf_counter()
-        plan = self._capture(key, args, kwargs, polys)
+        plan = self._capture(key, lambda: self.fn(*args, **kwargs), polys)
         with self._lock:
             kept = self.plans.get(key)
             if kept is None:
@@ -491,13 +567,15 @@ class JitFunction:
         return list(bound.arguments.items())
 
     # --- capture ----------------------------------------------------------------------------
-    def _capture(self, key: tuple, args: tuple, kwargs: dict, polys: list) -> CapturedPlan:
+    def _capture(
+        self, key: tuple[Any, ...], call: Callable[[], R], polys: list[tuple[str, Poly]]
+    ) -> CapturedPlan:
         start = time.perf_counter()
         recorded: list[ExecUnit] = []
         capturing_token = CAPTURING.set(self)
         recorder_token = CAPTURE_RECORDER.set(recorded.append)
         try:
-            result = self.fn(*args, **kwargs)
+            result = call()
             outs: list[tuple[str, Poly]] = []
             _walk(result, "result", outs, None)
             if not outs:
@@ -509,7 +587,7 @@ class JitFunction:
         finally:
             CAPTURE_RECORDER.reset(recorder_token)
             CAPTURING.reset(capturing_token)
-        inputs = [None if is_const(p.node) else stored(p.node)[0] for _, p in polys]
+        inputs = [None if is_const(p.node) else _storage_of(p)[0] for _, p in polys]
         input_ids: dict[int, int] = {}
         for i, b in enumerate(inputs):
             if b is not None:
@@ -534,12 +612,12 @@ class JitFunction:
             words = np.array(p._words(), copy=True)
             fresh = Poly._wrap(_buffer_node(words, p.ring, p.domain, p.device))
             swap[id(p)] = fresh
-            passthrough.append((src, stored(fresh.node)[0]))
+            passthrough.append((src, _storage_of(fresh)[0]))
         if swap:
             result = _rebuild(result, swap)
             outs = []
             _walk(result, "result", outs, None)
-        out_bufs = {id(stored(p.node)[0]) for _, p in outs}
+        out_bufs = {id(_storage_of(p)[0]) for _, p in outs}
 
         # which units read an input (directly or through another such unit)
         dependent, units, pruned = set(input_ids), [], []
@@ -590,6 +668,7 @@ class JitFunction:
             pruned=len(pruned),
         )
         plan.external = _external_reads(plan, _stored_names(self.fn))
+        plan.owned = _owned(plan)
         plan._local.plan = plan  # the capturing thread replays into the capture's own buffers
         plan.runner = _graph_runner(plan)
         plan.capture_s = time.perf_counter() - start
@@ -605,18 +684,19 @@ class JitFunction:
     def _replay(self, shared: CapturedPlan, polys: list[tuple[str, Poly]]) -> Any:
         shared.check_external(self.name)
         plan = shared.for_this_thread()
+        plan.refresh_owned()
         new: list[Buffer | None] = []
         for i, (_, p) in enumerate(polys):
             if not plan.inputs[i]:
                 new.append(None)
                 continue
-            buf = stored(p.node)[0]  # allocated: __call__ checked
+            buf = _storage_of(p)[0]  # allocated: __call__ checked
             if id(buf) in plan.written:  # an output fed back: read a copy, not the live buffer
                 stage = plan.staging.get(i)
                 if stage is None:
                     stage = plan.staging[i] = Buffer(buf.device, buf.dtype, buf.size)
                     stage.ensure_allocated()
-                np.copyto(stage.array, buf.array)
+                np.copyto(stage.need_array(), buf.need_array())
                 buf = stage
             new.append(buf)
         try:
@@ -630,8 +710,8 @@ class JitFunction:
                     words = src._words().reshape(-1)
                 else:
                     (k, (offset, size)) = src
-                    words = new[k].array[offset : offset + size]
-                np.copyto(dst.array, words)
+                    words = _bound(new, k).need_array()[offset : offset + size]
+                np.copyto(dst.need_array(), words)
         finally:
             new.clear()  # bound inputs are not kept
         with shared._lock:
@@ -649,7 +729,7 @@ def _external_reads(plan: CapturedPlan, names: dict[int, str]) -> list[tuple[Buf
         for j, b in enumerate(u.bufs)
         if j > 0 and b is not None and (i, j) not in bound
     ]
-    reads += [stored(src.node)[0].root for src, _ in plan.passthrough if isinstance(src, Poly)]
+    reads += [_storage_of(src)[0].root for src, _ in plan.passthrough if isinstance(src, Poly)]
     for root in reads:
         if id(root) in plan.written or id(root) in out:
             continue
@@ -662,7 +742,7 @@ def _external_reads(plan: CapturedPlan, names: dict[int, str]) -> list[tuple[Buf
     return list(out.values())
 
 
-def _rebound(u: ExecUnit, swap: dict[int, Buffer | None]) -> ExecUnit:
+def _rebound(u: ExecUnit, swap: Mapping[int, Buffer | None]) -> ExecUnit:
     """``u`` with the buffers whose ``id`` is in ``swap`` replaced (``None``: an input slot)."""
     kernel = _rebind(u.kernel, swap)
     return u if kernel is u.kernel else ExecUnit(u.name, u.device, kernel.bufs, u.fn, kernel)
@@ -677,7 +757,7 @@ def _run_units(plan: CapturedPlan, new: list[Buffer | None], validate: bool) -> 
         if i in by_unit:
             items = list(bufs)
             for j, k in by_unit[i]:
-                items[j] = new[k]
+                items[j] = _bound(new, k)
             bufs = tuple(items)
         start = time.perf_counter()
         unit.fn(bufs)
@@ -688,7 +768,15 @@ def _run_units(plan: CapturedPlan, new: list[Buffer | None], validate: bool) -> 
             print(f"  replay {unit.name:<33} {ms:8.3f} ms", file=sys.stderr)
 
 
-def _graph_runner(plan: CapturedPlan) -> Any:
+def _bound(new: list[Buffer | None], k: int) -> Buffer:
+    """The buffer bound to input ``k`` (a binding is always a buffer input, never a constant)."""
+    buf = new[k]
+    if buf is None:
+        raise JitError(f"input {k} of a replay is a constant, and the plan reads it as a buffer")
+    return buf
+
+
+def _graph_runner(plan: CapturedPlan) -> PlanRunner | None:
     """The backend's graph runner for the plan, when every unit is on one device that has one."""
     if not settings.JIT_GRAPH.get() or not plan.units:
         return None
@@ -703,7 +791,19 @@ def _graph_runner(plan: CapturedPlan) -> Any:
 # the public entry points
 
 
-def jit(fn: Callable[..., Any] | None = None, *, prune: bool = False, max_plans: int = 8) -> Any:
+@overload
+def jit(fn: Callable[P, R], *, prune: bool = False, max_plans: int = 8) -> JitFunction[P, R]: ...
+
+
+@overload
+def jit(
+    fn: None = None, *, prune: bool = False, max_plans: int = 8
+) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
+
+
+def jit(
+    fn: Callable[P, R] | None = None, *, prune: bool = False, max_plans: int = 8
+) -> JitFunction[P, R] | Callable[[Callable[P, R]], JitFunction[P, R]]:
     """Capture a polynomial function once per argument spec and replay it.
 
     Use as ``@ren.jit`` or ``@ren.jit(prune=True, max_plans=8)``.
@@ -715,10 +815,15 @@ def jit(fn: Callable[..., Any] | None = None, *, prune: bool = False, max_plans:
         max_plans: how many argument specs keep a captured plan (least recently used dropped).
 
     Returns:
-        A :class:`JitFunction` (or a decorator making one, when ``fn`` is not given).
+        A :class:`JitFunction` (or a decorator making one, when ``fn`` is not given), typed with
+        the function's parameters and return type.
     """
     if fn is None:
-        return lambda f: JitFunction(f, prune=prune, max_plans=max_plans)
+
+        def decorate(f: Callable[P, R]) -> JitFunction[P, R]:
+            return JitFunction(f, prune=prune, max_plans=max_plans)
+
+        return decorate
     return JitFunction(fn, prune=prune, max_plans=max_plans)
 
 

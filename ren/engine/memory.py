@@ -15,8 +15,9 @@ are already allocated (inputs), buffers written by a copy between devices, and b
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ren import settings
 from ren.device import Buffer
@@ -224,7 +225,7 @@ class TLSF:
     def blocks(self) -> list[tuple[int, int, bool]]:
         """Every block in address order: ``(offset, size, free)``."""
         out = []
-        block = self._first
+        block: _Block | None = self._first
         while block is not None:
             out.append((block.offset, block.size, block.free))
             block = block.next
@@ -309,14 +310,22 @@ class MemoryPlan:
 
 
 def _fmt(n: int) -> str:
+    size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)  # pragma: no cover
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(size)  # pragma: no cover
 
 
-def _lifetimes(schedule: list[ScheduledKernel]) -> dict[int, tuple[Buffer, int, int]]:
+class _Bound(Protocol):
+    """A kernel bound to buffers (a ``ScheduledKernel``, or an exec unit of ``ren.jit``)."""
+
+    @property
+    def bufs(self) -> tuple[Buffer, ...]: ...
+
+
+def _lifetimes(schedule: Sequence[_Bound]) -> dict[int, tuple[Buffer, int, int]]:
     """Each buffer of the schedule: ``(buffer, first kernel, last kernel)``."""
     life: dict[int, tuple[Buffer, int, int]] = {}
     for i, k in enumerate(schedule):
@@ -331,7 +340,7 @@ def _planned(
 ) -> dict[int, tuple[Buffer, int, int]]:
     """The buffers the planner may place: temporaries first written by a kernel of the schedule."""
     copies = {id(k.bufs[0]) for k in schedule if k.info.kind == "copy"}
-    writers = {}
+    writers: dict[int, int] = {}
     for i, k in enumerate(schedule):
         writers.setdefault(id(k.bufs[0]), i)
     out = {}
@@ -430,8 +439,9 @@ def _plan_device(
     return plan, views
 
 
-def _rebind(kernel: ScheduledKernel, views: dict[int, Buffer]) -> ScheduledKernel:
-    bufs = tuple(views.get(id(b), b) for b in kernel.bufs)
+def _rebind(kernel: ScheduledKernel, views: Mapping[int, Buffer | None]) -> ScheduledKernel:
+    # None (from ren.jit) empties an input slot, which each replay binds to the call's buffer
+    bufs = cast("tuple[Buffer, ...]", tuple(views.get(id(b), b) for b in kernel.bufs))
     if all(a is b for a, b in zip(bufs, kernel.bufs, strict=True)):
         return kernel
     return type(kernel)(kernel.ast, bufs, kernel.info)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from types import ModuleType
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -28,11 +28,12 @@ from ren.engine.memory import MemoryPlan, plan_memory
 from ren.engine.observe import active, notify
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.errors import RenError
-from ren.ir.node import Node, base_buffer
+from ren.ir.node import KernelInfo, Node, base_buffer
 from ren.ir.op import DType, Op
 from ren.passes import ScheduleContext
 
 __all__ = [
+    "Backend",
     "ExecUnit",
     "Realization",
     "backend",
@@ -64,7 +65,21 @@ class ExecUnit:
         return f"<ExecUnit {self.name} {self.device} bufs={ids}>"
 
 
-_backends: dict[str, ModuleType] = {}
+class Backend(Protocol):
+    """What realization asks of a device's backend.
+
+    A backend is a module of ``ren.backends``, or the object ``register_device`` was given.
+    ``compile(ast, info)`` returns the runner of one kernel body (``STORE(SLOT 0, value)``):
+    ``runner(bufs)`` runs it on a tuple of buffers, slot 0 written. Tools also use, when a backend
+    has them, ``source(ast, info)`` (what it runs, as text) and ``graph_runner(units, bindings)``
+    (a ``ren.jit`` plan as one call).
+    """
+
+    def compile(self, ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
+        """The runner of the kernel body ``ast``."""
+
+
+_backends: dict[str, Backend] = {}
 _backends_lock = threading.Lock()
 
 #: While ``ren.jit`` captures a function, every exec unit a realization runs *in the same thread
@@ -95,11 +110,11 @@ def uncaptured() -> Iterator[None]:
         CAPTURE_RECORDER.reset(token)
 
 
-def backend(device: str) -> ModuleType:
-    """The backend module of ``device`` (``ren.backends.<device>``)."""
+def backend(device: str) -> Backend:
+    """The backend of ``device``: the one ``register_device`` gave, or ``ren.backends.<device>``."""
     registered = registered_backend(device)  # looked up each time: it can be replaced
     if registered is not None:
-        return registered  # type: ignore[return-value]
+        return cast(Backend, registered)  # register_device checked its compile is callable
     module = _backends.get(device)
     if module is not None:
         return module
@@ -185,7 +200,7 @@ def run_exec_units(
         if watched:
             notify("on_unit", unit, seconds)
         for buf in last_use.get(step, ()):
-            buf.array.view(np.uint8)[:] = POISON
+            buf.need_array().view(np.uint8)[:] = POISON
         step += 1
 
 
@@ -200,15 +215,15 @@ def validate_unit(unit: ExecUnit) -> None:
     out = unit.bufs[0]
     ref = Buffer("python", out.dtype, out.size).ensure_allocated()
     python.interpret(unit.kernel.ast, (ref, *unit.bufs[1:]))
-    got = np.asarray(out.array)
-    bad = np.flatnonzero(got != ref.array)
+    got, want = out.need_array(), ref.need_array()
+    bad = np.flatnonzero(got != want)
     if bad.size:
         i, n = int(bad[0]), unit.kernel.info.ring.n
         source = getattr(unit.fn, "source", "(no source: not a rendered kernel)")
         raise RenError(
             f"REN_VALIDATE: kernel {unit.name} on {unit.device} differs from the python backend "
             f"at word {i} (limb {i // n}, slot {i % n}): got {int(got[i])}, expected "
-            f"{int(ref.array[i])}; {bad.size} of {out.size} words differ. Source:\n{source}"
+            f"{int(want[i])}; {bad.size} of {out.size} words differ. Source:\n{source}"
         )
 
 
@@ -249,7 +264,9 @@ class Realization:
     @property
     def memory_plan(self) -> MemoryPlan:
         """The plan of the arenas (empty when nothing was planned)."""
-        return self.ctx.memory_plan
+        plan = self.ctx.memory_plan
+        assert isinstance(plan, MemoryPlan)  # planned before a Realization is made
+        return plan
 
     @property
     def done(self) -> bool:

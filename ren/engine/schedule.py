@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
+from types import ModuleType
 
 from ren import settings
 from ren.device import Buffer
@@ -70,7 +71,7 @@ class ScheduledKernel:
         return f"<ScheduledKernel {self.info.name} bufs={[b.id for b in self.bufs]}>"
 
 
-def _pass_name(module: object) -> str:
+def _pass_name(module: ModuleType) -> str:
     return module.__name__.rsplit(".", 1)[-1]
 
 

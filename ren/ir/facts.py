@@ -22,11 +22,21 @@ from __future__ import annotations
 import weakref
 from typing import NamedTuple
 
+from ren.errors import SpecError
 from ren.ir.node import Node
 from ren.ir.op import Op
 from ren.ring import Domain, RingSpec
 
-__all__ = ["Facts", "device_of", "domain_of", "facts", "is_const", "is_view", "ring_of"]
+__all__ = [
+    "Facts",
+    "device_of",
+    "domain_of",
+    "facts",
+    "is_const",
+    "is_view",
+    "need_ring",
+    "ring_of",
+]
 
 
 class Facts(NamedTuple):
@@ -35,6 +45,24 @@ class Facts(NamedTuple):
     ring: RingSpec | None
     domain: Domain | None
     device: str | None
+
+    def need_ring(self) -> RingSpec:
+        """The ring, for a value that must have one (a ``SpecError`` if it has none)."""
+        if self.ring is None:
+            raise SpecError(f"a ring value was expected, got a value without a ring ({self})")
+        return self.ring
+
+    def need_domain(self) -> Domain:
+        """The domain, for a value that must have one (a ``SpecError`` if it has none)."""
+        if self.domain is None:
+            raise SpecError(f"a value in a domain was expected, got one without ({self})")
+        return self.domain
+
+    def need_device(self) -> str:
+        """The device, for a value that must live on one (a ``SpecError`` if it has none)."""
+        if self.device is None:
+            raise SpecError(f"a value on a device was expected, got one without ({self})")
+        return self.device
 
 
 _NONE = Facts(None, None, None)
@@ -58,7 +86,7 @@ def is_view(node: Node) -> bool:
     """
     if node.op is not Op.TO_RING:
         return False
-    return facts(node.src[0]).ring.contiguous_offset(node.arg.ring) is not None
+    return facts(node.src[0]).need_ring().contiguous_offset(node.arg.ring) is not None
 
 
 def _derive(node: Node, src: list[Facts]) -> Facts:
@@ -85,14 +113,16 @@ def _derive(node: Node, src: list[Facts]) -> Facts:
     if op is Op.COPY:
         return first._replace(device=arg.device)
     if op is Op.RESCALE:
-        keep = tuple(q for q in first.ring.moduli if q not in arg.moduli)
-        return Facts(first.ring.with_moduli(keep), Domain.COEFF, first.device)
+        ring = first.need_ring()
+        keep = tuple(q for q in ring.moduli if q not in arg.moduli)
+        return Facts(ring.with_moduli(keep), Domain.COEFF, first.device)
     if op is Op.TO_RING:
-        view = first.ring.contiguous_offset(arg.ring) is not None  # is_view, from src facts
+        view = first.need_ring().contiguous_offset(arg.ring) is not None  # is_view, from src
         return Facts(arg.ring, first.domain if view else Domain.COEFF, first.device)
     if op in (Op.ADD, Op.SUB, Op.MUL):
         consts = [is_const(s) for s in node.src]
         varying = [f for f, c in zip(src, consts, strict=True) if not c] or [first]
+        domain: Domain | None
         if (op is Op.MUL and len(varying) == 2) or any(f.domain is Domain.NTT for f in varying):
             domain = Domain.NTT
         else:
@@ -127,6 +157,14 @@ def facts(node: Node) -> Facts:
 def ring_of(node: Node) -> RingSpec | None:
     """The ring of ``node``'s value."""
     return facts(node).ring
+
+
+def need_ring(node: Node) -> RingSpec:
+    """The ring of ``node``'s value, for a node that must have one (``SpecError`` if not)."""
+    ring = facts(node).ring
+    if ring is None:
+        raise SpecError(f"{node!r} was expected to be a ring value and has no ring")
+    return ring
 
 
 def domain_of(node: Node) -> Domain | None:

@@ -248,6 +248,7 @@ def graph_rewrite(
             stack.append((node, 2, new))
             stack.append((new, 0, None))
         else:
+            assert out is not None  # stage 2 items carry the rule's output
             done[node] = done[out]
             pending.discard(node)
     return done[sink]

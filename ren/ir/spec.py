@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ren.device import devices
 from ren.errors import SpecError
-from ren.ir.facts import facts, is_const, is_view
+from ren.ir.facts import facts, is_const, is_view, need_ring
 from ren.ir.node import (
     BufferArg,
     ConstArg,
@@ -68,8 +68,9 @@ def _same_ring_and_device(node: Node) -> str | None:
         known = f.device is not None and fs[0].device is not None  # kernel slots have no device
         if known and f.device != fs[0].device:
             return f"sources are on different devices: {fs[0].device} and {f.device}"
-    if node.dtype is not DType.of_ring(fs[0].ring.dtype):
-        return f"dtype {node.dtype.value} differs from the ring's {fs[0].ring.dtype}"
+    ring = fs[0].need_ring()  # _ring_src has checked every source has one
+    if node.dtype is not DType.of_ring(ring.dtype):
+        return f"dtype {node.dtype.value} differs from the ring's {ring.dtype}"
     return None
 
 
@@ -130,7 +131,7 @@ def _as_ring(node: Node) -> str | None:
 def _to_ring(node: Node) -> str | None:
     if err := _nsrc(node, 1) or _arg(node, ToRingArg) or _ring_src(node):
         return err
-    src_ring, ring = facts(node.src[0]).ring, node.arg.ring
+    src_ring, ring = need_ring(node.src[0]), node.arg.ring
     if ring.n != src_ring.n:
         return f"changes the degree from n={src_ring.n} to n={ring.n}"
     if node.dtype is not DType.of_ring(ring.dtype):
@@ -141,7 +142,7 @@ def _to_ring(node: Node) -> str | None:
 def _rescale(node: Node) -> str | None:
     if err := _nsrc(node, 1) or _arg(node, RescaleArg) or _ring_src(node):
         return err
-    ring, moduli = facts(node.src[0]).ring, node.arg.moduli
+    ring, moduli = need_ring(node.src[0]), node.arg.moduli
     if not moduli or len(set(moduli)) != len(moduli):
         return f"moduli {moduli} must be non-empty and distinct"
     missing = [q for q in moduli if q not in ring.moduli]
@@ -149,15 +150,16 @@ def _rescale(node: Node) -> str | None:
         return f"modulus {missing[0]} is not in the ring {ring}"
     if len(moduli) >= len(ring.moduli):
         return f"dividing by all of {ring.moduli} leaves no modulus"
-    if node.dtype is not DType.of_ring(facts(node).ring.dtype):
-        return f"dtype {node.dtype.value} differs from the result ring's {facts(node).ring.dtype}"
+    result = need_ring(node)
+    if node.dtype is not DType.of_ring(result.dtype):
+        return f"dtype {node.dtype.value} differs from the result ring's {result.dtype}"
     return None
 
 
 def _galois(node: Node) -> str | None:
     if err := _unary(node) or _arg(node, GaloisArg):
         return err
-    n, g = facts(node.src[0]).ring.n, node.arg.galois
+    n, g = need_ring(node.src[0]).n, node.arg.galois
     if not 0 < g < 2 * n or g % 2 == 0:
         return f"Galois element {g} must be odd and in (0, 2n={2 * n})"
     return None
@@ -293,18 +295,21 @@ def _domains(node: Node) -> str | None:
         for i, s in enumerate(node.src):
             got = facts(s).domain
             if not is_const(s) and got is not want:
-                return f"source {i} is in {got.value} form, the op computes in {want.value}"
+                return f"source {i} is in {_form(got)} form, the op computes in {_form(want)}"
         if op is Op.MUL and not any(is_const(s) for s in node.src) and want is not Domain.NTT:
             return "a product of two non-constants must be computed in NTT form"
         if op is Op.AUTOMORPHISM and want is not Domain.NTT:
             return "an automorphism must read NTT form"
     if op is Op.RESCALE and facts(node.src[0]).domain is not Domain.COEFF:
         return "rescale must read coefficient form"
-    src = facts(node.src[0]) if node.src else None
     extends = op is Op.TO_RING and not is_view(node)
-    if extends and src.domain is not Domain.COEFF:
+    if extends and facts(node.src[0]).domain is not Domain.COEFF:
         return "a basis extension must read coefficient form"
     return None
+
+
+def _form(domain: Domain | None) -> str:
+    return "an unknown" if domain is None else domain.value
 
 
 def verify(sink: Node, domains: bool = False) -> Node:

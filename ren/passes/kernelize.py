@@ -77,7 +77,7 @@ def kernelize(buf: Node, value: Node) -> Node:
             else Domain.NTT
         )
     kind = KIND.get(value.op, "elementwise")
-    ring = f.ring
+    ring = f.need_ring()
     name = f"{kind}_n{ring.n}_L{ring.L}_{ring.dtype}"
     info = KernelInfo(kind, ring, domain, buf.arg.buffer.device, name)
     kernel = Node(Op.KERNEL, DType.VOID, bases, KernelArg(ast, info))

@@ -20,7 +20,7 @@ work is stored, so pushing down duplicates nothing).
 
 from __future__ import annotations
 
-from ren.ir.facts import is_const, is_view, ring_of
+from ren.ir.facts import is_const, is_view, need_ring
 from ren.ir.node import GaloisArg, Node
 from ren.ir.op import Op
 from ren.ir.rewrite import Pat, Rules, graph_rewrite
@@ -45,7 +45,7 @@ def compose(node: Node, x: Node) -> Node:
     ``auto(auto(x, g1), g2) -> auto(x, g1 g2 mod 2n)``
     """
     inner = node.src[0]
-    g = inner.arg.galois * node.arg.galois % (2 * ring_of(x).n)
+    g = inner.arg.galois * node.arg.galois % (2 * need_ring(x).n)
     return x if g == 1 else make(Op.AUTOMORPHISM, x, arg=GaloisArg(g))
 
 

@@ -30,11 +30,12 @@ def lower_bufferize(x: Node) -> Node:
     ``bufferize(x) -> as_ring(after(B, store(B, x)))``
     """
     f = facts(x)
-    buf = Node(Op.BUFFER, x.dtype, (), BufferArg(Buffer(f.device, f.ring.dtype, f.ring.size)))
+    ring = f.need_ring()
+    buf = Node(Op.BUFFER, x.dtype, (), BufferArg(Buffer(f.need_device(), ring.dtype, ring.size)))
     store = Node(Op.STORE, DType.VOID, (buf, x))
     domain = f.domain or Domain.COEFF
     return Node(
-        Op.AS_RING, x.dtype, (Node(Op.AFTER, x.dtype, (buf, store)),), RingArg(f.ring, domain)
+        Op.AS_RING, x.dtype, (Node(Op.AFTER, x.dtype, (buf, store)),), RingArg(ring, domain)
     )
 
 

@@ -33,23 +33,26 @@ def const_value(node: Node) -> int | None:
     return None
 
 
-def const_like(value: int, like: Node, **changes: object) -> Node:
-    """The constant ``value`` with ``like``'s ring, domain and device (or the ``changes``)."""
-    f = facts(like)._replace(**changes)
-    Q = f.ring.Q
+def const_like(value: int, like: Node, domain: Domain | None = None) -> Node:
+    """The constant ``value`` with ``like``'s ring, device and domain (or ``domain``)."""
+    f = facts(like)
+    ring = f.need_ring()
+    Q = ring.Q
     v = value % Q
     v = v - Q if v > Q // 2 else v
-    dtype = DType.of_ring(f.ring.dtype)
-    const = Node(Op.CONST, dtype, (), ConstArg(v, f.device))
-    return Node(Op.AS_RING, dtype, (const,), RingArg(f.ring, f.domain))
+    dtype = DType.of_ring(ring.dtype)
+    const = Node(Op.CONST, dtype, (), ConstArg(v, f.need_device()))
+    return Node(Op.AS_RING, dtype, (const,), RingArg(ring, domain or f.need_domain()))
 
 
 def _is(value: int) -> Pat:
-    return Pat(Op.AS_RING, src=(Pat(Op.CONST),), where=lambda n: const_value(n) % _q(n) == value)
+    return Pat(Op.AS_RING, src=(Pat(Op.CONST),), where=lambda n: _residue(n) == value)
 
 
-def _q(node: Node) -> int:
-    return node.arg.ring.Q
+def _residue(node: Node) -> int | None:
+    """The value of a ring constant in ``[0, Q)``, else ``None``."""
+    v = const_value(node)
+    return None if v is None else v % node.arg.ring.Q
 
 
 CONST = Pat(Op.AS_RING, src=(Pat(Op.CONST),))
@@ -60,8 +63,8 @@ def fold(node: Node) -> Node | None:
     """An op whose sources are all constants is a constant (``CONTIGUOUS`` excepted)."""
     if not node.src or node.op is Op.CONTIGUOUS or not all(is_const(s) for s in node.src):
         return None
-    vals = [const_value(s) for s in node.src]
-    if None in vals:
+    vals = [v for s in node.src if (v := const_value(s)) is not None]
+    if len(vals) != len(node.src):
         return None
     op = node.op
     if op is Op.ADD:
@@ -86,7 +89,7 @@ def _view_of_view(x: Node, node: Node) -> Node | None:
     """``TO_RING(TO_RING(x, r1), r2)`` with both views: one view of ``x``."""
     inner, ring = node.src[0], node.arg.ring
     r1 = inner.arg.ring
-    src_ring = facts(inner.src[0]).ring
+    src_ring = facts(inner.src[0]).need_ring()
     if src_ring.contiguous_offset(r1) is None or r1.contiguous_offset(ring) is None:
         return None
     return x if ring == src_ring else Node(Op.TO_RING, node.dtype, (x,), ToRingArg(ring))
@@ -146,8 +149,7 @@ rules = Rules(
 
 
 def _zero(node: Node) -> bool:
-    v = const_value(node)
-    return v is not None and v % node.arg.ring.Q == 0
+    return _residue(node) == 0
 
 
 def keep_output_domains(before: Node, after: Node) -> Node:
@@ -163,8 +165,8 @@ def keep_output_domains(before: Node, after: Node) -> Node:
     for old, new in zip(before.src, after.src, strict=True):
         want, got = facts(old).domain, facts(new).domain
         if want is not None and got is not want:
-            if const_value(new) is not None:
-                new = const_like(const_value(new), new, domain=want)
+            if (value := const_value(new)) is not None:
+                new = const_like(value, new, domain=want)
             else:
                 new = make(Op.NTT if want is Domain.NTT else Op.INTT, new)
         src.append(new)

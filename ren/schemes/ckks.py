@@ -315,7 +315,7 @@ class Params:
         Each run has ``ceil(L / dnum)`` moduli (the last may be shorter).
         """
         L = len(self.q_bits)
-        size = -(-L // self.dnum)
+        size = -(-L // (self.dnum or L))  # dnum is set by now; None would mean L
         return tuple(tuple(range(i, min(i + size, L))) for i in range(0, L, size))
 
     @functools.cached_property
@@ -386,25 +386,23 @@ class Params:
         """
         h = _fmt.Header(value, "the blob's parameters", _PARAM_FIELDS)
         n = h.integer("n", 4, 2**30)
-        kwargs = {
-            "n": n,
-            "q_bits": h.int_list("q_bits", 10, 62),
-            "p_bits": h.int_list("p_bits", 10, 62),
-            "scale_bits": h.integer("scale_bits", 1, 61),
-            "dnum": h.integer("dnum", 1, _fmt.MAX_MODULI),
-            "insecure": h.flag("insecure"),
-            "hamming_weight": h.optional_int("hamming_weight", 1, n),
-            "sigma": h.number("sigma", 0.0, 1e6),
-        }
+        q_bits, p_bits = h.int_list("q_bits", 10, 62), h.int_list("p_bits", 10, 62)
+        scale_bits = h.integer("scale_bits", 1, 61)
+        dnum = h.integer("dnum", 1, _fmt.MAX_MODULI)
+        marked_insecure = h.flag("insecure")
+        hamming_weight = h.optional_int("hamming_weight", 1, n)
+        sigma = h.number("sigma", 0.0, 1e6)
         moduli = h.moduli("moduli")
-        if kwargs["insecure"] and not insecure:
+        if marked_insecure and not insecure:
             raise ValueError(
                 "the blob's parameters are marked insecure=True (beyond the HE-standard table, "
                 f"for tests and teaching); {reader} refuses them unless its reader opts in: "
                 f"pass insecure=True to {reader}"
             )
         try:
-            params = cls(**kwargs)
+            params = cls(
+                n, q_bits, p_bits, scale_bits, dnum, marked_insecure, hamming_weight, sigma
+            )
         except (TypeError, ValueError, OverflowError) as e:
             raise ValueError(f"the blob's CKKS parameters are not valid: {e}") from None
         if moduli != params.p_moduli + params.q_moduli:
@@ -903,15 +901,15 @@ class KeySwitchKey:
     def __init__(self, galois: int | None, parts: tuple[tuple[Poly, Poly], ...]):
         if galois is not None and not is_int(galois):
             raise TypeError(f"galois must be an int or None, got {_fmt.describe(galois)}")
-        parts = tuple(tuple(pair) for pair in parts)
-        if not parts or any(len(pair) != 2 for pair in parts):
+        pairs = tuple(tuple(pair) for pair in parts)
+        if not pairs or any(len(pair) != 2 for pair in pairs):
             raise ValueError("a key-switching key has one (b, a) pair per digit")
-        for pair in parts:
+        for pair in pairs:
             for p in pair:
                 if not isinstance(p, Poly):
                     raise TypeError(f"the key's parts are Poly values, got {_fmt.describe(p)}")
         self.galois = None if galois is None else int(galois)
-        self.parts = parts
+        self.parts: tuple[tuple[Poly, Poly], ...] = tuple((b, a) for b, a in pairs)
 
     def __repr__(self) -> str:
         what = "relinearization" if self.galois is None else f"galois g={self.galois}"
@@ -980,8 +978,8 @@ class EvaluationKeys:
     ):
         if not isinstance(params, Params):
             raise TypeError(f"params must be a ckks.Params, got {_fmt.describe(params)}")
-        public = tuple(public)
-        if len(public) != 2 or not all(isinstance(p, Poly) for p in public):
+        pair = tuple(public)
+        if len(pair) != 2 or not all(isinstance(p, Poly) for p in pair):
             raise TypeError("public must be the pair (b, a) of Poly values")
         if not isinstance(relin, KeySwitchKey):
             raise TypeError(f"relin must be a KeySwitchKey, got {_fmt.describe(relin)}")
@@ -990,7 +988,7 @@ class EvaluationKeys:
         ):
             raise TypeError("galois must be a dict from Galois elements (ints) to KeySwitchKeys")
         self.params = params
-        self.public = public
+        self.public: tuple[Poly, Poly] = (pair[0], pair[1])
         self.relin = relin
         self.galois = dict(galois)
         self._fingerprint: str | None = None
@@ -1069,7 +1067,8 @@ class EvaluationKeys:
             base = 2 + 2 * digits * i
             pairs = tuple((polys[base + 2 * j], polys[base + 2 * j + 1]) for j in range(digits))
             keys.append(KeySwitchKey(g, pairs))
-        out = cls(params, (polys[0], polys[1]), keys[0], {k.galois: k for k in keys[1:]})
+        rotations = {int(g): k for g, k in zip(galois[1:], keys[1:], strict=True)}
+        out = cls(params, (polys[0], polys[1]), keys[0], rotations)
         if out.fingerprint != fp:
             raise ValueError(
                 f"the evaluation-key blob's public key has the fingerprint {out.fingerprint}, "
@@ -1167,7 +1166,8 @@ class Context:
                 raise TypeError(f"keys must be ckks.EvaluationKeys, got {type(keys).__name__}")
             if keys.params != params:
                 raise ValueError(f"the keys are for {keys.params}, not {params}")
-            self._public = tuple(p.to(self.device) for p in keys.public)
+            b, a = keys.public
+            self._public = (b.to(self.device), a.to(self.device))
             self._fingerprint = keys.fingerprint
             self._relin = self._keys_to_device(keys.relin)
             self._galois = {g: self._keys_to_device(k) for g, k in keys.galois.items()}
@@ -1258,16 +1258,17 @@ class Context:
 
     def _install(self, secret: Poly, public: tuple[Poly, Poly]) -> None:
         """Take ``secret`` and ``public`` as this context's keys; a new relinearization key."""
+        relin = self._make_switch_key(secret, secret * secret, None)
         self._secret, self._public, self._fingerprint = secret, public, None
         self._galois = {}
-        self._relin = self._make_switch_key(secret * secret, None)
+        self._relin = relin
 
     def _uniform_ntt(self, ring: RingSpec) -> Poly:
         """A uniform poly drawn directly in NTT form (uniform in either form)."""
         limbs = np.stack([sampling.uniform_below(self._rng, q, ring.n) for q in ring.moduli])
         return Poly.from_limbs(limbs, ring, Domain.NTT, self.device)
 
-    def _make_switch_key(self, s_new: Poly, galois: int | None) -> KeySwitchKey:
+    def _make_switch_key(self, secret: Poly, s_new: Poly, galois: int | None) -> KeySwitchKey:
         prm, K = self.params, self.params.key_ring
         Q = math.prod(prm.q_moduli)
         P = math.prod(prm.p_moduli)
@@ -1277,7 +1278,7 @@ class Context:
             T = (Q // D) * pow(Q // D, -1, D)  # 1 mod the digit's moduli, 0 mod the others
             a = self._uniform_ntt(K)
             e = Poly.gaussian(K, prm.sigma, self._rng, self.device)
-            b = -(a * self._secret) + e + s_new * (P * T % K.Q)
+            b = -(a * secret) + e + s_new * (P * T % K.Q)
             pairs.append((b.ntt(), a))
         with uncaptured():
             realize(*(p for pair in pairs for p in pair))
@@ -1290,13 +1291,20 @@ class Context:
                     self.keygen()
                 else:
                     raise ValueError(f"this context holds no secret key, so it cannot {what}")
-            return self._secret
+            secret = self._secret
+            assert secret is not None  # keygen made one
+            return secret
 
-    def _require_public(self) -> None:
-        if self._public is None:
-            with self._lock:
+    def _require_public(self) -> tuple[tuple[Poly, Poly], KeySwitchKey]:
+        """The public key and the relinearization key (made now if the context has none)."""
+        public, relin = self._public, self._relin
+        if public is None or relin is None:
+            with self._lock:  # a keygen in another thread holds it until both are set
                 if self._public is None:
                     self.keygen()
+                public, relin = self._public, self._relin
+        assert public is not None and relin is not None  # keys=, secret_key= and keygen set both
+        return public, relin
 
     def galois_key(self, g: int) -> KeySwitchKey:
         """The key switching ``s(X^g)`` to ``s``, made on first use (outside any jit capture).
@@ -1324,12 +1332,13 @@ class Context:
                 key = self._galois.get(g)
                 if key is None:
                     self._require_public()
-                    if self._secret is None:
+                    secret = self._secret
+                    if secret is None:
                         raise ValueError(
                             f"no key for the Galois element {g} (rotation or conjugation) was "
                             "given to this context, and it holds no secret key to make one"
                         )
-                    key = self._make_switch_key(self._secret.automorphism(g), g)
+                    key = self._make_switch_key(secret, secret.automorphism(g), g)
                     self._galois = {**self._galois, g: key}  # readers never see a half-made dict
         return key
 
@@ -1346,8 +1355,8 @@ class Context:
     def evaluation_keys(self) -> EvaluationKeys:
         """The public key, relinearization key and the rotation keys made so far."""
         with self._lock:
-            self._require_public()
-            keys = EvaluationKeys(self.params, self._public, self._relin, self._galois)
+            public, relin = self._require_public()
+            keys = EvaluationKeys(self.params, public, relin, self._galois)
             keys._fingerprint = self.key_fingerprint
         return keys
 
@@ -1359,7 +1368,8 @@ class Context:
         """
         with self._lock:
             s = self._require_secret("export a secret key")
-            records = [_fmt.poly_record(p) for p in (s, *self._public)]
+            public, _ = self._require_public()
+            records = [_fmt.poly_record(p) for p in (s, *public)]
             header = {
                 "params": self.params._header(),
                 "key_fingerprint": self.key_fingerprint,
@@ -1487,7 +1497,7 @@ class Context:
                 "replay would reuse the same randomness; encrypt outside the jitted function and "
                 "pass the ciphertext in"
             )
-        self._require_public()
+        public, _ = self._require_public()
         if isinstance(values, Plaintext):
             if level is not None or scale is not None:
                 raise ValueError("level and scale are the plaintext's own; pass neither")
@@ -1499,7 +1509,7 @@ class Context:
         v = Poly.ternary(Kl, self._rng, self.device).ntt()
         e0 = Poly.gaussian(Kl, prm.sigma, self._rng, self.device)
         e1 = Poly.gaussian(Kl, prm.sigma, self._rng, self.device)
-        b, a = (k.to_ring(Kl) for k in self._public)
+        b, a = (k.to_ring(Kl) for k in public)
         c0 = (b * v + e0).rescale(prm.p_moduli) + pt.poly
         c1 = (a * v + e1).rescale(prm.p_moduli)
         return Ciphertext((c0.ntt(), c1.ntt()), pt.scale, l, pt.real, self)
@@ -1661,10 +1671,14 @@ class Context:
                 exactly; an ``int`` is multiplied exactly with no scale and no rescale.
 
         Raises:
+            TypeError: when ``relinearize`` or ``rescale`` is not a bool.
             ValueError: at level 0 when rescaling, for a scale that outgrows the modulus, a
                 ciphertext of three parts, a value of other parameters or keys, or a number that
                 is not finite or too large for the modulus at this scale.
         """
+        for flag, value in (("relinearize", relinearize), ("rescale", rescale)):
+            if not isinstance(value, bool | np.bool_):
+                raise TypeError(f"{flag} must be True or False, got {value!r}")
         a = self._own(a)
         if isinstance(b, Ciphertext):
             b = self._own(b)
@@ -1678,7 +1692,7 @@ class Context:
             level = min(a.level, b.level)
             a, b = a.at_level(level), b.at_level(level)
             (a0, a1), (b0, b1) = a.parts, b.parts
-            parts = (a0 * b0, a0 * b1 + a1 * b0, a1 * b1)
+            parts: tuple[Poly, ...] = (a0 * b0, a0 * b1 + a1 * b0, a1 * b1)
             out = Ciphertext(parts, a.scale * b.scale, level, a.real and b.real, self)
             if relinearize:
                 out = self.relinearize(out)
@@ -1734,8 +1748,8 @@ class Context:
         ct = self._own(ct)
         if ct.size == 2:
             return ct
-        self._require_public()
-        k0, k1 = self.key_switch(ct.parts[2], self._relin, ct.level)
+        _, relin = self._require_public()
+        k0, k1 = self.key_switch(ct.parts[2], relin, ct.level)
         parts = (ct.parts[0] + k0, ct.parts[1] + k1)
         return dataclasses.replace(ct, parts=parts)
 
@@ -1777,7 +1791,8 @@ class Context:
         prm = self.params
         Kl = prm.key_ring_at(level)
         c = c.intt()
-        acc0 = acc1 = None
+        acc0: Poly | None = None
+        acc1: Poly | None = None
         for j, digit in enumerate(prm.digits):
             mods = tuple(prm.q_moduli[i] for i in digit if i <= level)
             if not mods:
@@ -1788,6 +1803,7 @@ class Context:
             t0, t1 = up * b, up * a
             acc0 = t0 if acc0 is None else acc0 + t0
             acc1 = t1 if acc1 is None else acc1 + t1
+        assert acc0 is not None and acc1 is not None  # the first digit holds q_0, at every level
         return self.mod_down(acc0, level), self.mod_down(acc1, level)
 
     def mod_down(self, x: Poly, level: int) -> Poly:

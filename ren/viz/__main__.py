@@ -288,13 +288,13 @@ def main_debug(argv: Sequence[str]) -> int:
     That is ``ren.viz.debug.main``, with its options first, then ``--`` and the script's args.
     """
     try:
-        from ren.viz import debug
+        from ren.viz.debug import main as debug_main
     except ImportError as e:
         return _fail(f"the step-through debugger is not available: {e}")
     options, i = [], 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
         if argv[i] in ("-h", "--help"):
-            return debug.main("--help", [])
+            return debug_main("--help", [])
         options.append(argv[i])
         if argv[i] == "--skip" and i + 1 < len(argv):
             options.append(argv[i + 1])
@@ -304,7 +304,7 @@ def main_debug(argv: Sequence[str]) -> int:
         i += 1
     if i >= len(argv):
         return _fail("usage: python -m ren.viz debug [--all] [--skip N] SCRIPT.py [ARGS ...]")
-    return debug.main(argv[i], [*options, "--", *argv[i + 1 :]])
+    return debug_main(argv[i], [*options, "--", *argv[i + 1 :]])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -44,6 +44,7 @@ import traceback
 import weakref
 from collections import Counter
 from collections.abc import Iterator
+from types import FrameType
 from typing import Any, TextIO
 
 import numpy as np
@@ -59,6 +60,7 @@ from ren.errors import RenError
 from ren.ir.facts import facts
 from ren.ir.node import Node, RingArg
 from ren.ir.op import Op
+from ren.ir.rewrite import Rewrite
 from ren.poly import Poly, prepare_realize, stored
 from ren.ring import Domain, RingSpec
 from ren.viz.trace import RealizationRecord, Trace, kernel_source, record
@@ -107,7 +109,9 @@ class _Watch:
 _WATCHED: list[_Watch] = []
 
 
-def watch(ciphertext: Any, context: Any = None, expected: Any = None, label: str | None = None):
+def watch(
+    ciphertext: Any, context: Any = None, expected: Any = None, label: str | None = None
+) -> Any:
     """Register a CKKS ciphertext (and its plaintext shadow) for the debugger's ``slots`` view.
 
     Args:
@@ -374,7 +378,7 @@ class Stepper:
         if counts:
             lines.append("rules fired:")
             width = max(len(name) for name, _ in counts)
-            first = {}
+            first: dict[str, Rewrite] = {}
             for r in p.rules:
                 first.setdefault(r.rule, r)
             for name, n in counts:
@@ -545,18 +549,14 @@ class Stepper:
         if buf.base is None or info.writer is None:
             return None
         lo, hi = buf.offset, buf.offset + buf.nbytes
-        later = None
+        later: tuple[int, _BufferInfo] | None = None  # (its writer, the buffer)
         for other in self._order:
-            ob = other.buffer
-            if other is info or ob.base is not buf.base or other.writer is None:
+            ob, writer = other.buffer, other.writer
+            if other is info or ob.base is not buf.base or writer is None:
                 continue
-            if (
-                info.writer < other.writer < self.ran
-                and ob.offset < hi
-                and lo < ob.offset + ob.nbytes
-            ):
-                later = other if later is None or other.writer > later.writer else later
-        return later
+            if info.writer < writer < self.ran and ob.offset < hi and lo < ob.offset + ob.nbytes:
+                later = (writer, other) if later is None or writer > later[0] else later
+        return None if later is None else later[1]
 
     def _state(self, info: _BufferInfo) -> tuple[np.ndarray | None, str]:
         """The buffer's words, or ``None`` and why they cannot be shown now."""
@@ -577,7 +577,7 @@ class Stepper:
     def _decoded(self, ref: int | str | _BufferInfo) -> tuple[RingSpec, Domain, np.ndarray]:
         info = ref if isinstance(ref, _BufferInfo) else self._resolve(ref)[0]
         ring, domain = self._ring(info)
-        if ring is None:
+        if ring is None or domain is None:
             raise ValueError(f"the ring of buffer {info.name} is not known; its words are raw")
         words, why = self._state(info)
         if words is None:
@@ -650,7 +650,7 @@ class Stepper:
         if words is None:
             lines.append(why)
             return "\n".join(lines)
-        if ring is None:
+        if ring is None or domain is None:
             raw = " ".join(str(int(w)) for w in words[:limit])
             lines.append(f"ring unknown; raw words: {raw}" + (" ..." if words.size > limit else ""))
             return "\n".join(lines)
@@ -844,6 +844,8 @@ class Stepper:
         lines = []
         for w in todo:
             ct = w.ciphertext()
+            if ct is None:  # collected since
+                continue
             lines.append(f"{w.label}: level {ct.level}, scale 2^{np.log2(ct.scale):.2f}")
             try:
                 got = self.decrypt(ct, w.context)
@@ -986,10 +988,9 @@ class Debugger(cmd.Cmd):
             self.say(f"error: {e}")
             return False
 
-    def default(self, line: str) -> bool:
+    def default(self, line: str) -> None:
         """Say that the command is unknown; the prompt stays."""
         self.say(f"error: unknown command {line.split()[0]!r}; type help for the commands")
-        return False
 
     def emptyline(self) -> bool:
         """Do nothing for an empty line (not repeat the last command)."""
@@ -1227,7 +1228,7 @@ def _where() -> str:
     That is the innermost frame outside Ren, and the Ren function it called.
     """
     root = os.path.dirname(os.path.abspath(ren.__file__)) + os.sep
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     entry = None
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)

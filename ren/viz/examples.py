@@ -34,7 +34,9 @@ __all__ = ["CKKS_PARAMS", "EXAMPLES", "Outcome", "run_example"]
 
 #: The ring of the CKKS examples: the one of ``docs/ckks.md`` ("One multiply as the compiler sees
 #: it"), whose multiply schedules 24 kernels. Far too small to be secure: for reading only.
-CKKS_PARAMS = dict(n=64, q_bits=(50, 30, 30), p_bits=(50,), scale_bits=30, insecure=True)
+CKKS_PARAMS: dict[str, Any] = dict(
+    n=64, q_bits=(50, 30, 30), p_bits=(50,), scale_bits=30, insecure=True
+)
 
 #: A CKKS result is accepted when it is at least this precise (it measures about 24 bits).
 MIN_BITS = 20.0

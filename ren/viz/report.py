@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from ren.engine.dump import dot_error, draw_svg
 from ren.engine.memory import DevicePlan
@@ -236,6 +237,8 @@ class _Graphs:
                 self.svgs[text] = svg
 
     def _run(self, text: str) -> str | None:
+        if self.program is None:  # want() asks for nothing then
+            return None
         try:
             return draw_svg(text, self.program)
         except (OSError, subprocess.SubprocessError) as e:
@@ -816,7 +819,7 @@ def write_report(
     out_dir: str | Path,
     title: str,
     summary: str = "",
-    **options: object,
+    **options: Any,
 ) -> Path:
     """Write ``build_report(trace, title, summary, **options)`` to ``out_dir/report.html``.
 

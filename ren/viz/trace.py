@@ -25,6 +25,7 @@ from ren.engine.memory import MemoryPlan
 from ren.engine.observe import observing
 from ren.engine.realize import ExecUnit, Realization, backend
 from ren.engine.schedule import ScheduledKernel
+from ren.errors import RenError
 from ren.ir.node import Node, toposort
 from ren.ir.rewrite import Rewrite
 
@@ -165,8 +166,19 @@ def kernel_source(kernel: ScheduledKernel, device: str | None = None) -> str:
 
     That is C for ``cpu``, CUDA C for ``cuda``, the IR body the NumPy interpreter walks for
     ``python``. Rendered only: nothing is compiled, and no GPU is needed.
+
+    Raises:
+        RenError: for a device whose backend (one given to ``register_device``) has no
+            ``source(ast, info)``.
     """
-    return backend(device or kernel.info.device).source(kernel.ast, kernel.info)
+    name = device or kernel.info.device
+    render = getattr(backend(name), "source", None)
+    if render is None:
+        raise RenError(
+            f"the backend of device {name!r} has no source(ast, info), so what it runs for a "
+            "kernel cannot be shown"
+        )
+    return render(kernel.ast, kernel.info)
 
 
 class Trace:
@@ -192,17 +204,22 @@ class Trace:
     # --- observer methods (ren.engine.observe) -----------------------------------------------
     def on_input(self, sink: Node) -> None:
         """A realization starts."""
-        self._current = RealizationRecord(len(self.realizations), sink)
-        self.realizations.append(self._current)
-        self.order.append(("realization", self._current.index))
+        self._start(sink)
+
+    def _start(self, sink: Node) -> RealizationRecord:
+        record = self._current = RealizationRecord(len(self.realizations), sink)
+        self.realizations.append(record)
+        self.order.append(("realization", record.index))
+        return record
 
     def on_pass(self, step: int, name: str, sink: Node, previous: Node, ctx: Any) -> None:
         """A pass ran."""
-        if self._current is None:  # a schedule() called directly, outside a realization
-            self.on_input(previous)
+        current = self._current
+        if current is None:  # a schedule() called directly, outside a realization
+            current = self._start(previous)
         created = frozenset(toposort(sink)).difference(toposort(previous))
         rules = list(ctx.record.get(name, ()))
-        self._current.passes.append(
+        current.passes.append(
             PassRecord(step, name, sink, created, rules, ctx.timings.get(name, 0.0))
         )
 

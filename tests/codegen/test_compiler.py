@@ -159,8 +159,25 @@ def flip_middle(lib: Path) -> None:
     lib.write_bytes(bytes(data))  # same size, other bytes
 
 
+def forge_sum(lib: Path) -> None:
+    """A ``.sum`` that matches the (damaged) library: only the library's own checks are left."""
+    lib.with_suffix(".sum").write_text(compiler._checksum(lib) + "\n")
+
+
+def truncate_and_forge(lib: Path) -> None:
+    os.truncate(lib, lib.stat().st_size // 2)
+    forge_sum(lib)
+
+
+def garbage_and_forge(lib: Path) -> None:
+    lib.write_bytes(b"not a shared library\n" * 8)
+    forge_sum(lib)
+
+
 DAMAGE = {
     "corrupt": flip_middle,
+    "truncated_with_a_matching_sum": truncate_and_forge,  # would end the process with SIGBUS
+    "garbage_with_a_matching_sum": garbage_and_forge,
     "truncated": lambda lib: os.truncate(lib, lib.stat().st_size // 2),
     "empty": lambda lib: os.truncate(lib, 0),
     "missing_sum": lambda lib: lib.with_suffix(".sum").unlink(),

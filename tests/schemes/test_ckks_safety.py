@@ -799,3 +799,15 @@ def test_a_shared_context_makes_each_key_once(switch_often):
     assert all(f is not None for f in found)
     assert {fp for fp, _ in found} == {shared.key_fingerprint}
     assert all(key is shared.rotation_key(3) for _, key in found)
+
+
+@pytest.mark.parametrize("flag", ["relinearize", "rescale"])
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, None, 2.0])
+def test_multiply_flags_are_bools(flag, value):
+    params = ckks.Params(n=16, q_bits=(30, 20), p_bits=(30,), scale_bits=18, insecure=True)
+    with ckks.Context(params, seed=3) as ctx:
+        ct = ckks.encrypt([0.5, 0.25])
+        with pytest.raises(TypeError, match=rf"{flag} must be True or False, got {value!r}"):
+            ckks.multiply(ct, ct, **{flag: value})
+        with pytest.raises(TypeError, match=flag):
+            ctx.multiply(ct, ct, **{flag: value})

@@ -118,6 +118,29 @@ def test_kernels_and_source():
         assert st.source(i) == kernel_source(k, "python") == str(k.ast) + "\n"
 
 
+def test_source_of_a_backend_without_one_is_a_clear_error():
+    from types import SimpleNamespace
+
+    from ren.backends import python
+    from ren.device import register_device, unregister_device
+    from ren.errors import RenError
+
+    register_device("bare", SimpleNamespace(compile=python.compile))  # compile only, no source
+    try:
+        a = Poly(list(range(RING.n)), RING, "bare")
+        st = Stepper(a * 3)
+        kernel = st.realization.kernels[0]
+        assert kernel.info.device == "bare"
+        with pytest.raises(RenError, match="device 'bare' has no source"):
+            kernel_source(kernel)
+        with pytest.raises(RenError, match="device 'bare' has no source"):
+            st.source(0)
+        assert kernel_source(kernel, "python") == str(kernel.ast) + "\n"
+        assert (a * 3).tolist() == [3 * c % RING.Q for c in range(RING.n)]
+    finally:
+        unregister_device("bare")
+
+
 def test_run_one_unit_writes_what_the_reference_computes():
     a, _, c = program()
     a2, b2, _ = program()  # the same values in other buffers
