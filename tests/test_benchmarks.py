@@ -430,3 +430,26 @@ def test_the_figures_quoted_are_those_of_the_kept_run():
         ratio = ren_ms / seal_ms  # two decimals, or three figures above 10
         assert abs(float(cells[7]) - ratio) <= 0.005 * max(1.0, ratio), line
         assert f"{float(cells[5])} ms" in page or f" {cells[5]} ms" in page, (op, s, device)
+
+
+@pytest.mark.cc
+def test_contention_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "contention.json"
+    script = ROOT / "benchmarks" / "contention.py"
+    cmd = [sys.executable, str(script), "--tiny", "--repeat", "2", "--modes", "eager,jit"]
+    cmd += ["--load", "1", "--load-seconds", "30", "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == f"wrote {out}"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["run"]["tiny"] is True and data["run"]["load_processes"] == 1
+    rows = {(r["load"], r["mode"], r["setting"]): r for r in data["results"]}
+    loads = ("idle", "busy (1 processes)")
+    settings = ("default", "REN_THREADS=1")
+    assert set(rows) == {(ld, m, st) for ld in loads for m in ("eager", "jit") for st in settings}
+    for row in rows.values():
+        assert row["check"] == "ok" and row["median_ms"] > 0 and len(row["times_ms"]) == 2
+        assert {"bench", "backend", "params", "mode", "median_ms", "threads"} <= set(row)
+    assert {(r["load"], r["mode"], r["setting"]) for r in data["ratios"]} == {
+        (ld, m, "default") for ld in loads for m in ("eager", "jit")
+    }

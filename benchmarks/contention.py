@@ -1,0 +1,186 @@
+"""Ren's cpu device on a busy machine: the default thread setting against ``REN_THREADS=1``.
+
+An eager CKKS multiply (and a jitted one) at set a (``n=8192, q_bits=(60, 40, 40),
+p_bits=(60,)``, ``cpu``) is timed four ways: with the machine idle and with a bounded background
+load (one busy process per core, each ending by itself after ``--load-seconds``), each with the
+default thread setting and with ``REN_THREADS=1``. Each figure comes from a fresh worker process,
+so every setting starts cold and the background load is the only thing that differs.
+
+    .venv/bin/python benchmarks/contention.py                  # JSON in benchmarks/results/
+    .venv/bin/python benchmarks/contention.py --quick          # about a minute
+    .venv/bin/python benchmarks/contention.py --ren /tmp/old   # time another checkout of Ren
+    .venv/bin/python benchmarks/contention.py --settings default,OMP_WAIT_POLICY=passive
+
+The JSON: ``{"machine", "run", "results": [{"bench", "backend", "params", "mode", "median_ms",
+"threads", "load", "setting", "min_ms", "times_ms", "check"}, ...], "ratios": [...]}``; a ratio
+row is a load's median for a setting over its ``REN_THREADS=1`` median (above 1: slower than one
+thread). ``--settings`` takes more settings to compare, each ``default`` or ``VAR=VALUE`` (joined
+by ``+`` for several variables): ``OMP_WAIT_POLICY=passive`` tells whether OpenMP's spinning is
+the cost. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import _machine  # noqa: E402
+
+PARAMS = "set a n=8192"
+
+
+def worker(mode: str, repeat: int, tiny: bool) -> dict:
+    """Time ``repeat`` multiplies in this process; the figures as a dict (printed as JSON)."""
+    import numpy as np
+
+    import ren
+    from ren.schemes import ckks
+
+    if tiny:  # the tests' check that the script runs: a small ring, not a figure to report
+        params = ckks.Params(n=256, q_bits=(40, 30), p_bits=(40,), scale_bits=30, insecure=True)
+    else:
+        params = ckks.Params(n=8192, q_bits=(60, 40, 40), p_bits=(60,), scale_bits=40)
+    rng = np.random.default_rng(1)
+    v, w = rng.uniform(-1, 1, params.slots), rng.uniform(-1, 1, params.slots)
+    with ckks.Context(params, seed=1, device="cpu") as ctx:
+        x, y = ckks.encrypt(v).realize(), ckks.encrypt(w).realize()
+        mul = ren.jit(lambda a, b: ckks.multiply(a, b)) if mode == "jit" else ckks.multiply
+        out = mul(x, y).realize()  # warm: compile every kernel, start the OpenMP threads
+        bits = ckks.precision_bits(ctx.decrypt(out), v * w)
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            mul(x, y).realize()
+            times.append((time.perf_counter() - start) * 1e3)
+    return {
+        "median_ms": statistics.median(times),
+        "min_ms": min(times),
+        "times_ms": times,
+        "check": "ok" if bits > 15 else f"FAIL ({bits:.1f} bits)",
+    }
+
+
+def start_load(count: int, seconds: float) -> list[subprocess.Popen]:
+    """``count`` processes that each keep one core busy for ``seconds`` and then exit."""
+    loop = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
+    return [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(count)]
+
+
+def stop_load(procs: list[subprocess.Popen]) -> None:
+    """End the load processes (they end by themselves too)."""
+    for p in procs:
+        p.kill()
+    for p in procs:
+        p.wait()
+
+
+def measure(mode: str, setting: str, repeat: int, ren_path: str | None, tiny: bool) -> dict:
+    """One worker process for ``mode`` with the thread ``setting``; its figures."""
+    env = dict(os.environ)
+    for var in _machine.DEBUG_VARS:
+        env.pop(var, None)
+    for var in ("REN_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
+        env.pop(var, None)
+    if setting != "default":
+        for pair in setting.split("+"):
+            var, _, value = pair.partition("=")
+            env[var] = value
+    if ren_path:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [ren_path, env.get("PYTHONPATH")]))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", mode, "--repeat", str(repeat)]
+    cmd += ["--tiny"] if tiny else []
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=900)
+    if done.returncode != 0:
+        return {"median_ms": None, "check": f"FAIL: {done.stderr.strip()[-400:]}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=41, help="timed multiplies per figure")
+    parser.add_argument("--quick", action="store_true", help="11 multiplies per figure")
+    parser.add_argument("--load", type=int, default=os.cpu_count() or 2, help="busy processes")
+    parser.add_argument("--load-seconds", type=float, default=240.0, help="their lifetime")
+    parser.add_argument("--modes", default="eager,jit", help="eager, jit or both")
+    parser.add_argument(
+        "--settings", default="default", help="default or VAR=VALUE[+VAR=VALUE], comma-separated"
+    )
+    parser.add_argument("--ren", default=None, help="time the Ren in this checkout instead")
+    parser.add_argument("--out", default=str(HERE / "results" / "contention.json"))
+    parser.add_argument("--tiny", action="store_true", help="a small insecure ring (for tests)")
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.repeat, args.tiny)))
+        return
+    repeat = 11 if args.quick else args.repeat
+    started = time.perf_counter()
+    results = []
+    for load in ("idle", "busy"):
+        procs = start_load(args.load, args.load_seconds) if load == "busy" else []
+        try:
+            if procs:
+                time.sleep(1.0)  # let the load get going
+            for mode in args.modes.split(","):
+                for setting in dict.fromkeys([*args.settings.split(","), "REN_THREADS=1"]):
+                    row = measure(mode, setting, repeat, args.ren, args.tiny)
+                    row.update(
+                        bench="ckks.multiply",
+                        backend="cpu",
+                        params="tiny n=256" if args.tiny else PARAMS,
+                        mode=mode,
+                        load=load if load == "idle" else f"busy ({args.load} processes)",
+                        setting=setting,
+                        threads=1 if "REN_THREADS=1" in setting.split("+") else "default",
+                    )
+                    results.append(row)
+                    ms = row["median_ms"]
+                    shown = "failed" if ms is None else f"{ms:8.2f} ms"
+                    print(f"{load:5} {mode:5} {setting:24} {shown}  {row['check']}", flush=True)
+        finally:
+            stop_load(procs)
+    ratios = []
+    for load in {r["load"] for r in results}:
+        for mode in args.modes.split(","):
+            pair = {r["setting"]: r for r in results if r["load"] == load and r["mode"] == mode}
+            base = pair["REN_THREADS=1"]["median_ms"]
+            for setting, row in pair.items():
+                if setting != "REN_THREADS=1" and row["median_ms"] and base:
+                    ratio = row["median_ms"] / base
+                    ratios.append(
+                        {"load": load, "mode": mode, "setting": setting, "over_one_thread": ratio}
+                    )
+    out = {
+        "machine": _machine.machine(),
+        "run": {
+            "repeat": repeat,
+            "tiny": args.tiny,
+            "load_processes": args.load,
+            "ren": args.ren or str(HERE.parent),
+            "wall_s": time.perf_counter() - started,
+        },
+        "results": results,
+        "ratios": sorted(ratios, key=lambda r: (r["load"], r["mode"], r["setting"])),
+    }
+    path = Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    for r in out["ratios"]:
+        print(
+            f"{r['load']:24} {r['mode']:5} {r['setting']} / REN_THREADS=1 = "
+            f"{r['over_one_thread']:.2f}"
+        )
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
