@@ -2,9 +2,12 @@
 
 An eager CKKS multiply (and a jitted one) at set a (``n=8192, q_bits=(60, 40, 40),
 p_bits=(60,)``, ``cpu``) is timed four ways: with the machine idle and with a bounded background
-load (one busy process per core, each ending by itself after ``--load-seconds``), each with the
-default thread setting and with ``REN_THREADS=1``. Each figure comes from a fresh worker process,
-so every setting starts cold and the background load is the only thing that differs.
+load (one busy process per core, each ending by itself after ``--load-seconds``; unpinned, as
+another program is, or one per core with ``--pin``), each with the default thread setting and with
+``REN_THREADS=1``. Each figure pools ``--trials`` fresh worker processes, the settings taking
+turns, so every setting starts cold and the background load is the only thing that differs.
+Unpinned load is a lottery for a single process (three busy threads on two cores: the scheduler
+leaves one alone on a core), which the trials average out.
 
     .venv/bin/python benchmarks/contention.py                  # JSON in benchmarks/results/
     .venv/bin/python benchmarks/contention.py --quick          # about a minute
@@ -69,10 +72,27 @@ def worker(mode: str, repeat: int, tiny: bool) -> dict:
     }
 
 
-def start_load(count: int, seconds: float) -> list[subprocess.Popen]:
-    """``count`` processes that each keep one core busy for ``seconds`` and then exit."""
-    loop = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
-    return [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(count)]
+def start_load(count: int, seconds: float, pin: bool) -> list[subprocess.Popen]:
+    """``count`` processes that each keep one core busy for ``seconds`` and then exit.
+
+    Unpinned by default, as another program on the machine is: the scheduler moves them, and
+    Ren's threads, between cores. With ``pin``, process ``i`` stays on the ``i``-th core.
+    """
+    cores: list[int] = []
+    if pin:
+        try:
+            cores = sorted(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = []
+    procs = []
+    for i in range(count):
+        pin = f"os.sched_setaffinity(0, {{{cores[i % len(cores)]}}})\n" if cores else ""
+        loop = (
+            f"import os, time\n{pin}end = time.time() + {seconds}\n"
+            "while time.time() < end:\n    pass\n"
+        )
+        procs.append(subprocess.Popen([sys.executable, "-c", loop]))
+    return procs
 
 
 def stop_load(procs: list[subprocess.Popen]) -> None:
@@ -104,12 +124,32 @@ def measure(mode: str, setting: str, repeat: int, ren_path: str | None, tiny: bo
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def pooled(trials: list[dict]) -> dict:
+    """One figure from several processes' runs: the median and minimum of all their times."""
+    failed = [t for t in trials if t.get("median_ms") is None or t["check"] != "ok"]
+    if failed:
+        return {"median_ms": None, "check": failed[0]["check"], "trials": len(trials)}
+    times = [ms for t in trials for ms in t["times_ms"]]
+    return {
+        "median_ms": statistics.median(times),
+        "min_ms": min(times),
+        "trial_medians_ms": [t["median_ms"] for t in trials],
+        "times_ms": times,
+        "trials": len(trials),
+        "check": "ok",
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=41, help="timed multiplies per figure")
+    parser.add_argument("--repeat", type=int, default=41, help="timed multiplies per process")
+    parser.add_argument(
+        "--trials", type=int, default=5, help="fresh processes per figure, settings interleaved"
+    )
     parser.add_argument("--quick", action="store_true", help="11 multiplies per figure")
     parser.add_argument("--load", type=int, default=os.cpu_count() or 2, help="busy processes")
-    parser.add_argument("--load-seconds", type=float, default=240.0, help="their lifetime")
+    parser.add_argument("--load-seconds", type=float, default=900.0, help="their lifetime")
+    parser.add_argument("--pin", action="store_true", help="pin load process i to core i")
     parser.add_argument("--modes", default="eager,jit", help="eager, jit or both")
     parser.add_argument(
         "--settings", default="default", help="default or VAR=VALUE[+VAR=VALUE], comma-separated"
@@ -124,21 +164,27 @@ def main() -> None:
         return
     repeat = 11 if args.quick else args.repeat
     started = time.perf_counter()
+    pinned = ", pinned" if args.pin else ""
     results = []
     for load in ("idle", "busy"):
-        procs = start_load(args.load, args.load_seconds) if load == "busy" else []
+        procs = start_load(args.load, args.load_seconds, args.pin) if load == "busy" else []
         try:
             if procs:
                 time.sleep(1.0)  # let the load get going
+            settings = list(dict.fromkeys([*args.settings.split(","), "REN_THREADS=1"]))
             for mode in args.modes.split(","):
-                for setting in dict.fromkeys([*args.settings.split(","), "REN_THREADS=1"]):
-                    row = measure(mode, setting, repeat, args.ren, args.tiny)
+                trials: dict[str, list[dict]] = {setting: [] for setting in settings}
+                for _ in range(args.trials):  # interleaved: a drift in the load hits all alike
+                    for setting in settings:
+                        trials[setting].append(measure(mode, setting, repeat, args.ren, args.tiny))
+                for setting in settings:
+                    row = pooled(trials[setting])
                     row.update(
                         bench="ckks.multiply",
                         backend="cpu",
                         params="tiny n=256" if args.tiny else PARAMS,
                         mode=mode,
-                        load=load if load == "idle" else f"busy ({args.load} processes)",
+                        load=load if load == "idle" else f"busy ({args.load} processes{pinned})",
                         setting=setting,
                         threads=1 if "REN_THREADS=1" in setting.split("+") else "default",
                     )
@@ -163,8 +209,10 @@ def main() -> None:
         "machine": _machine.machine(),
         "run": {
             "repeat": repeat,
+            "trials": args.trials,
             "tiny": args.tiny,
             "load_processes": args.load,
+            "pinned": args.pin,
             "ren": args.ren or str(HERE.parent),
             "wall_s": time.perf_counter() - started,
         },

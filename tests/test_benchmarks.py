@@ -436,7 +436,8 @@ def test_the_figures_quoted_are_those_of_the_kept_run():
 def test_contention_benchmark_writes_its_json(tmp_path: Path):
     out = tmp_path / "contention.json"
     script = ROOT / "benchmarks" / "contention.py"
-    cmd = [sys.executable, str(script), "--tiny", "--repeat", "2", "--modes", "eager,jit"]
+    cmd = [sys.executable, str(script), "--tiny", "--repeat", "2", "--trials", "1"]
+    cmd += ["--modes", "eager,jit"]
     cmd += ["--load", "1", "--load-seconds", "30", "--out", str(out)]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
