@@ -20,6 +20,7 @@ import functools
 import math
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -276,6 +277,9 @@ class RingSpec:
             that are not a sequence (a str, a set), or a ``dtype`` that is not a string.
         ValueError: naming the offending value and the rule it breaks.
     """
+
+    #: ``ren.jit`` takes it as one part of a plan's key (a hashable value, holding no Poly).
+    __ren_jit_leaf__: ClassVar[bool] = True
 
     n: int
     moduli: tuple[int, ...]

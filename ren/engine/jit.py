@@ -99,14 +99,21 @@ class CacheInfo(NamedTuple):
 # finding Poly values in arguments and results
 
 
+_SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+
+
 def _walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple] | None) -> None:
     """Collect ``(path, Poly)`` in a fixed order, and a key part for every other leaf.
 
     The key part is the leaf itself: the key keeps it alive, so an ``id`` is never reused while a
-    plan holds it.
+    plan holds it. A class that sets ``__ren_jit_leaf__ = True`` (a hashable value that holds no
+    ``Poly``, such as ``RingSpec`` or ``ckks.Params``) is one leaf even when it is a dataclass.
     """
     if isinstance(obj, Poly):
         polys.append((path, obj))
+    elif type(obj) in _SCALARS:  # the common leaves, hashable by construction
+        if leaves is not None:
+            leaves.append((path, type(obj).__qualname__, obj))
     elif isinstance(obj, dict):
         for k, v in obj.items():
             _walk(v, f"{path}[{k!r}]", polys, leaves)
@@ -114,6 +121,10 @@ def _walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple
         for i, v in enumerate(obj):
             _walk(v, f"{path}[{i}]", polys, leaves)
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        if getattr(obj, "__ren_jit_leaf__", False):
+            if leaves is not None:
+                leaves.append((path, type(obj).__qualname__, obj))
+            return
         for f in dataclasses.fields(obj):
             _walk(getattr(obj, f.name), f"{path}.{f.name}", polys, leaves)
     elif leaves is not None:
@@ -234,9 +245,12 @@ class CapturedPlan:
         freed (``Buffer.deallocate``) is allocated again, and the graph runner, which holds the
         addresses, is made again.
         """
+        for buf, array in self.owned:
+            if buf._array is not array:
+                break
+        else:
+            return  # nothing was freed: the common case, one identity test per buffer
         stale = {id(buf) for buf, array in self.owned if buf._array is not array}
-        if not stale:
-            return
         for u in self.units:
             for b in u.bufs:
                 if b is not None and (id(b.root) in stale) and b.base is not None:
@@ -251,10 +265,11 @@ class CapturedPlan:
         if self.runner is not None:
             self.runner = _graph_runner(self)
 
-    def check_external(self, name: str) -> None:
+    def check_external(self, fn: JitFunction) -> None:
         """Raise ``JitError`` naming a stored value the plan reads that was freed since capture."""
         for buf, array, what in self.external:
             if buf._array is not array:
+                name = fn.name
                 raise JitError(
                     f"jitted function {name}: the plan reads {what}, whose buffer was freed "
                     "(Buffer.deallocate) since the capture; keep the values a jitted function "
@@ -444,7 +459,8 @@ class JitFunction(Generic[P, R]):
     @property
     def name(self) -> str:
         """The wrapped function's qualified name, as errors and tools show it."""
-        return getattr(self.fn, "__qualname__", repr(self.fn))
+        name = getattr(self.fn, "__qualname__", None)
+        return name if isinstance(name, str) else repr(self.fn)
 
     def cache_info(self) -> CacheInfo:
         """``(hits, misses, maxsize, currsize)``: replays, captures, ``max_plans``, plans held."""
@@ -682,7 +698,7 @@ class JitFunction(Generic[P, R]):
 
     # --- replay -----------------------------------------------------------------------------
     def _replay(self, shared: CapturedPlan, polys: list[tuple[str, Poly]]) -> Any:
-        shared.check_external(self.name)
+        shared.check_external(self)
         plan = shared.for_this_thread()
         plan.refresh_owned()
         new: list[Buffer | None] = []

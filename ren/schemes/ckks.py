@@ -45,7 +45,7 @@ import math
 import numbers
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -182,6 +182,9 @@ class Params:
         ValueError: for a value out of range, naming the argument and the rule it breaks; a
             security error gives ``log2(QP)`` and the bound, or ``sigma`` and 3.19.
     """
+
+    #: ``ren.jit`` takes it as one part of a plan's key (a hashable value, holding no Poly).
+    __ren_jit_leaf__: ClassVar[bool] = True
 
     n: int
     q_bits: tuple[int, ...]
