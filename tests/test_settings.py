@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import threading
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from ren import settings
 from ren.engine import debug_level
+from tests.threads import in_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -258,13 +258,10 @@ def test_a_thread_started_inside_an_override_does_not_see_it(monkeypatch):
 
 def test_overrides_in_many_threads_at_once_stay_in_their_thread(monkeypatch):
     monkeypatch.delenv("REN_DEBUG", raising=False)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    barrier = threading.Barrier(8)
     wrong: list[tuple[int, int]] = []
 
-    def work(level: int) -> None:
-        barrier.wait()
+    def work(i: int) -> None:
+        level = i % 5
         for _ in range(300):
             with settings.override(REN_DEBUG=level):
                 got = debug_level()
@@ -273,14 +270,7 @@ def test_overrides_in_many_threads_at_once_stay_in_their_thread(monkeypatch):
             if debug_level() != 0:
                 wrong.append((level, -1))
 
-    try:
-        threads = [threading.Thread(target=work, args=(i % 5,)) for i in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    in_threads(work, 8)
     assert wrong == []
 
 

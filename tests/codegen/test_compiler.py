@@ -25,6 +25,7 @@ import pytest
 
 from ren.codegen import compiler
 from ren.codegen.compiler import CompileError, compile_cached, find_compiler
+from tests.threads import in_threads
 
 pytestmark = pytest.mark.cc
 
@@ -762,33 +763,6 @@ def test_a_real_rejection_is_still_a_compile_error_after_a_deleted_cache(cache, 
 
 # --------------------------------------------------------------------------------------------
 # threads
-
-
-def in_threads(work, count: int) -> list:
-    """``work(i)`` in ``count`` threads started together (switching as often as Python can)."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            results[i] = work(i)
-        except BaseException as e:  # reported below, in the test's thread
-            errors.append(e)
-
-    try:
-        threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
-    assert errors == []
-    return results
 
 
 def test_threads_compiling_one_source_at_once_share_one_build(cache, builds):

@@ -9,7 +9,6 @@ wrong words, bare ``KeyError``s, false "nested capture" errors or crashes.
 from __future__ import annotations
 
 import random
-import sys
 import threading
 from collections.abc import Callable
 
@@ -24,42 +23,21 @@ from ren.ir.op import DType, Op
 from ren.poly import stored
 from tests.devices import COMPILED
 from tests.oracles import automorphism, negacyclic
+from tests.threads import in_threads
 
 ALL = [pytest.param("python", id="python"), *COMPILED]
 THREADS = 8
 
 
 @pytest.fixture(autouse=True)
-def switch_often():
-    """Make the interpreter switch threads every microsecond, then restore it."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
+def no_plans():
     ren.clear_jit()
     yield
-    sys.setswitchinterval(before)
     ren.clear_jit()
 
 
 def run_threads(target: Callable[[int], None], count: int = THREADS) -> None:
-    """Run ``target(i)`` in ``count`` threads started together; re-raise the first error."""
-    errors: list[BaseException] = []
-    start = threading.Barrier(count)
-
-    def body(i: int) -> None:
-        try:
-            start.wait()
-            target(i)
-        except BaseException as e:  # handed to the main thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=body, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    if errors:
-        raise errors[0]
+    in_threads(target, count)
 
 
 def program_oracle(x: list[int], y: list[int], ring: RingSpec, g: int) -> list[int]:

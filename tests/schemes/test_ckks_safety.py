@@ -16,7 +16,6 @@ import hashlib
 import math
 import multiprocessing
 import pickle
-import sys
 import threading
 
 import numpy as np
@@ -25,6 +24,7 @@ import pytest
 from ren import Poly
 from ren.schemes import ckks
 from tests.schemes import ckks_blobs
+from tests.threads import in_threads
 
 N = 64
 SMALL = ckks.Params(n=N, q_bits=(60, 40, 40), p_bits=(60,), scale_bits=40, insecure=True)
@@ -728,39 +728,22 @@ def test_a_modulus_beyond_a_float():
 # threads
 
 
-@pytest.fixture
-def switch_often():
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(old)
+def test_each_thread_has_its_own_current_context():
+    rounds = 12
 
+    def work(i: int) -> None:
+        seed = i + 1
+        rng = np.random.default_rng(seed)
+        with ckks.Context(SMALL, seed=seed) as mine:
+            for _ in range(rounds):
+                assert ckks.current() is mine
+                v = unit_disk(rng, N // 2)
+                ct = ckks.encrypt(v)
+                assert ct.context is mine and ct.key_fingerprint == mine.key_fingerprint
+                assert bits(ckks.decrypt(ct), v) > 28
+        assert not _has_current()
 
-def test_each_thread_has_its_own_current_context(switch_often):
-    rounds, errors = 12, []
-    barrier = threading.Barrier(2)
-
-    def work(seed: int) -> None:
-        try:
-            rng = np.random.default_rng(seed)
-            with ckks.Context(SMALL, seed=seed) as mine:
-                barrier.wait()
-                for _ in range(rounds):
-                    assert ckks.current() is mine
-                    v = unit_disk(rng, N // 2)
-                    ct = ckks.encrypt(v)
-                    assert ct.context is mine and ct.key_fingerprint == mine.key_fingerprint
-                    assert bits(ckks.decrypt(ct), v) > 28
-            assert not _has_current()
-        except BaseException as e:  # reported by the main thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(seed,)) for seed in (1, 2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    in_threads(work, 2)
     assert not _has_current()
 
 
@@ -780,22 +763,14 @@ def test_a_new_thread_starts_with_no_current_context(ctx):
     assert seen == [False] and ckks.current() is ctx
 
 
-def test_a_shared_context_makes_each_key_once(switch_often):
+def test_a_shared_context_makes_each_key_once():
     shared = ckks.Context(SMALL, seed=9)
-    count = 8
-    barrier = threading.Barrier(count)
-    found: list = [None] * count
 
-    def work(i: int) -> None:
-        barrier.wait()
+    def work(i: int) -> tuple:
         ct = shared.encrypt([float(i)])  # the first one makes the keys, once
-        found[i] = (ct.key_fingerprint, shared.rotation_key(3))
+        return ct.key_fingerprint, shared.rotation_key(3)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    found = in_threads(work, 8)
     assert all(f is not None for f in found)
     assert {fp for fp, _ in found} == {shared.key_fingerprint}
     assert all(key is shared.rotation_key(3) for _, key in found)
