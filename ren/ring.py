@@ -47,6 +47,10 @@ NUMPY_DTYPES: dict[str, type[np.unsignedinteger]] = {"u32": np.uint32, "u64": np
 class Domain(enum.Enum):
     """The representation of a ring element: coefficients or NTT (evaluation) slots."""
 
+    # members are singletons compared by identity: hash them so too, in C (the default hashes the
+    # name in Python, and every interned node's key hashes its op and dtype)
+    __hash__ = object.__hash__
+
     COEFF = "coeff"
     NTT = "ntt"
 

@@ -13,6 +13,10 @@ import enum
 class Op(enum.Enum):
     """One IR operation. The value is a short lower-case name used in printing."""
 
+    # members are singletons compared by identity: hash them so too, in C (the default hashes the
+    # name in Python, and every interned node's key hashes its op and dtype)
+    __hash__ = object.__hash__
+
     # --- front end: what ``Poly`` methods build ------------------------------------------
     ADD = "add"  # a + b in the ring
     SUB = "sub"  # a - b
@@ -50,6 +54,10 @@ class Op(enum.Enum):
 
 class DType(enum.Enum):
     """Value types of nodes: ring words, index arithmetic, or nothing (roots, stores)."""
+
+    # members are singletons compared by identity: hash them so too, in C (the default hashes the
+    # name in Python, and every interned node's key hashes its op and dtype)
+    __hash__ = object.__hash__
 
     U32 = "u32"
     U64 = "u64"
