@@ -314,10 +314,12 @@ class Poly:
 
     def _coeff_limbs(self) -> np.ndarray:
         """The plain residues of the value in coefficient form, ``(L, n)``; realizes first."""
+        return rk.from_mont(self.ring, self._coeff_words())
+
+    def _coeff_words(self) -> np.ndarray:
+        """The Montgomery words of the value in coefficient form, ``(L, n)``; realizes first."""
         words = self._words()
-        if self.domain is Domain.NTT:
-            words = rk.intt(self.ring, words)
-        return rk.from_mont(self.ring, words)
+        return rk.intt(self.ring, words) if self.domain is Domain.NTT else words
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickle the value: ring, domain, device and the stored words (realizing first).
@@ -544,10 +546,7 @@ class Poly:
         """
         if not isinstance(centered, bool | np.bool_):
             raise TypeError(f"centered must be a bool, got {type(centered).__name__} {centered!r}")
-        words = self._words()
-        if self.domain is Domain.NTT:
-            words = rk.intt(self.ring, words)
-        return rk.crt(self.ring, words, centered=centered)
+        return rk.crt(self.ring, self._coeff_words(), centered=centered)
 
     def limbs(self) -> np.ndarray:
         """The stored residues, plain (not Montgomery), as an ``(L, n)`` array.
@@ -785,9 +784,11 @@ def _unpickle(version: Any, *state: Any) -> Poly:
             f"a pickled Poly of {ring!r} holds {ring.size} words ({ring.size * little.itemsize} "
             f"bytes), got {len(data)} bytes"
         )
-    words = np.frombuffer(data, dtype=little).astype(ring.np_dtype).reshape(ring.L, ring.n)
-    _checked_rows(words, ring, domain, "the pickled words", "word")
-    return Poly._wrap(_buffer_node(words, ring, domain, device))
+    words = np.frombuffer(data, dtype=little).reshape(ring.L, ring.n)
+    try:
+        return Poly.from_words(words, ring, domain, device)
+    except ValueError as e:
+        raise ValueError(f"a pickled Poly's words are not valid: {e}") from None
 
 
 def _device_here(device: Any) -> str:

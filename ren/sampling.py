@@ -87,12 +87,15 @@ def check_sigma(sigma: Any) -> float:
         ValueError: for zero, a negative, NaN, an infinity, or ``6 * sigma >= 2**53``.
     """
     if isinstance(sigma, bool | np.bool_) or not isinstance(sigma, numbers.Real):
-        raise TypeError(
-            f"sigma must be a real number (an int or a float), got {type(sigma).__name__} {sigma!r}"
-        )
-    value = float(sigma)
-    if not value > 0 or not math.isfinite(value):
-        raise ValueError(f"sigma={value} must be a positive finite number")
+        raise TypeError(f"sigma must be a real number, got {type(sigma).__name__} {sigma!r}")
+    try:
+        value = float(sigma)
+    except OverflowError:  # an int beyond a float
+        raise ValueError(f"sigma={sigma} must be a finite number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"sigma={value} must be a finite number")
+    if not value > 0:
+        raise ValueError(f"sigma={value} must be a positive number")
     if 6 * value >= MAX_SIX_SIGMA:
         raise ValueError(
             f"sigma={value} is too large: samples reach 6 * sigma = {6 * value:.3g}, which must "

@@ -14,6 +14,7 @@ import pytest
 from ren.sampling import (
     OsRandom,
     as_rng,
+    check_sigma,
     gaussian,
     integers,
     sparse_ternary,
@@ -362,3 +363,8 @@ def test_negative_size():
 def test_numpy_ints_are_counts():
     assert sparse_ternary(3, np.int64(8), np.uint8(2)).tolist() == sparse_ternary(3, 8, 2).tolist()
     assert integers(3, np.int32(-2), np.int64(2), 5).tolist() == integers(3, -2, 2, 5).tolist()
+
+
+def test_an_int_sigma_beyond_a_float_is_a_value_error():
+    with pytest.raises(ValueError, match=r"sigma=1000+ must be a finite number"):
+        check_sigma(10**400)

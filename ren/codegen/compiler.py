@@ -200,11 +200,16 @@ def _read_regular(path: Path, limit: int = -1) -> bytes | None:
         os.close(fd)
 
 
+def _sum_of(data: bytes) -> str:
+    """What an entry's ``.sum`` holds for the library ``data``: its size and SHA-256."""
+    return f"{len(data)} {hashlib.sha256(data).hexdigest()}"
+
+
 def _checksum(path: Path) -> str:
     data = _read_regular(path)
     if data is None:
         raise FileNotFoundError(f"{path} is not a regular file")
-    return f"{len(data)} {hashlib.sha256(data).hexdigest()}"
+    return _sum_of(data)
 
 
 def _valid(lib: Path) -> bool:
@@ -213,8 +218,7 @@ def _valid(lib: Path) -> bool:
     summ = _read_regular(lib.with_suffix(".sum"), limit=256)
     if data is None or summ is None:
         return False
-    want = f"{len(data)} {hashlib.sha256(data).hexdigest()}"
-    return summ.decode("ascii", errors="replace").strip() == want and _loadable(data)
+    return summ.decode("ascii", errors="replace").strip() == _sum_of(data) and _loadable(data)
 
 
 def _loadable(data: bytes) -> bool:

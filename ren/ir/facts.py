@@ -161,10 +161,7 @@ def ring_of(node: Node) -> RingSpec | None:
 
 def need_ring(node: Node) -> RingSpec:
     """The ring of ``node``'s value, for a node that must have one (``SpecError`` if not)."""
-    ring = facts(node).ring
-    if ring is None:
-        raise SpecError(f"{node!r} was expected to be a ring value and has no ring")
-    return ring
+    return facts(node).need_ring()
 
 
 def domain_of(node: Node) -> Domain | None:

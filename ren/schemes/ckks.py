@@ -443,16 +443,9 @@ class Params:
 
 
 def _check_sigma(sigma: Any) -> float:
-    """``sigma`` as a finite float in ``(0, 10^6)``."""
-    if isinstance(sigma, bool | np.bool_) or not isinstance(sigma, numbers.Real):
-        raise TypeError(f"sigma must be a real number, got {_fmt.describe(sigma)}")
-    try:
-        value = float(sigma)
-    except (OverflowError, ValueError):
-        raise ValueError(f"sigma={sigma!r} must be a finite number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"sigma={value!r} must be a finite number")
-    if not 0 < value < 1e6:
+    """``sigma`` as a finite float in ``(0, 10^6)`` (the samplers' check, then CKKS's bound)."""
+    value = sampling.check_sigma(sigma)
+    if not value < 1e6:
         raise ValueError(f"sigma={value!r} must be a positive number below 10^6")
     return value
 
