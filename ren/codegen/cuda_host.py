@@ -3,8 +3,9 @@
 ``HostModule`` builds a CUDA C translation unit as C++ with the system compiler, after a small
 header that gives the CUDA names their host meaning (``__global__`` and ``__device__`` vanish,
 ``__umul64hi`` is a 128-bit product, ``blockIdx``/``threadIdx``/``blockDim``/``gridDim`` are
-globals), and adds for every ``extern "C" __global__`` entry a wrapper that runs the whole grid:
-every block, every thread, in order (or in reverse order with ``reverse=True``). Its API is the part
+globals of each host thread, so launches from several threads at once do not mix), and adds for
+every ``extern "C" __global__`` entry a wrapper that runs the whole grid: every block, every
+thread, in order (or in reverse order with ``reverse=True``). Its API is the part
 of PyCUDA's that Ren uses::
 
     mod = HostModule(source)                        # like pycuda.compiler.SourceModule(source,
@@ -46,7 +47,8 @@ SHIM = """\
 #define __shared__ ren_emu_shared_memory_is_not_supported
 #define __syncthreads ren_emu_syncthreads_is_not_supported
 struct ren_emu_dim3 { unsigned x, y, z; };
-static ren_emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
+/* per host thread: two threads of the program may launch kernels at once */
+static thread_local ren_emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
 static inline uint32_t __umulhi(uint32_t a, uint32_t b)
 {
     return (uint32_t)(((uint64_t)a * b) >> 32);

@@ -11,6 +11,7 @@ import pytest
 
 from ren.codegen.compiler import CompileError
 from ren.codegen.cuda_host import HostModule, entry_points
+from tests.threads import in_threads
 
 pytestmark = pytest.mark.cc
 
@@ -55,6 +56,23 @@ def test_every_thread_of_the_grid_runs_once(reverse):
     mod.get_function("affine")(out, x, np.int32(1000), block=(256, 1, 1), grid=(4, 1))
     np.testing.assert_array_equal(out[:1000], 3 * x + 5 + 4)
     assert (out[1000:] == 7).all()  # the guard kept the extra threads out
+
+
+def test_launches_from_many_threads_at_once_each_run_their_own_grid():
+    """Each host thread has its own blockIdx/threadIdx: concurrent launches do not mix."""
+    fn = HostModule(SOURCE).get_function("affine")
+
+    def launch(i: int) -> bool:
+        x = np.arange(i, i + 4096, dtype=np.uint64)
+        out = np.zeros(4096, dtype=np.uint64)
+        grid = 16 + i  # a different grid per thread: gridDim.x enters every word
+        for _ in range(20):
+            fn(out, x, np.int32(4096), block=(256, 1, 1), grid=(grid, 1))
+            if not np.array_equal(out, 3 * x + 5 + grid):
+                return False
+        return True
+
+    assert in_threads(launch, 8) == [True] * 8
 
 
 def test_high_words_of_products_match_python_integers():
