@@ -17,6 +17,7 @@ from hypothesis import given, note, settings
 
 import ren
 import ren.engine.jit as jit_module
+import ren.engine.plan as plan_module
 from ren import JitError, Poly, RingSpec, ntt_primes
 from ren.ring import Domain
 from tests.backends.test_cpu import build, programs
@@ -305,8 +306,8 @@ def test_the_cpu_graph_runner_and_the_unit_replay_agree(monkeypatch):
 @pytest.mark.parametrize("device", COMPILED, indirect=True)
 def test_ren_validate_checks_every_replayed_unit(device, monkeypatch):
     calls = []
-    real = jit_module.validate_unit
-    monkeypatch.setattr(jit_module, "validate_unit", lambda u: (calls.append(u.name), real(u)))
+    real = plan_module.validate_unit
+    monkeypatch.setattr(plan_module, "validate_unit", lambda u: (calls.append(u.name), real(u)))
 
     @ren.jit
     def f(a, b):

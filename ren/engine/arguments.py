@@ -1,0 +1,99 @@
+"""Finding the ``Poly`` values in a jitted function's arguments and results.
+
+``walk`` visits lists, tuples, dicts and dataclasses in a fixed order and collects each ``Poly``
+with its path (``x``, ``ys[1]``, ``ct.parts[0]``) and every other leaf (a key part of the plan);
+``rebuild`` puts other polys in their places; ``spec`` is what a ``Poly`` input adds to the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+from ren.device import Buffer
+from ren.errors import JitError
+from ren.ir.facts import is_const
+from ren.ir.op import Op
+from ren.poly import Poly, stored
+
+__all__ = ["rebuild", "spec", "storage_of", "walk"]
+
+_SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+
+
+def walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple] | None) -> None:
+    """Collect ``(path, Poly)`` in a fixed order, and a key part for every other leaf.
+
+    The key part is the leaf itself: the key keeps it alive, so an ``id`` is never reused while a
+    plan holds it. A class that sets ``__ren_jit_leaf__ = True`` (a hashable value that holds no
+    ``Poly``, such as ``RingSpec`` or ``ckks.Params``) is one leaf even when it is a dataclass.
+    """
+    if isinstance(obj, Poly):
+        polys.append((path, obj))
+    elif type(obj) in _SCALARS:  # the common leaves, hashable by construction
+        if leaves is not None:
+            leaves.append((path, type(obj).__qualname__, obj))
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            walk(v, f"{path}[{k!r}]", polys, leaves)
+    elif isinstance(obj, list | tuple):
+        for i, v in enumerate(obj):
+            walk(v, f"{path}[{i}]", polys, leaves)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        if getattr(obj, "__ren_jit_leaf__", False):
+            if leaves is not None:
+                leaves.append((path, type(obj).__qualname__, obj))
+            return
+        for f in dataclasses.fields(obj):
+            walk(getattr(obj, f.name), f"{path}.{f.name}", polys, leaves)
+    elif leaves is not None:
+        try:
+            hash(obj)
+        except TypeError:
+            raise JitError(
+                f"argument {path} is a {type(obj).__name__}, which cannot be part of a jit cache "
+                "key (it is not hashable, and its contents may change between calls); pass an "
+                "int, a float, a tuple or a Poly instead"
+            ) from None
+        leaves.append((path, type(obj).__qualname__, obj))
+
+
+def rebuild(obj: Any, swap: dict[int, Poly]) -> Any:
+    """``obj`` with the polys whose ``id`` is in ``swap`` replaced (containers copied as needed)."""
+    if isinstance(obj, Poly):
+        return swap.get(id(obj), obj)
+    if isinstance(obj, dict):
+        return type(obj)({k: rebuild(v, swap) for k, v in obj.items()})
+    if isinstance(obj, list):
+        return [rebuild(v, swap) for v in obj]
+    if isinstance(obj, tuple):
+        items = [rebuild(v, swap) for v in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        new = copy.copy(obj)
+        for f in dataclasses.fields(obj):
+            object.__setattr__(new, f.name, rebuild(getattr(obj, f.name), swap))
+        return new
+    return obj
+
+
+def spec(path: str, p: Poly) -> tuple[Any, ...]:
+    """The key part of the input at ``path``: its ring, device, domain and storage (a value)."""
+    if is_const(p.node):
+        value = p.node.src[0].arg.value if p.node.op is Op.AS_RING else p.node.arg.value
+        return (path, "const", p.ring, value, p.device, p.domain)
+    buf, view = storage_of(p)
+    return (path, "buffer", p.ring, buf.size, buf.dtype, p.device, p.domain, view)
+
+
+def storage_of(p: Poly) -> tuple[Buffer, tuple[int, int] | None]:
+    """Where a realized value is stored: its buffer, and ``(offset, size)`` for a limb view.
+
+    Raises:
+        JitError: when ``p`` is not a stored value (a constant, or a value not realized).
+    """
+    where = stored(p.node)
+    if where is None:
+        raise JitError(f"a Poly in {p.ring} was expected to be stored in a buffer, and is not")
+    return where

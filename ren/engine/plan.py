@@ -1,0 +1,397 @@
+"""A plan ``ren.jit`` captured: its units and buffers, how each thread replays it, what it checks.
+
+A ``CapturedPlan`` holds one capture's exec units (input slots empty), the arena and outputs they
+write and the stored values they read. ``replay`` binds a call's inputs, runs the units (or the
+backend's graph runner) and returns the outputs. The buffers belong to the capturing thread;
+another thread replays a copy with its own (``for_this_thread``): each gets its own answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from ren import settings
+from ren.device import Buffer
+from ren.engine import debug_level
+from ren.engine.arguments import rebuild, storage_of, walk
+from ren.engine.memory import _lifetimes, _plan_device, _rebind
+from ren.engine.realize import ExecUnit, backend, validate_unit
+from ren.errors import JitError
+from ren.ir.node import BufferArg, Node
+from ren.ir.op import Op
+from ren.poly import Poly, stored
+
+if TYPE_CHECKING:
+    from ren.engine.jit import JitFunction
+
+__all__ = ["CapturedPlan", "PlanRunner", "external_reads", "rebound", "replan"]
+
+
+class PlanRunner(Protocol):
+    """A backend's graph runner (``graph_runner(units, bindings)``): one call replays a plan."""
+
+    def run(self, inputs: list[Buffer | None]) -> None:
+        """One replay with ``inputs`` (by input position; ``None`` for a constant) bound."""
+
+
+@dataclasses.dataclass(eq=False)
+class CapturedPlan:
+    """What one capture produced, and what a replay needs.
+
+    ``units`` run at each replay (their input slots hold ``None`` until bound); ``inputs`` says, per
+    input position, whether it is a buffer (``False``: a constant, part of the key);
+    ``bindings`` lists ``(unit, slot, input)`` places to swap;
+    ``written`` holds the ids of every root buffer the plan writes (an input that is one of them
+    is copied first); ``passthrough`` lists ``(source, output buffer)`` for outputs no kernel
+    computes, the source being ``(input position, (offset, size))`` (a window of an input) or a
+    ``Poly`` stored before the call; ``result`` is the output structure every call returns.
+    ``external`` lists ``(buffer, array, what)`` for every stored value the plan reads that it
+    neither writes nor is given (a key, a value the function closes over): a replay checks each
+    still holds the array it held at capture, and names ``what`` if not.
+
+    The plan's buffers belong to the thread that captured it. Another thread replays a copy
+    (:meth:`for_this_thread`) with buffers of its own.
+    """
+
+    key: tuple
+    units: list[ExecUnit]
+    inputs: list[bool]
+    paths: list[str]
+    bindings: list[tuple[int, int, int]]
+    written: set[int]
+    passthrough: list[tuple[tuple[int, tuple[int, int]] | Poly, Buffer]]
+    result: Any
+    pruned: int = 0
+    runner: PlanRunner | None = None
+    capture_s: float = 0.0
+    staging: dict[int, Buffer] = dataclasses.field(default_factory=dict)
+    replays: int = 0
+    external: list[tuple[Buffer, Any, str]] = dataclasses.field(default_factory=list)
+    owned: list[tuple[Buffer, Any]] = dataclasses.field(default_factory=list)
+    _local: Any = dataclasses.field(default_factory=threading.local, repr=False)
+    _lock: Any = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+    def for_this_thread(self) -> CapturedPlan:
+        """The plan to replay in the current thread: this one, or this thread's own copy.
+
+        The copy has the same units and kernels, reading the same stored values, but writes a
+        new arena, new output buffers and new staging buffers, and returns its own result
+        structure; it is made at the thread's first replay and dies with the thread.
+        """
+        mine = getattr(self._local, "plan", None)
+        if mine is None:
+            mine = self._local.plan = _copy_for_thread(self)
+        return mine
+
+    def refresh_owned(self) -> None:
+        """Give back storage to any buffer of the plan's own that was freed since its last call.
+
+        The plan writes its outputs (and arena) in full at every replay, so an output the caller
+        freed (``Buffer.deallocate``) is allocated again, and the graph runner, which holds the
+        addresses, is made again.
+        """
+        for buf, array in self.owned:
+            if buf._array is not array:
+                break
+        else:
+            return  # nothing was freed: the common case, one identity test per buffer
+        stale = {id(buf) for buf, array in self.owned if buf._array is not array}
+        for u in self.units:
+            for b in u.bufs:
+                if b is not None and (id(b.root) in stale) and b.base is not None:
+                    b.array = None  # a view of a root allocated again: take the new window
+        for buf, _ in self.owned:
+            buf.ensure_allocated()
+        for u in self.units:
+            for b in u.bufs:
+                if b is not None:
+                    b.ensure_allocated()
+        self.owned = _owned(self)
+        if self.runner is not None:
+            self.runner = _graph_runner(self)
+
+    def check_external(self, fn: JitFunction[..., Any]) -> None:
+        """Raise ``JitError`` naming a stored value the plan reads that was freed since capture."""
+        for buf, array, what in self.external:
+            if buf._array is not array:
+                name = fn.name
+                raise JitError(
+                    f"jitted function {name}: the plan reads {what}, whose buffer was freed "
+                    "(Buffer.deallocate) since the capture; keep the values a jitted function "
+                    f"reads alive, or call {name}.cache_clear() to capture again"
+                )
+
+    def seal(self, fn: JitFunction[..., Any]) -> None:
+        """Finish a new plan: what it reads and owns, its graph runner; its thread replays it."""
+        self.external = external_reads(self, _stored_names(fn.fn))
+        self.owned = _owned(self)
+        self._local.plan = self
+        self.runner = _graph_runner(self)
+
+    def replay(self, fn: JitFunction[..., Any], polys: list[tuple[str, Poly]]) -> Any:
+        """Run the plan on the buffers of ``polys``, in this thread's copy; returns its result.
+
+        An input the plan writes (an output fed back, ``x = step(x, y)``) is read through a copy.
+
+        Raises:
+            JitError: a stored value the plan reads was freed since the capture (named).
+        """
+        self.check_external(fn)
+        plan = self.for_this_thread()
+        plan.refresh_owned()
+        new: list[Buffer | None] = []
+        for i, (_, p) in enumerate(polys):
+            if not plan.inputs[i]:
+                new.append(None)
+                continue
+            buf = storage_of(p)[0]  # allocated: __call__ checked
+            if id(buf) in plan.written:  # an output fed back: read a copy, not the live buffer
+                stage = plan.staging.get(i)
+                if stage is None:
+                    stage = plan.staging[i] = Buffer(buf.device, buf.dtype, buf.size)
+                    stage.ensure_allocated()
+                np.copyto(stage.need_array(), buf.need_array())
+                buf = stage
+            new.append(buf)
+        try:
+            validate = settings.VALIDATE.get()
+            if plan.runner is not None and not validate:
+                plan.runner.run(new)
+            else:
+                _run_units(plan, new, validate)
+            for src, dst in plan.passthrough:
+                if isinstance(src, Poly):
+                    words = src._words().reshape(-1)
+                else:
+                    (k, (offset, size)) = src
+                    words = _bound(new, k).need_array()[offset : offset + size]
+                np.copyto(dst.need_array(), words)
+        finally:
+            new.clear()  # bound inputs are not kept
+        with self._lock:
+            self.replays += 1
+        return plan.result
+
+    @functools.cached_property
+    def slots_by_unit(self) -> dict[int, list[tuple[int, int]]]:
+        """``bindings`` grouped by unit: unit index -> ``[(slot, input position), ...]``."""
+        by_unit: dict[int, list[tuple[int, int]]] = {}
+        for i, j, k in self.bindings:
+            by_unit.setdefault(i, []).append((j, k))
+        return by_unit
+
+    @property
+    def runner_kind(self) -> str:
+        """``"graph"`` when a backend graph runner replays the plan, else ``"units"``."""
+        return "graph" if self.runner is not None else "units"
+
+    def __repr__(self) -> str:
+        return (
+            f"<CapturedPlan {len(self.units)} units ({self.pruned} pruned), "
+            f"{sum(self.inputs)} inputs, runner={self.runner_kind}>"
+        )
+
+
+def replan(units: list[ExecUnit], keep: set[int]) -> list[ExecUnit]:
+    """Place every temporary the units write (not in ``keep``) in one arena per device.
+
+    Each temporary is placed by its lifetime over the whole list.
+
+    Returns:
+        The units bound to the new views.
+    """
+    if settings.NO_PLAN.get():
+        return units
+    life = _lifetimes(units)
+    writers: dict[int, int] = {}
+    for i, u in enumerate(units):
+        writers.setdefault(id(u.bufs[0]), i)
+    temps: dict[str, list[tuple[Buffer, int, int]]] = {}
+    for key, (buf, first, last) in life.items():
+        if key in keep or writers.get(key) != first or buf.dtype == "u8":
+            continue
+        temps.setdefault(buf.device, []).append((buf, first, last))
+    views: dict[int, Buffer] = {}
+    for device in sorted(temps):
+        _, arena_views = _plan_device(device, temps[device], len(units))
+        views.update(arena_views)
+    out = [rebound(u, views) for u in units]
+    for u in out:
+        for b in u.bufs:
+            b.ensure_allocated()
+    return out
+
+
+def _copy_for_thread(plan: CapturedPlan) -> CapturedPlan:
+    """``plan`` with new buffers for everything it writes: a replay of its own for a thread.
+
+    Every root buffer a unit writes (the arena, the outputs) and every passthrough output gets a
+    new buffer of the same size; arena views are made again at the same offsets. Inputs, stored
+    values and pruned results are shared (the plan only reads them).
+    """
+    roots: dict[int, Buffer] = {}
+    for u in plan.units:
+        root = u.bufs[0].root
+        roots.setdefault(id(root), root)
+    for _, dst in plan.passthrough:
+        roots.setdefault(id(dst), dst)
+    swap: dict[int, Buffer] = {
+        k: Buffer(r.device, r.dtype, r.size).ensure_allocated() for k, r in roots.items()
+    }
+
+    def moved(buf: Buffer) -> Buffer:
+        new = swap.get(id(buf))
+        if new is None and buf.base is not None and id(buf.base) in swap:
+            new = swap[id(buf)] = Buffer(
+                buf.device, buf.dtype, buf.size, base=swap[id(buf.base)], offset=buf.offset
+            ).ensure_allocated()
+        return buf if new is None else new
+
+    units = [
+        rebound(u, {id(b): moved(b) for b in u.bufs if b is not None and moved(b) is not b})
+        for u in plan.units
+    ]
+    passthrough = [(src, moved(dst)) for src, dst in plan.passthrough]
+    outs: list[tuple[str, Poly]] = []
+    walk(plan.result, "result", outs, None)
+    polys: dict[int, Poly] = {}
+    for _, p in outs:
+        if id(p) not in polys:
+            polys[id(p)] = Poly._wrap(_with_storage(p.node, moved))
+    copy_ = dataclasses.replace(
+        plan,
+        units=units,
+        passthrough=passthrough,
+        result=rebuild(plan.result, polys),
+        written={id(u.bufs[0].root) for u in units} | {id(dst) for _, dst in passthrough},
+        staging={},
+        runner=None,
+        replays=0,
+        _local=threading.local(),
+        _lock=threading.Lock(),
+    )
+    copy_.owned = _owned(copy_)
+    copy_.runner = _graph_runner(copy_)
+    return copy_
+
+
+def _owned(plan: CapturedPlan) -> list[tuple[Buffer, Any]]:
+    """The root buffers the plan writes (outputs, arena, passthrough outputs), with their arrays."""
+    roots = {id(u.bufs[0].root): u.bufs[0].root for u in plan.units}
+    roots.update({id(dst): dst for _, dst in plan.passthrough})
+    return [(r, r._array) for r in roots.values()]
+
+
+def _with_storage(node: Node, moved: Callable[[Buffer], Buffer]) -> Node:
+    """A stored value's node (``AS_RING`` over a buffer or a view of one) on moved buffers."""
+    store = node.src[0]
+    if store.op is Op.BUFFER:
+        new = Node(Op.BUFFER, store.dtype, (), BufferArg(moved(store.arg.buffer)))
+    else:  # BUFFER_VIEW of a BUFFER
+        base = store.src[0]
+        buf = Node(Op.BUFFER, base.dtype, (), BufferArg(moved(base.arg.buffer)))
+        new = store.replace(src=(buf,))
+    return node.replace(src=(new,))
+
+
+def _stored_names(fn: Callable[..., Any]) -> dict[int, str]:
+    """Buffer id -> how the function reaches that stored value (a closure cell, a global).
+
+    For error messages only: a plan that reads a freed value names it this way when it can.
+    """
+    names: dict[int, str] = {}
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return names
+    found: list[tuple[str, Any]] = []
+    for var, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False):
+        try:
+            found.append((f"the value {var} the function closes over", cell.cell_contents))
+        except ValueError:  # an empty cell
+            continue
+    glob = getattr(fn, "__globals__", {})
+    found += [(f"the global {g}", glob[g]) for g in code.co_names if g in glob]
+    for what, value in found:
+        polys: list[tuple[str, Poly]] = []
+        walk(value, "", polys, None)
+        for path, p in polys:
+            where = stored(p.node)
+            if where is not None:
+                names.setdefault(id(where[0]), f"{what}{' at ' + path if path else ''}")
+    return names
+
+
+def external_reads(plan: CapturedPlan, names: dict[int, str]) -> list[tuple[Buffer, Any, str]]:
+    """Every root buffer the plan reads but neither writes nor binds, with its array and name."""
+    out: dict[int, tuple[Buffer, Any, str]] = {}
+    bound = {(i, j) for i, j, _ in plan.bindings}
+    reads = [
+        b.root
+        for i, u in enumerate(plan.units)
+        for j, b in enumerate(u.bufs)
+        if j > 0 and b is not None and (i, j) not in bound
+    ]
+    reads += [storage_of(src)[0].root for src, _ in plan.passthrough if isinstance(src, Poly)]
+    for root in reads:
+        if id(root) in plan.written or id(root) in out:
+            continue
+        what = names.get(
+            id(root),
+            f"buffer #{root.id} ({root.size} {root.dtype} words on {root.device}, a value stored "
+            "before the capture: a key, a constant table or a value the function closes over)",
+        )
+        out[id(root)] = (root, root._array, what)
+    return list(out.values())
+
+
+def rebound(u: ExecUnit, swap: Mapping[int, Buffer | None]) -> ExecUnit:
+    """``u`` with the buffers whose ``id`` is in ``swap`` replaced (``None``: an input slot)."""
+    kernel = _rebind(u.kernel, swap)
+    return u if kernel is u.kernel else ExecUnit(u.name, u.device, kernel.bufs, u.fn, kernel)
+
+
+def _run_units(plan: CapturedPlan, new: list[Buffer | None], validate: bool) -> None:
+    """Replay the plan unit by unit, with the new input buffers in their slots."""
+    by_unit = plan.slots_by_unit
+    debug = debug_level()
+    for i, unit in enumerate(plan.units):
+        bufs = unit.bufs
+        if i in by_unit:
+            items = list(bufs)
+            for j, k in by_unit[i]:
+                items[j] = _bound(new, k)
+            bufs = tuple(items)
+        start = time.perf_counter()
+        unit.fn(bufs)
+        if validate and unit.device != "python":
+            validate_unit(ExecUnit(unit.name, unit.device, bufs, unit.fn, unit.kernel))
+        if debug >= 2:
+            ms = (time.perf_counter() - start) * 1e3
+            print(f"  replay {unit.name:<33} {ms:8.3f} ms", file=sys.stderr)
+
+
+def _bound(new: list[Buffer | None], k: int) -> Buffer:
+    """The buffer bound to input ``k`` (a binding is always a buffer input, never a constant)."""
+    buf = new[k]
+    if buf is None:
+        raise JitError(f"input {k} of a replay is a constant, and the plan reads it as a buffer")
+    return buf
+
+
+def _graph_runner(plan: CapturedPlan) -> PlanRunner | None:
+    """The backend's graph runner for the plan, when every unit is on one device that has one."""
+    if not settings.JIT_GRAPH.get() or not plan.units:
+        return None
+    devices = {u.device for u in plan.units}
+    if len(devices) != 1:
+        return None
+    make = getattr(backend(devices.pop()), "graph_runner", None)
+    return make(plan.units, plan.bindings) if make is not None else None
