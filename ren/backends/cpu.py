@@ -22,9 +22,10 @@ from ren import settings
 from ren.backends import cpu_threads
 from ren.codegen import templates
 from ren.codegen.c import CRenderer
-from ren.codegen.compiler import find_compiler, load_cached, supports_flag
+from ren.codegen.compiler import load_cached
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
+from ren.codegen.toolchain import find_compiler, supports_flag
 from ren.device import Buffer
 from ren.errors import RenError
 from ren.ir.node import IndexArg, KernelInfo, Node

@@ -30,16 +30,10 @@ entry another process removes between a build and a load is built again by ``loa
 from __future__ import annotations
 
 import atexit
-import contextlib
 import ctypes
-import functools
 import hashlib
 import os
-import platform
-import re
 import shutil
-import stat
-import struct
 import subprocess
 import sys
 import tempfile
@@ -48,6 +42,8 @@ import warnings
 from pathlib import Path
 
 from ren import settings
+from ren.codegen.cache_entries import checksum, evict, is_dir, regular, touch, valid
+from ren.codegen.toolchain import CompileError, find_compiler, native_target
 from ren.errors import RenError
 
 __all__ = [
@@ -74,18 +70,6 @@ _building: set[Path] = set()  # entries being built or checked now: never evicte
 _scratch: Path | None = None  # this process's private build directory, made on first use
 _key_locks = tuple(threading.Lock() for _ in range(64))  # builds of one key run one at a time
 
-#: the name of a cache entry: ``<name>-<24 hex digits of the key>.so``.
-_ENTRY = re.compile(r".+-[0-9a-f]{24}\.so")
-
-# opening an entry never follows a symlink nor waits for a FIFO's writer (where the OS has them)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-class CompileError(RenError):
-    """The C compiler is missing or rejected a rendered source."""
-
 
 class _Vanished(Exception):
     """The build directory disappeared under a build (the cache was deleted)."""
@@ -108,54 +92,6 @@ def cache_dir() -> Path:
     return base / "ren"
 
 
-def find_compiler(name: str | None = None) -> tuple[str, str]:
-    """The C compiler to use (``$CC``, else ``cc``, ``gcc``, ``clang``): ``(path, version line)``.
-
-    Raises:
-        CompileError: when none is installed, saying what to install.
-    """
-    return _find_compiler(name, settings.CC.get())
-
-
-@functools.cache
-def _find_compiler(name: str | None, cc: str | None) -> tuple[str, str]:
-    names = [name] if name else [cc or "", "cc", "gcc", "clang"]
-    for candidate in names:
-        path = shutil.which(candidate) if candidate else None
-        if path:
-            out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
-            version = (
-                (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else ""
-            )
-            return path, version
-    raise CompileError(
-        "no C compiler found (looked for $CC, cc, gcc, clang): the cpu device needs one; "
-        "install gcc (Debian: apt-get install gcc) or set CC"
-    )
-
-
-@functools.cache
-def supports_flag(compiler: str, flag: str) -> bool:
-    """Whether ``compiler`` builds and links a tiny shared library with ``flag``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "probe.c"
-        src.write_text("int ren_probe(void) { return 0; }\n")
-        cmd = [compiler, "-shared", "-fPIC", flag, "-o", str(Path(tmp) / "probe.so"), str(src)]
-        return subprocess.run(cmd, capture_output=True, check=False).returncode == 0
-
-
-@functools.cache
-def native_target(compiler: str) -> str:
-    """What ``-march=native`` means on this machine for ``compiler``: its resolved target options.
-
-    They go into the cache key, so a cache shared between machines never loads a library built
-    for another CPU.
-    """
-    cmd = [compiler, "-march=native", "-Q", "--help=target"]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
-    return hashlib.sha256(out.encode()).hexdigest() if out else platform.processor()
-
-
 def _key(source: str, compiler: str, version: str, flags: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     target = native_target(compiler) if "-march=native" in flags else ""
@@ -166,91 +102,6 @@ def _key(source: str, compiler: str, version: str, flags: tuple[str, ...]) -> st
 
 
 # -- reading entries: regular files only, never blocking ---------------------------------------
-
-
-def _regular(path: Path) -> bool:
-    """Whether ``path`` itself (not a symlink's target) is a regular file."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _read_regular(path: Path, limit: int = -1) -> bytes | None:
-    """The bytes of ``path`` when it is a regular file (at most ``limit``), else ``None``.
-
-    A FIFO, device, directory or symlink is never read: ``lstat`` first, then an open that
-    neither follows a link nor waits for a writer, checked again with ``fstat``.
-    """
-    if not _regular(path):
-        return None
-    mode = os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC
-    try:
-        fd = os.open(path, mode)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(limit)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _sum_of(data: bytes) -> str:
-    """What an entry's ``.sum`` holds for the library ``data``: its size and SHA-256."""
-    return f"{len(data)} {hashlib.sha256(data).hexdigest()}"
-
-
-def _checksum(path: Path) -> str:
-    data = _read_regular(path)
-    if data is None:
-        raise FileNotFoundError(f"{path} is not a regular file")
-    return _sum_of(data)
-
-
-def _valid(lib: Path) -> bool:
-    """Whether ``lib`` and its ``.sum`` are regular files and the sum matches."""
-    data = _read_regular(lib)
-    summ = _read_regular(lib.with_suffix(".sum"), limit=256)
-    if data is None or summ is None:
-        return False
-    return summ.decode("ascii", errors="replace").strip() == _sum_of(data) and _loadable(data)
-
-
-def _loadable(data: bytes) -> bool:
-    """Whether an ELF library's headers and loadable segments lie inside its bytes.
-
-    The loader maps segments straight from the file, so a truncated library (with a ``.sum``
-    that matches it: a forged or damaged entry) would end the process with ``SIGBUS`` instead of
-    failing to load. Such an entry is built again. On Linux a library must be ELF; other
-    systems' formats are left to the loader.
-    """
-    if data[:4] != b"\x7fELF":
-        return not sys.platform.startswith("linux")
-    if len(data) < 64 or data[4] != 2 or data[5] not in (1, 2):  # 64-bit, either byte order
-        return False
-    end = "<" if data[5] == 1 else ">"
-    phoff, shoff = struct.unpack_from(end + "QQ", data, 32)
-    phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", data, 54)
-    if phoff + phnum * phentsize > len(data) or shoff + shnum * shentsize > len(data):
-        return False
-    for i in range(phnum):
-        p_type, _, p_offset = struct.unpack_from(end + "IIQ", data, phoff + i * phentsize)
-        p_filesz = struct.unpack_from(end + "Q", data, phoff + i * phentsize + 32)[0]
-        if p_type == 1 and p_offset + p_filesz > len(data):  # PT_LOAD past the end of the file
-            return False
-    return True
-
-
-def _touch(lib: Path) -> None:
-    """Mark ``lib`` as just used (its modification time is the least-recently-used clock)."""
-    for path in (lib, lib.with_suffix(".sum")):
-        with contextlib.suppress(OSError):  # gone: the entry is then simply older
-            os.utime(path, follow_symlinks=False)
 
 
 # -- where to build ----------------------------------------------------------------------------
@@ -365,7 +216,7 @@ def compile_cached(
     with _key_locks[int(key[:8], 16) % len(_key_locks)]:
         with _lock:
             hit = _memory.get(tag)
-        if hit is not None and _regular(hit):
+        if hit is not None and regular(hit):
             return hit
         keep = settings.CCACHE.get()
         directory = _disk_dir() if keep else _scratch_dir()
@@ -375,10 +226,10 @@ def compile_cached(
             _building.add(entry)
         try:
             private = _scratch and _scratch / entry.name  # where a refused entry was built
-            if keep and _valid(entry):
-                _touch(entry)
+            if keep and valid(entry):
+                touch(entry)
                 lib = entry
-            elif keep and private and private != entry and _valid(private):
+            elif keep and private and private != entry and valid(private):
                 lib = private
             else:
                 lib = _build(source, cc, tuple(flags), name, entry, shared)
@@ -407,7 +258,7 @@ def load_cached(
         try:
             return ctypes.CDLL(str(lib))
         except OSError as e:
-            if _regular(lib):
+            if regular(lib):
                 raise RenError(f"the built library {lib} does not load: {e}") from None
             with _lock:  # removed behind our back: forget it and build again
                 for tag in [t for t, p in _memory.items() if p == lib]:
@@ -448,7 +299,7 @@ def _build_on_disk(
 ) -> Path | None:
     """Build into the cache ``directory``, again when it vanishes; ``None``: use the private one."""
     for path in (directory / f"{stem}.so", directory / f"{stem}.sum"):
-        if _is_dir(path):  # a rename cannot replace it, and Ren does not delete directories
+        if is_dir(path):  # a rename cannot replace it, and Ren does not delete directories
             _refused_entry(directory, stem, name, f"{path.name} is a directory")
             return None
     for _ in range(BUILD_ATTEMPTS):
@@ -469,13 +320,6 @@ def _build_on_disk(
         "row; it is built in a private temporary directory instead",
     )
     return None
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 def _refused_entry(directory: Path, stem: str, name: str, why: str) -> None:
@@ -520,7 +364,7 @@ def _build_in(
                 f"{' '.join(cmd)}\n{proc.stderr.strip() or proc.stdout.strip()}"
             )
         summ = tmp / "lib.sum"
-        summ.write_text(_checksum(out))
+        summ.write_text(checksum(out))
         os.replace(out, lib)  # atomic: readers see the old entry or the whole new one
         os.replace(summ, lib.with_suffix(".sum"))
     except OSError as e:
@@ -548,41 +392,8 @@ def _keep_failed(path: Path, source: str) -> Path | str:
 
 
 def _evict(directory: Path, limit: int, keep: Path) -> None:
-    """Remove least recently used entries of ``directory`` until they take at most ``limit`` bytes.
-
-    An entry is a ``.so`` and its ``.sum``, removed together; ``keep`` (the entry just built) and
-    entries being built or checked in this process stay. Another process may remove the same
-    entries at the same time: a missing file is skipped.
-    """
+    """Keep ``directory`` within ``limit`` bytes; ``keep`` and entries being built here stay."""
     with _lock:
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            return
-        entries, total = [], 0
-        for entry in names:
-            if not _ENTRY.fullmatch(entry):
-                continue
-            lib = directory / entry
-            size, used = 0, 0
-            for path in (lib, lib.with_suffix(".sum")):
-                try:
-                    st = os.lstat(path)
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode):
-                    size += st.st_size
-                    used = max(used, st.st_mtime_ns)
-            entries.append((used, entry, lib, size))
-            total += size
-        for _, _, lib, size in sorted(entries):
-            if total <= limit:
-                break
-            if lib == keep or lib in _building:
-                continue
-            for path in (lib, lib.with_suffix(".sum")):
-                with contextlib.suppress(OSError):  # gone already, or a directory: left alone
-                    os.unlink(path)
-            total -= size
-            for tag in [t for t, p in _memory.items() if p == lib]:
-                del _memory[tag]
+        removed = evict(directory, limit, {keep, *_building})
+        for tag in [t for t, p in _memory.items() if p in removed]:
+            del _memory[tag]

@@ -25,7 +25,7 @@ import ren.codegen.c
 from ren import Poly, RingSpec
 from ren.backends import cpu, cpu_threads
 from ren.codegen.c import CRenderer
-from ren.codegen.compiler import find_compiler, supports_flag
+from ren.codegen.toolchain import find_compiler, supports_flag
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.errors import RenError
 from ren.ir import DType, Node, Op

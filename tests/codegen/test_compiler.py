@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from ren.codegen import compiler
+from ren.codegen import cache_entries, compiler, toolchain
 from ren.codegen.compiler import CompileError, compile_cached, find_compiler
 from tests.threads import in_threads
 
@@ -162,7 +162,7 @@ def flip_middle(lib: Path) -> None:
 
 def forge_sum(lib: Path) -> None:
     """A ``.sum`` that matches the (damaged) library: only the library's own checks are left."""
-    lib.with_suffix(".sum").write_text(compiler._checksum(lib) + "\n")
+    lib.with_suffix(".sum").write_text(cache_entries.checksum(lib) + "\n")
 
 
 def truncate_and_forge(lib: Path) -> None:
@@ -191,13 +191,13 @@ DAMAGE = {
 def test_a_damaged_disk_entry_is_detected_and_rebuilt(cache, builds, damage):
     # never loaded before it is damaged: a damaged file that a process has mapped may crash it
     lib = compile_cached(source(), FLAGS)
-    good = compiler._checksum(lib)
+    good = cache_entries.checksum(lib)
     DAMAGE[damage](lib)
-    assert not compiler._valid(lib)
+    assert not cache_entries.valid(lib)
     compiler._memory.clear()
     assert compile_cached(source(), FLAGS) == lib
     assert len(builds) == 2
-    assert compiler._checksum(lib) == good  # the same build again, with its sum
+    assert cache_entries.checksum(lib) == good  # the same build again, with its sum
     assert lib.with_suffix(".sum").read_text().strip() == good
     assert call(lib) == 42
     assert entries(cache) == [lib.name, lib.with_suffix(".sum").name]
@@ -259,7 +259,7 @@ def test_concurrent_builds_of_one_source_all_succeed_and_leave_no_temp_files(cac
     assert len(libs) == 1
     lib = Path(libs.pop())
     assert entries(cache) == [lib.name, lib.with_suffix(".sum").name]  # no .build-* left
-    assert compiler._valid(lib)
+    assert cache_entries.valid(lib)
     # a new process finds the entry on disk and never runs the compiler
     late = spawn(cache, src, go, mode="no-compiler")
     out, err = late.communicate(timeout=60)
@@ -289,7 +289,7 @@ def test_a_compiler_failure_names_the_error_and_keeps_the_source(cache):
 def test_a_missing_compiler_says_what_to_install(tmp_path):
     empty = tmp_path / "empty-path"
     empty.mkdir()
-    compiler._find_compiler.cache_clear()
+    toolchain._find_compiler.cache_clear()
     try:
         with pytest.MonkeyPatch.context() as m:
             m.setenv("PATH", str(empty))
@@ -299,7 +299,7 @@ def test_a_missing_compiler_says_what_to_install(tmp_path):
             with pytest.raises(CompileError, match="no C compiler found"):
                 find_compiler("ren-no-such-cc")
     finally:
-        compiler._find_compiler.cache_clear()
+        toolchain._find_compiler.cache_clear()
     assert Path(find_compiler()[0]).is_file()  # found again once PATH is back
 
 
@@ -488,7 +488,7 @@ def test_the_private_directory_is_removed_when_the_process_exits(tmp_path):
 
 _FIFO_CHILD = """
 import ctypes, os, stat, sys
-from ren.codegen import compiler
+from ren.codegen import cache_entries, compiler
 from ren.codegen.compiler import compile_cached
 
 src, flags = "int ren_test_answer(void) { return 42; }\\n", ("-O1", "-shared", "-fPIC")
@@ -500,7 +500,7 @@ for suffix in sys.argv[1].split(","):
 compiler._memory.clear()
 again = compile_cached(src, flags, name="ren_fifo")
 regular = [stat.S_ISREG(os.lstat(p).st_mode) for p in (again, again.with_suffix(".sum"))]
-print(again == lib, regular, compiler._valid(again), ctypes.CDLL(str(again)).ren_test_answer())
+print(again == lib, regular, cache_entries.valid(again), ctypes.CDLL(str(again)).ren_test_answer())
 """
 
 
@@ -531,10 +531,10 @@ def test_a_symlink_in_place_of_an_entry_is_not_followed(cache, builds, tmp_path)
     lib.unlink()
     lib.symlink_to(other)
     # the sum matches what the link points to: only refusing to follow the link tells them apart
-    lib.with_suffix(".sum").write_text(compiler._checksum(other))
+    lib.with_suffix(".sum").write_text(cache_entries.checksum(other))
     compiler._memory.clear()
     again = compile_cached(source(42), FLAGS)
-    assert again == lib and not again.is_symlink() and compiler._valid(again)
+    assert again == lib and not again.is_symlink() and cache_entries.valid(again)
     assert call(again) == 42 and len(builds) == 3
     assert call(other) == 7  # the link's target is left alone
 
@@ -587,7 +587,7 @@ def test_the_least_recently_used_entry_goes_when_the_cache_is_full(cache, builds
     assert first.exists() and second.exists()  # two fit
     third = compile_cached(source(3), FLAGS)
     assert not first.exists() and not first.with_suffix(".sum").exists()  # the oldest went
-    assert compiler._valid(second) and compiler._valid(third)  # the newest stayed
+    assert cache_entries.valid(second) and cache_entries.valid(third)  # the newest stayed
     assert entries(cache) == sorted(p.name for p in (second, third, *map(sum_of, (second, third))))
     assert cache_bytes(cache) <= limit and len(builds) == 3
     # every library still loads: one that went is built again (and something else goes)
@@ -644,7 +644,7 @@ def test_the_private_directory_is_not_bounded(tmp_path, monkeypatch, builds):
     monkeypatch.setenv("REN_CACHE_MAX_MB", "0.000001")  # would leave one entry in a shared cache
     with pytest.warns(RuntimeWarning, match="REN_CACHE_DIR"):
         libs = [compile_cached(source(k), FLAGS) for k in (1, 2, 3)]
-    assert all(compiler._valid(lib) for lib in libs)  # this process's builds all stay
+    assert all(cache_entries.valid(lib) for lib in libs)  # this process's builds all stay
     assert [call(lib) for lib in libs] == [1, 2, 3] and len(builds) == 3
 
 
@@ -663,7 +663,7 @@ def test_an_entry_removed_before_it_is_loaded_is_built_again(cache, builds, monk
     monkeypatch.setattr(compiler, "compile_cached", racing)
     handle = compiler.load_cached(source(5), FLAGS, name="ren_gone")
     assert handle.ren_test_answer() == 5
-    assert len(builds) == 2 and compiler._valid(removed[0])
+    assert len(builds) == 2 and cache_entries.valid(removed[0])
 
 
 _EVICTING_CHILD = """
@@ -739,7 +739,7 @@ def test_a_cache_deleted_during_a_build_is_built_again(cache, compiler_hook, whe
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing to warn about: the cache is back
         lib = compile_cached(source(), FLAGS)
-    assert len(runs) == 2 and lib.parent == cache and compiler._valid(lib) and call(lib) == 42
+    assert len(runs) == 2 and lib.parent == cache and cache_entries.valid(lib) and call(lib) == 42
     assert entries(cache) == [lib.name, sum_of(lib).name]
 
 
