@@ -73,7 +73,7 @@ SWITCHED_OFF = switch_off()
 import ren  # noqa: E402
 from ren import Poly, RingSpec, ntt_primes  # noqa: E402
 from ren.errors import RenError  # noqa: E402
-from ren.poly import stored  # noqa: E402
+from ren.repoint import stored  # noqa: E402
 from ren.ring import Domain  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

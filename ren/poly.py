@@ -20,9 +20,7 @@ never changes. NumPy arrays are not operands: ``a + np.arange(n)`` is a ``TypeEr
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -33,7 +31,7 @@ from ren.device import Buffer, canonical_device
 from ren.engine.observe import notify
 from ren.engine.realize import Realization, prepare
 from ren.errors import RenError
-from ren.ir.facts import facts, is_const
+from ren.ir.facts import facts
 from ren.ir.node import (
     BufferArg,
     ConstArg,
@@ -45,47 +43,11 @@ from ren.ir.node import (
     ToRingArg,
 )
 from ren.ir.op import DType, Op
-from ren.ir.rewrite import Pat, graph_rewrite
+from ren.repoint import LIVE, repoint, storage
 from ren.ring import Domain, RingSpec, galois_for_rotation
 from ren.sampling import RngLike
 
 __all__ = ["Poly", "prepare_realize", "realize"]
-
-
-class _Registry(threading.local):
-    """The live ``Poly`` values made in the current thread, by ``id`` (weakly held).
-
-    After a realization, the ones whose graph overlapped are repointed to the realized buffers. A
-    ``Poly`` need not be hashable to be here. Each thread has its own registry, so a realization
-    in one thread never rewrites the values another thread is building (or capturing with
-    ``ren.jit``); the values a realization was *asked for* are repointed whichever thread made
-    them. Dead entries are purged when the registry has doubled since the last purge.
-    """
-
-    def __init__(self) -> None:
-        self.refs: dict[int, weakref.ref[Poly]] = {}
-        self.purge_at = 1024
-
-    def add(self, p: Poly) -> None:
-        refs = self.refs
-        refs[id(p)] = weakref.ref(p)
-        if len(refs) >= self.purge_at:
-            self.refs = {k: r for k, r in refs.items() if r() is not None}
-            self.purge_at = max(1024, 2 * len(self.refs))
-
-    def live(self) -> list[Poly]:
-        out = []
-        for r in list(self.refs.values()):
-            p = r()
-            if p is not None:
-                out.append(p)
-        return out
-
-
-_LIVE = _Registry()
-
-#: Held while polys are repointed: a rewrite only replaces the node it read (compare and set).
-_REPOINT_LOCK = threading.Lock()
 
 
 def _check_ring(ring: Any) -> RingSpec:
@@ -117,14 +79,14 @@ class Poly:
         ring = _check_ring(ring)
         words = rk.encode_coeffs(ring, coeffs)
         self.node = _buffer_node(words, ring, Domain.COEFF, canonical_device(device))
-        _LIVE.add(self)
+        LIVE.add(self)
 
     # --- constructors ------------------------------------------------------------------------
     @classmethod
     def _wrap(cls, node: Node) -> Poly:
         p = object.__new__(cls)
         p.node = node
-        _LIVE.add(p)
+        LIVE.add(p)
         return p
 
     @classmethod
@@ -514,7 +476,7 @@ class Poly:
     @property
     def realized(self) -> bool:
         """Whether the value is in a buffer that holds data (nothing left to compute)."""
-        return _storage(self.node) is not None
+        return storage(self.node) is not None
 
     def realize(self, *others: Poly) -> Poly:
         """Compute this poly (and ``others``, together: shared work runs once); returns ``self``.
@@ -528,7 +490,7 @@ class Poly:
     def _words(self) -> np.ndarray:
         if not self.realized:
             self.realize()
-        words = _storage(self.node)
+        words = storage(self.node)
         if words is None:  # a stored value whose buffer was freed since
             raise RenError(
                 f"{self!r} holds no data: it was freed (Buffer.deallocate) after it was computed"
@@ -607,109 +569,7 @@ def prepare_realize(*polys: Poly) -> Realization | None:
     asked = [(p, p.node) for p in polys if not p.realized]
     if not asked:
         return None
-    return prepare(tuple(node for _, node in asked), lambda becomes: _repoint(becomes, asked))
-
-
-def _repoint(becomes: dict[Node, Node], asked: Iterable[tuple[Poly, Node]] = ()) -> None:
-    """Point the requested polys and this thread's live polys at the realized buffers.
-
-    A poly that *is* a realized output takes its buffer. A poly whose graph *uses* one reads the
-    buffer instead (one shared walk over all live graphs, one rewrite). Constants are the
-    exception: a graph using a constant keeps it inline (cheaper than reading a buffer).
-
-    The polys are the ones the realization was asked for (``asked``: each with the node it had
-    then, from any thread) and the live ones this thread made; another thread's values keep
-    their graphs (they compute the same words when realized), so a capture in progress there
-    never sees a buffer it did not compute.
-    A realized value always takes its buffer; a value that only *uses* one is rewritten only
-    if its node is still the one read here (compare and set, under a lock), so another thread's
-    repointing never turns a stored value back into a graph.
-    """
-    becomes = {old: new for old, new in becomes.items() if old is not new}
-    if not becomes:
-        return
-    polys = _LIVE.live()
-    nodes = [p.node for p in polys]
-    with _REPOINT_LOCK:
-        for p, node in asked:  # a realized value takes its buffer, whatever it points at now
-            if node in becomes:
-                p.node = becomes[node]
-        for i, (p, node) in enumerate(zip(polys, nodes, strict=True)):
-            if node in becomes:
-                nodes[i] = p.node = becomes[node]
-    # a constant (even one in NTT form) stays inline in the graphs that use it: a buffer would be
-    # slower to read, and would turn a constant operand into a varying one (changing domains)
-    inner = {
-        old: new for old, new in becomes.items() if not (is_const(old) or _storage_or_const(old))
-    }
-    if not inner:
-        return
-    uses = _uses_any(inner, nodes)
-    affected = [(p, node) for p, node in zip(polys, nodes, strict=True) if uses[node]]
-    if not affected:
-        return
-    rule = [(Pat(name="node", where=lambda n: n in inner), lambda node: inner[node])]
-    sink = graph_rewrite(Node(Op.SINK, DType.VOID, tuple(node for _, node in affected)), rule)
-    with _REPOINT_LOCK:
-        for (p, old), node in zip(affected, sink.src, strict=True):
-            if p.node is old:  # unless another thread repointed it meanwhile (maybe stored it)
-                p.node = node
-
-
-def _uses_any(keys: dict[Node, Node], roots: list[Node]) -> dict[Node, bool]:
-    """For every node below ``roots``: does its graph contain one of ``keys``?
-
-    The walk is memoized and iterative; it stops at stored values, which contain nothing to
-    replace.
-    """
-    memo: dict[Node, bool] = {}
-    for root in roots:
-        stack: list[tuple[Node, bool]] = [(root, False)]
-        while stack:
-            node, ready = stack.pop()
-            if node in memo:
-                continue
-            if node in keys:
-                memo[node] = True
-            elif _storage_or_const(node):
-                memo[node] = False
-            elif ready:
-                memo[node] = any(memo[s] for s in node.src)
-            else:
-                stack.append((node, True))
-                stack.extend((s, False) for s in node.src if s not in memo)
-    return memo
-
-
-def stored(node: Node) -> tuple[Buffer, tuple[int, int] | None] | None:
-    """Where a stored value lives: its buffer, and ``(offset, size)`` in words for a view.
-
-    ``None`` for a value that is not an ``AS_RING`` over a buffer or a view of one.
-    """
-    if node.op is not Op.AS_RING:
-        return None
-    store = node.src[0]
-    if store.op is Op.BUFFER:
-        return store.arg.buffer, None
-    if store.op is Op.BUFFER_VIEW and store.src[0].op is Op.BUFFER:
-        return store.src[0].arg.buffer, (store.arg.offset, store.arg.size)
-    return None
-
-
-def _storage(node: Node) -> np.ndarray | None:
-    """The words of a stored value (an ``AS_RING`` over a filled buffer or a view of one)."""
-    where = stored(node)
-    if where is None:
-        return None
-    buf, view = where
-    array = buf.array
-    if array is None or view is None:
-        return array
-    return array[view[0] : view[0] + view[1]]
-
-
-def _storage_or_const(node: Node) -> bool:
-    return node.op is Op.AS_RING and node.src[0].op in (Op.BUFFER, Op.BUFFER_VIEW, Op.CONST)
+    return prepare(tuple(node for _, node in asked), lambda becomes: repoint(becomes, asked))
 
 
 def _checked_rows(rows: Any, ring: RingSpec, domain: Any, name: str, what: str) -> np.ndarray:

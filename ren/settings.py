@@ -201,14 +201,6 @@ def _parse_positive(raw: str) -> float:
     return value
 
 
-def _parse_path(raw: str) -> Path:
-    return Path(raw)
-
-
-def _parse_str(raw: str) -> str:
-    return raw.strip()
-
-
 # -- checks of override values of another type than str -----------------------------------------
 
 
@@ -285,11 +277,11 @@ def _int(name: str, default: Any, low: int, high: int | None, accepted: str, hel
 
 
 def _path(name: str, help: str) -> Setting[Path | None]:
-    return Setting(name, help, "path", None, "a path", _parse_path, _check_path(name))
+    return Setting(name, help, "path", None, "a path", Path, _check_path(name))
 
 
 def _str(name: str, default: Any, accepted: str, help: str) -> Setting:
-    return Setting(name, help, "str", default, accepted, _parse_str, _check_str(name))
+    return Setting(name, help, "str", default, accepted, str.strip, _check_str(name))
 
 
 DEVICE: Setting[str] = _str(

@@ -2665,10 +2665,13 @@ def thread_cases() -> list[Case]:
 def buffer_of(p: Any) -> Any:
     """The buffer a realized ``Poly`` is stored in (``AS_RING`` over a buffer or a view of one)."""
     try:
-        from ren.poly import stored
-    except ImportError:
-        store = p.node.src[0]
-        return (store if store.op.name == "BUFFER" else store.src[0]).arg.buffer
+        from ren.repoint import stored
+    except ImportError:  # an older Ren kept the lookup in ren.poly
+        try:
+            from ren.poly import stored
+        except ImportError:
+            store = p.node.src[0]
+            return (store if store.op.name == "BUFFER" else store.src[0]).arg.buffer
     return stored(p.node)[0]
 
 

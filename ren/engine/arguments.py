@@ -15,7 +15,8 @@ from ren.device import Buffer
 from ren.errors import JitError
 from ren.ir.facts import is_const
 from ren.ir.op import Op
-from ren.poly import Poly, stored
+from ren.poly import Poly
+from ren.repoint import stored
 
 __all__ = ["rebuild", "spec", "storage_of", "walk"]
 

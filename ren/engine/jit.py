@@ -44,7 +44,8 @@ from ren.engine.plan import CapturedPlan, PlanRunner, rebound, replan
 from ren.engine.realize import CAPTURE_RECORDER, ExecUnit
 from ren.errors import JitError
 from ren.ir.facts import is_const
-from ren.poly import Poly, _buffer_node, realize, stored
+from ren.poly import Poly, _buffer_node, realize
+from ren.repoint import stored
 
 __all__ = [
     "CacheInfo",

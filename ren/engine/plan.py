@@ -27,7 +27,8 @@ from ren.engine.realize import ExecUnit, backend, validate_unit
 from ren.errors import JitError
 from ren.ir.node import BufferArg, Node
 from ren.ir.op import Op
-from ren.poly import Poly, stored
+from ren.poly import Poly
+from ren.repoint import stored
 
 if TYPE_CHECKING:
     from ren.engine.jit import JitFunction

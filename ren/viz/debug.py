@@ -61,7 +61,8 @@ from ren.ir.facts import facts
 from ren.ir.node import Node, RingArg
 from ren.ir.op import Op
 from ren.ir.rewrite import Rewrite
-from ren.poly import Poly, prepare_realize, stored
+from ren.poly import Poly, prepare_realize
+from ren.repoint import stored
 from ren.ring import Domain, RingSpec
 from ren.viz.trace import RealizationRecord, Trace, kernel_source, record
 

@@ -20,7 +20,7 @@ from ren import JitError, Poly, RingSpec, ntt_primes
 from ren.engine.realize import capture_recorder
 from ren.ir.node import Node
 from ren.ir.op import DType, Op
-from ren.poly import stored
+from ren.repoint import stored
 from tests.devices import COMPILED
 from tests.oracles import automorphism, negacyclic
 from tests.threads import in_threads

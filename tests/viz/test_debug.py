@@ -33,7 +33,8 @@ import pytest
 
 from ren import reference
 from ren.engine.schedule import PASSES
-from ren.poly import Poly, stored
+from ren.poly import Poly
+from ren.repoint import stored
 from ren.ring import Domain, RingSpec, ntt_primes
 from ren.schemes import ckks
 from ren.viz.debug import Stepper, debug, main, watch
