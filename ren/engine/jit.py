@@ -10,10 +10,9 @@ tuples, dicts and dataclasses). On each call:
    amount changes the program, so it is part of the key);
 3. on a miss, the function is *captured*: it is called once, its output ``Poly`` values are
    realized, and every exec unit any realization ran meanwhile is recorded. With
-   ``prune=True`` the units that read no input are run once and dropped. The temporaries of the
-   whole capture are planned again into one arena per device, the places where each input buffer
-   is read are noted, and the backend is asked for a graph runner (``cpu``: one C function
-   calling every kernel);
+   ``prune=True`` the units that read no input are run once and dropped. The temporaries are
+   planned again into one arena per device, the places each input is read are noted, and the
+   backend is asked for a graph runner (``cpu``: one C function calling every kernel);
 4. on a hit, the plan is replayed on the new input buffers (``ren.engine.plan``) and the *same*
    output structure as at capture is returned, its buffers holding the new values.
 
