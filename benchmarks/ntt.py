@@ -7,7 +7,7 @@ Run from the repository root::
 For ``n = 2**12 .. 2**16`` and ``L = 1`` and ``8`` limbs of 60-bit moduli (``ntt_primes(n, 60,
 L)``) it times, per direction:
 
-* ``numpy``: :func:`ren.backends.ring_kernels.ntt` / ``intt``;
+* ``numpy``: :func:`ren.ring.arith.ntt` / ``intt``;
 * ``c``: the C source of :mod:`ren.codegen.templates` compiled with ``cc -O3 -march=native
   -shared -fPIC`` and *no* ``-fopenmp``: one thread;
 * ``c-openmp``: the same source compiled with ``-fopenmp`` (``L = 8`` only; the limb loop is
@@ -43,11 +43,11 @@ from pathlib import Path
 import numpy as np
 from _machine import machine, time_calls, write_results
 
-from ren.backends import ring_kernels as rk
 from ren.codegen import cuda_templates, templates
 from ren.device import Buffer
 from ren.errors import RenError
 from ren.ring import RingSpec, ntt_primes
+from ren.ring import arith as rk
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "ntt.json"

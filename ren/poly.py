@@ -25,8 +25,6 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from ren import sampling
-from ren.backends import ring_kernels as rk
 from ren.device import Buffer, canonical_device
 from ren.engine.observe import notify
 from ren.engine.realize import Realization, prepare
@@ -44,8 +42,9 @@ from ren.ir.node import (
 )
 from ren.ir.op import DType, Op
 from ren.repoint import LIVE, repoint, storage
-from ren.ring import Domain, RingSpec, galois_for_rotation
-from ren.sampling import RngLike
+from ren.ring import Domain, RingSpec, galois_for_rotation, sampling
+from ren.ring import arith as rk
+from ren.ring.sampling import RngLike
 
 __all__ = ["Poly", "prepare_realize", "realize"]
 

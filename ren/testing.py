@@ -45,7 +45,6 @@ from pathlib import Path
 import numpy as np
 
 from ren import settings
-from ren.backends import ring_kernels as rk
 from ren.device import canonical_device, devices
 from ren.engine.schedule import schedule
 from ren.errors import RenError
@@ -53,6 +52,7 @@ from ren.ir.node import Node
 from ren.ir.op import DType, Op
 from ren.poly import Poly, realize
 from ren.ring import RingSpec, ntt_primes
+from ren.ring import arith as rk
 
 __all__ = [
     "FAMILIES",

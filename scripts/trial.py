@@ -909,9 +909,9 @@ def _ring_and_sampling_cases() -> list[Case]:
     )
 
     def sampling() -> Any:
-        import ren.sampling
+        import ren.ring.sampling
 
-        return ren.sampling
+        return ren.ring.sampling
 
     _bad_args(
         cases,

@@ -1,4 +1,4 @@
-"""``ren.sampling``: ranges, exact counts and loose statistics, on the seeded and the OS paths.
+"""``ren.ring.sampling``: ranges, exact counts and loose statistics, on the seeded and the OS paths.
 
 The statistical bounds are many standard deviations wide (a false alarm is rarer than one in
 10**6 per check on the OS path, and the seeded path is deterministic), so these tests do not flake.
@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ren.sampling import (
+from ren.ring.sampling import (
     OsRandom,
     as_rng,
     check_sigma,

@@ -2,7 +2,7 @@
 
 A kernel body is ``STORE(SLOT 0, value)``. The interpreter evaluates ``value`` once over whole
 ``(L, n)`` arrays (all limbs, all slots at once), one obvious NumPy step per op, with the ring
-kernels of ``ren.backends.ring_kernels``:
+kernels of ``ren.ring.arith``:
 
 * ``LOAD``: rows ``limb_offset .. limb_offset + L`` of the slot's buffer, gathered by the
   NTT-form automorphism permutation when the load has a Galois element;
@@ -19,13 +19,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ren.backends import ring_kernels as rk
 from ren.device import Buffer
 from ren.errors import RenError
 from ren.ir.facts import need_ring
 from ren.ir.node import KernelInfo, Node
 from ren.ir.op import Op
 from ren.ring import Domain, automorphism_ntt_table
+from ren.ring import arith as rk
 
 __all__ = ["compile", "interpret"]
 

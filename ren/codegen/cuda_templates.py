@@ -16,7 +16,7 @@ tables (twiddles, the automorphism permutation) the runtime uploads once::
 overlap. Every other name in ``Launch.args`` is a key of ``CUDAProgram.tables``; every other
 argument is a NumPy scalar passed by value (``np.int32`` for ``int`` parameters).
 
-Conventions are those of :mod:`ren.backends.ring_kernels` (DESIGN.md section 2) and every program
+Conventions are those of :mod:`ren.ring.arith` (DESIGN.md section 2) and every program
 returns exactly its words: Montgomery words ``x * R mod q`` in ``[0, q)``, ``R = 2**32`` (``u32``,
 moduli below ``2**30``) or ``2**64`` (``u64``, moduli below ``2**62``). The arithmetic is that of
 the C templates (Shoup twiddles with Harvey's lazy butterflies for the NTT, Montgomery products
@@ -44,7 +44,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ren.backends.ring_kernels import _check_drop
 from ren.codegen import templates
 from ren.codegen.cuda import BLOCK
 from ren.codegen.templates import (
@@ -58,6 +57,7 @@ from ren.codegen.templates import (
     ntt_tables,
 )
 from ren.ring import Domain, RingSpec
+from ren.ring.arith import check_drop
 
 __all__ = [
     "CUDAProgram",
@@ -291,7 +291,7 @@ def ntt_program(ring: RingSpec) -> CUDAProgram:
     ``log2(n)`` launches, one per stage: ``<name>_first(out, in, tw, tw_shoup)``, then
     ``<name>_stage(out, tw, tw_shoup, m, t)`` for the middle stages, then ``<name>_last(out, tw,
     tw_shoup)`` (``n >= 4``). Tables ``tw`` and ``tw_shoup`` are
-    :func:`ren.codegen.templates.ntt_tables`. Matches :func:`ren.backends.ring_kernels.ntt` word
+    :func:`ren.codegen.templates.ntt_tables`. Matches :func:`ren.ring.arith.ntt` word
     for word.
     """
     name = f"ren_cuda_ntt_{_tag(ring)}"
@@ -416,7 +416,7 @@ def intt_program(ring: RingSpec) -> CUDAProgram:
     ``log2(n)`` launches: ``<name>_first(out, in, tw, tw_shoup)`` (``n >= 4``), then
     ``<name>_stage(out, tw, tw_shoup, m, t)`` for the middle stages, then ``<name>_last(out,
     tw, tw_shoup)`` (``<name>_last(out, in, tw, tw_shoup)`` when ``n = 2``). Tables from
-    :func:`ren.codegen.templates.intt_tables`. Matches :func:`ren.backends.ring_kernels.intt` word
+    :func:`ren.codegen.templates.intt_tables`. Matches :func:`ren.ring.arith.intt` word
     for word.
     """
     name = f"ren_cuda_intt_{_tag(ring)}"
@@ -511,7 +511,7 @@ def automorphism_program(ring: RingSpec, g: int, domain: Domain) -> CUDAProgram:
     * ``Domain.COEFF``: one launch of ``ren_cuda_automorphism_coeff_g<g>_<tag>(out, in)``, with
       ``g**-1 mod 2n`` emitted into the source; no table.
 
-    Matches :func:`ren.backends.ring_kernels.automorphism` word for word.
+    Matches :func:`ren.ring.arith.automorphism` word for word.
 
     Raises:
         TypeError/ValueError: for a ``g`` that is not an odd int, or a bad ``domain``.
@@ -629,14 +629,14 @@ def rescale_program(ring: RingSpec, drop) -> CUDAProgram:
     """Rescale by the moduli ``drop`` as CUDA: one launch of ``ren_cuda_rescale_<...>(out, in)``.
 
     ``drop`` is a modulus or a tuple of distinct moduli of ``ring`` (divided in that order, as
-    :func:`ren.backends.ring_kernels.rescale` does); ``out`` is ``(L - len(drop), n)`` over the
+    :func:`ren.ring.arith.rescale` does); ``out`` is ``(L - len(drop), n)`` over the
     kept moduli in ring order. Every constant is in ``__constant__`` memory (no tables). Matches
-    ``ring_kernels.rescale`` word for word. Cached per ``(ring, drop)``.
+    ``ren.ring.arith.rescale`` word for word. Cached per ``(ring, drop)``.
 
     Raises:
         ValueError: if a modulus of ``drop`` is not in ``ring``, repeats, or none would remain.
     """
-    return _rescale_cached(ring, _check_drop(ring, drop))
+    return _rescale_cached(ring, check_drop(ring, drop))
 
 
 # --------------------------------------------------------------------------------------------
@@ -708,7 +708,7 @@ def base_convert_program(ring: RingSpec, target: RingSpec) -> CUDAProgram:
     The program is one launch of ``ren_cuda_base_convert_<...>(out, in)``, with every constant
     in ``__constant__`` memory.
 
-    Matches :func:`ren.backends.ring_kernels.base_convert` word for word, including where the
+    Matches :func:`ren.ring.arith.base_convert` word for word, including where the
     floating-point correction ``v`` is off by one (within rounding error of ``+-Q/2``): ``v`` is
     computed with the same float64 operations in the same order.
 

@@ -10,7 +10,7 @@ description of its arguments. The entry point is an ordinary ``void`` C function
     fn = getattr(ctypes.CDLL(compile(kernel.source)), kernel.name)
     fn(out_ptr, in_ptr, *(t.ctypes.data for t in ntt_tables(ring)))
 
-Conventions are those of :mod:`ren.backends.ring_kernels` (DESIGN.md section 2), and every kernel
+Conventions are those of :mod:`ren.ring.arith` (DESIGN.md section 2), and every kernel
 returns exactly its words: a polynomial is ``L`` limbs of ``n`` words, limb ``i`` modulo ``q_i``;
 stored words are Montgomery form ``x * R mod q`` in ``[0, q)`` with ``R = 2**32`` (``u32``: words
 ``uint32_t``, moduli below ``2**30``) or ``2**64`` (``u64``: ``uint64_t``, moduli below ``2**62``).
@@ -25,7 +25,7 @@ Arithmetic:
 * **Harvey's lazy butterflies**: values travel in ``[0, 4q)`` (forward) or ``[0, 2q)`` (inverse)
   and the last stage corrects them to ``[0, q)``. ``4q < 2**W`` because ``q < 2**(W-2)``.
 * **Montgomery products** (``a * b * R^-1 mod q`` in ``[0, q)`` for ``a * b < q * R``) for rescale
-  and base conversion, where the constants are Montgomery-encoded as in ``ring_kernels``.
+  and base conversion, where the constants are Montgomery-encoded as in ``ren.ring.arith``.
 
 The NTT loops are written for the compiler's vectorizer (``-O3``): the high word of a ``u64``
 product is taken from four 32 x 32 -> 64-bit products rather than one ``unsigned __int128``
@@ -61,8 +61,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ren.backends.ring_kernels import _check_drop
 from ren.ring import Domain, RingSpec, automorphism_ntt_table
+from ren.ring.arith import check_drop
 
 __all__ = [
     "CArg",
@@ -267,7 +267,7 @@ static inline uint32_t mul_hi_u32(uint32_t a, uint32_t b)
 MUL_HI_U64 = """\
 /*
  * hi(a * b), the high word of the 128-bit product, from four 32 x 32 -> 64-bit products (the
- * schoolbook of ring_kernels.mul_hi_lo): a = a1 2^32 + a0, b = b1 2^32 + b0, and
+ * schoolbook of ren.ring.arith.mul_hi_lo): a = a1 2^32 + a0, b = b1 2^32 + b0, and
  * a b = a1 b1 2^64 + (a0 b1 + a1 b0) 2^32 + a0 b0. Plain 64-bit integer operations, so a compiler
  * vectorizes the loops that use it; a 128-bit multiply would keep them scalar.
  */
@@ -570,7 +570,7 @@ def ntt_source(ring: RingSpec) -> CKernel:
 
     Entry point ``void ren_ntt_<tag>(word *out, const word *in, const word *tw,
     const word *tw_shoup)``; ``word`` is ``uint32_t`` or ``uint64_t`` by ``ring.dtype``, the tables
-    come from :func:`ntt_tables`. Matches :func:`ren.backends.ring_kernels.ntt` word for word.
+    come from :func:`ntt_tables`. Matches :func:`ren.ring.arith.ntt` word for word.
     """
     return _ntt_family(ring, "ntt", NTT, NTT_DOC, "forward")
 
@@ -581,7 +581,7 @@ def intt_source(ring: RingSpec) -> CKernel:
 
     Entry point ``void ren_intt_<tag>(word *out, const word *in, const word *tw,
     const word *tw_shoup)``, tables from :func:`intt_tables`. Matches
-    :func:`ren.backends.ring_kernels.intt` word for word.
+    :func:`ren.ring.arith.intt` word for word.
     """
     return _ntt_family(ring, "intt", INTT, INTT_DOC, "inverse")
 
@@ -713,7 +713,7 @@ def automorphism_source(ring: RingSpec, g: int, domain: Domain) -> CKernel:
     * ``Domain.COEFF``: ``void ren_automorphism_coeff_g<g>_<tag>(word *out, const word *in)``,
       with ``g**-1 mod 2n`` emitted into the source; no table.
 
-    Matches :func:`ren.backends.ring_kernels.automorphism` word for word.
+    Matches :func:`ren.ring.arith.automorphism` word for word.
 
     Raises:
         TypeError/ValueError: for a ``g`` that is not an odd int, or a bad ``domain``.
@@ -783,7 +783,7 @@ RESCALE_DOC = """\
 Rescale: divide by P, the product of the dropped moduli, rounding half up, and drop those limbs:
 out = floor((a_c + h) / P) mod q_i over the kept moduli, h = (P - 1) / 2, a_c the centered value.
 For each coefficient: add h to every limb, then for each dropped p in turn divide exactly,
-x_i <- (x_i - (x mod p)) p^-1 mod q_i, as ring_kernels.rescale does. Dropped, in this order:
+x_i <- (x_i - (x mod p)) p^-1 mod q_i, as ren.ring.arith.rescale does. Dropped, in this order:
   {p_list}
 
   out  (L - {D}, n) = ({L_out}, {n}) words, the kept limbs in ring order; must not overlap `in`.
@@ -919,14 +919,14 @@ def rescale_source(ring: RingSpec, drop) -> CKernel:
     """Rescale by the moduli ``drop`` as C: ``void ren_rescale_<...>(word *out, const word *in)``.
 
     ``drop`` is a modulus or a tuple of distinct moduli of ``ring`` (divided in that order, as
-    :func:`ren.backends.ring_kernels.rescale` does); ``out`` is ``(L - len(drop), n)`` over the
+    :func:`ren.ring.arith.rescale` does); ``out`` is ``(L - len(drop), n)`` over the
     kept moduli in ring order. Every constant is emitted into the source (no tables). Matches
-    ``ring_kernels.rescale`` word for word. Cached per ``(ring, drop)``.
+    ``ren.ring.arith.rescale`` word for word. Cached per ``(ring, drop)``.
 
     Raises:
         ValueError: if a modulus of ``drop`` is not in ``ring``, repeats, or none would remain.
     """
-    return _rescale_cached(ring, _check_drop(ring, drop))
+    return _rescale_cached(ring, check_drop(ring, drop))
 
 
 # --------------------------------------------------------------------------------------------
@@ -937,7 +937,7 @@ BASE_CONVERT_DOC = """\
 Basis change to target moduli ({targets}), dtype {t_dtype}: the centered value a_c mod each
 target modulus. A target modulus that is a source modulus gets a copy of that limb (re-encoded
 when the dtypes differ). Every other target modulus p gets the fast base conversion with the
-floating-point correction (Halevi-Polyakov-Shoup 2019), exactly as ring_kernels.base_convert:
+floating-point correction (Halevi-Polyakov-Shoup 2019), exactly as ren.ring.arith.base_convert:
 
   y_i = a_i (Q/q_i)^-1 mod q_i                          plain, in [0, q_i)
   v   = floor(sum_i y_i / q_i + 1/2)                    in double, v in [0, L]
@@ -1036,7 +1036,7 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
     The kernel is ``void ren_base_convert_<...>(dst_word *out, const src_word *in)``, with every
     constant emitted into the source (no tables).
 
-    Matches :func:`ren.backends.ring_kernels.base_convert` word for word, including where the
+    Matches :func:`ren.ring.arith.base_convert` word for word, including where the
     floating-point correction ``v`` is off by one (within rounding error of ``+-Q/2``): ``v`` is
     computed with the same float64 operations in the same order.
 

@@ -49,12 +49,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ren import sampling
 from ren.device import canonical_device
 from ren.engine.jit import capturing
 from ren.engine.realize import uncaptured
 from ren.poly import Poly, is_int, realize
-from ren.ring import Domain, RingSpec, galois_for_rotation, ntt_primes
+from ren.ring import Domain, RingSpec, galois_for_rotation, ntt_primes, sampling
 from ren.schemes import ckks_bytes as _fmt
 from ren.schemes.ckks_bytes import FORMAT_VERSION as FORMAT_VERSION
 

@@ -50,7 +50,6 @@ from typing import Any, TextIO
 import numpy as np
 
 import ren
-from ren.backends import ring_kernels as rk
 from ren.device import Buffer, canonical_device
 from ren.engine.memory import DevicePlan
 from ren.engine.observe import OBSERVERS, observing
@@ -64,6 +63,7 @@ from ren.ir.rewrite import Rewrite
 from ren.poly import Poly, prepare_realize
 from ren.repoint import stored
 from ren.ring import Domain, RingSpec
+from ren.ring import arith as rk
 from ren.viz.trace import RealizationRecord, Trace, kernel_source, record
 
 __all__ = ["Debugger", "Stepper", "debug", "main", "watch"]

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ren.backends import ring_kernels as rk
 from ren.ring import Domain, RingSpec, ntt_primes, primitive_root_2n
+from ren.ring import arith as rk
 from tests.oracles import automorphism, centered, crt, evaluate_at, negacyclic, slot_point
 from tests.strategies import coeff_lists, rings
 

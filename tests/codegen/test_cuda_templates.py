@@ -1,6 +1,6 @@
 """The CUDA programs of ``ren.codegen.cuda_templates`` against the NumPy ring kernels, word by word.
 
-Oracle: :mod:`ren.backends.ring_kernels`. Without a GPU the programs run on
+Oracle: :mod:`ren.ring.arith`. Without a GPU the programs run on
 :mod:`ren.codegen.cuda_host`, which builds the CUDA C as C++ for the host and runs every thread of
 every launch one after another (also in reverse order, which a kernel whose threads depended on
 each other would not survive); their words must equal the reference's exactly on rings of both word
@@ -18,11 +18,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from ren.backends import ring_kernels as rk
 from ren.codegen import cuda_templates as ct
 from ren.codegen import templates as tp
 from ren.codegen.cuda_host import HostModule
 from ren.ring import Domain, RingSpec, ntt_primes
+from ren.ring import arith as rk
 from tests.codegen.test_templates import galois_elements, ring_of, words
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The C templates of ``ren.codegen.templates`` against the NumPy ring kernels, word for word.
 
-Oracle: :mod:`ren.backends.ring_kernels` (itself checked against Python big integers in
+Oracle: :mod:`ren.ring.arith` (itself checked against Python big integers in
 ``tests/backends/test_ring_kernels.py``). Each kernel is compiled with the system C compiler
 (``cc -O3 -march=native -shared -fPIC``), loaded with ctypes and run on NumPy arrays; its words
 must equal the reference's exactly, on seeded and hypothesis-drawn rings of both word sizes with
@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ren.backends import ring_kernels as rk
 from ren.codegen import templates as tp
 from ren.ring import Domain, RingSpec, galois_for_rotation, ntt_primes
+from ren.ring import arith as rk
 from tests.strategies import coeff_lists, edge_values, rings
 
 pytestmark = pytest.mark.cc

@@ -24,7 +24,6 @@ import random
 import numpy as np
 
 from ren import reference
-from ren.backends import ring_kernels as rk
 from ren.engine.realize import make_exec_units, run_exec_units
 from ren.engine.schedule import PASSES, kernels_of
 from ren.ir.node import Node, toposort
@@ -33,6 +32,7 @@ from ren.ir.spec import verify
 from ren.passes import ScheduleContext
 from ren.poly import Poly, _buffer_node
 from ren.ring import Domain, RingSpec
+from ren.ring import arith as rk
 
 #: The rings of the golden tests: ``Q = 17 * 97`` (the worked example of ``docs/rings.md``), and
 #: one more modulus for rescale and limb views.

@@ -44,6 +44,7 @@ __all__ = [
     "add",
     "automorphism",
     "base_convert",
+    "check_drop",
     "crt",
     "decode_limbs",
     "encode_coeffs",
@@ -510,7 +511,12 @@ def _recode(src: RingSpec, words: np.ndarray, src_rows, dst: RingSpec, dst_rows)
     return _plain_to_mont(dst, _mont_to_plain(src, words, src_rows), dst_rows)
 
 
-def _check_drop(ring: RingSpec, drop) -> tuple[int, ...]:
+def check_drop(ring: RingSpec, drop) -> tuple[int, ...]:
+    """``drop`` (a modulus or moduli of ``ring``) as a checked tuple: present, distinct, some left.
+
+    Raises:
+        ValueError: naming the index and the ring.
+    """
     if isinstance(drop, int | np.integer):
         drop = (drop,)
     drop = tuple(int(p) for p in drop)
@@ -566,7 +572,7 @@ def rescale(ring: RingSpec, a: np.ndarray, drop: tuple[int, ...]) -> np.ndarray:
     Raises:
         ValueError: if a modulus of ``drop`` is not in ``ring``, repeats, or none would remain.
     """
-    drop = _check_drop(ring, drop)
+    drop = check_drop(ring, drop)
     keep = [i for i, q in enumerate(ring.moduli) if q not in drop]
     out_ring = ring.with_moduli(tuple(ring.moduli[i] for i in keep))
     tab, bits = ring.tables(), ring.word_bits

@@ -1,0 +1,201 @@
+"""Per-ring tables: bit reversal, automorphism permutations, Montgomery constants and twiddles."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ren.ring.primes import _check_power_of_two, primitive_root_2n
+
+if TYPE_CHECKING:
+    from ren.ring.spec import RingSpec
+
+__all__ = [
+    "ModulusTables",
+    "RingTables",
+    "automorphism_coeff_table",
+    "automorphism_ntt_table",
+    "bit_reverse",
+    "galois_for_rotation",
+    "ring_tables",
+]
+
+
+def bit_reverse(k: int, bits: int) -> int:
+    """Reverse the low ``bits`` bits of ``k``, for ``0 <= k < 2**bits``."""
+    if not 0 <= k < 1 << bits:
+        raise ValueError(f"bit_reverse: k={k} is outside [0, 2**{bits})")
+    return int(format(k, f"0{bits}b")[::-1], 2) if bits else 0
+
+
+@functools.cache
+def _brv_table(n: int) -> np.ndarray:
+    bits = n.bit_length() - 1
+    idx = np.arange(n, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    for b in range(bits):
+        out |= ((idx >> b) & 1) << (bits - 1 - b)
+    out.flags.writeable = False
+    return out
+
+
+def galois_for_rotation(n: int, steps: int) -> int:
+    """The Galois element ``5**steps mod 2n`` that rotates CKKS slots left by ``steps``."""
+    _check_power_of_two(n)
+    return pow(5, steps % (n // 2) if n > 2 else 0, 2 * n)
+
+
+def _check_galois(n: int, g: int) -> int:
+    if isinstance(g, bool) or not isinstance(g, int | np.integer):
+        raise TypeError(f"Galois element must be an int, got {type(g).__name__}")
+    g = int(g) % (2 * n)
+    if g % 2 == 0:
+        raise ValueError(f"Galois element {g} is even; automorphisms X -> X^g need odd g (mod 2n)")
+    return g
+
+
+# typed: g=True or g=3.0 must raise, not hit the cached g=1 or g=3
+@functools.lru_cache(maxsize=None, typed=True)
+def automorphism_coeff_table(n: int, g: int) -> tuple[np.ndarray, np.ndarray]:
+    """Coefficient-form automorphism: ``out[dest[i]] = sign[i] * in[i]``.
+
+    Coefficient ``i`` moves to ``i*g mod 2n``, negated when that is ``>= n``. Returns ``(dest,
+    negate)``: destination index in ``[0, n)`` and a boolean mask of negated inputs.
+    """
+    g = _check_galois(n, g)
+    i = np.arange(n, dtype=np.int64)
+    j = (i * g) % (2 * n)
+    negate = j >= n
+    dest = np.where(negate, j - n, j)
+    dest.flags.writeable = False
+    negate.flags.writeable = False
+    return dest, negate
+
+
+# typed: g=True or g=3.0 must raise, not hit the cached g=1 or g=3
+@functools.lru_cache(maxsize=None, typed=True)
+def automorphism_ntt_table(n: int, g: int) -> np.ndarray:
+    """NTT-form automorphism as a gather: ``out[k] = in[perm[k]]``.
+
+    ``perm[k] = brv(((g * (2*brv(k) + 1)) mod 2n - 1) / 2)``: slot ``k`` evaluates at
+    ``psi**(2*brv(k)+1)``, and ``a(X**g)`` there is ``a`` at ``psi**(g*(2*brv(k)+1))``.
+    """
+    g = _check_galois(n, g)
+    brv = _brv_table(n)
+    k = np.arange(n, dtype=np.int64)
+    e = (g * (2 * brv[k] + 1)) % (2 * n)
+    perm = brv[(e - 1) // 2]
+    perm.flags.writeable = False
+    return perm
+
+
+# --------------------------------------------------------------------------------------------
+# per-modulus constants and per-ring tables
+
+
+@dataclass(frozen=True)
+class ModulusTables:
+    """Montgomery constants and NTT roots of one modulus ``q`` for ring degree ``n``.
+
+    ``R = 2**word_bits``. ``q_inv`` is ``q**-1 mod R`` (so ``q * q_inv = 1 mod R``); ``r_mod_q`` is
+    ``R mod q`` (one in Montgomery form); ``r2_mod_q`` is ``R**2 mod q`` (Montgomery-encodes by one
+    multiply). ``psi`` is the smallest primitive ``2n``-th root, ``n_inv`` is ``n**-1 mod q``.
+    """
+
+    q: int
+    n: int
+    word_bits: int
+    q_inv: int
+    r_mod_q: int
+    r2_mod_q: int
+    psi: int
+    psi_inv: int
+    n_inv: int
+
+    @classmethod
+    def make(cls, q: int, n: int, word_bits: int) -> ModulusTables:
+        """Compute the tables of the prime ``q`` (``q = 1 mod 2n``) for words of ``word_bits``.
+
+        Raises:
+            ValueError: if ``q`` is not prime or not ``1 mod 2n``.
+        """
+        R = 1 << word_bits
+        psi = primitive_root_2n(q, n)
+        return cls(
+            q=q,
+            n=n,
+            word_bits=word_bits,
+            q_inv=pow(q, -1, R),
+            r_mod_q=R % q,
+            r2_mod_q=R * R % q,
+            psi=psi,
+            psi_inv=pow(psi, -1, q),
+            n_inv=pow(n, -1, q),
+        )
+
+    def to_mont(self, x: int) -> int:
+        """``x * R mod q`` for a Python int ``x`` of any sign."""
+        return (x % self.q) * (1 << self.word_bits) % self.q
+
+
+@dataclass(frozen=True, eq=False)
+class RingTables:
+    """NumPy tables for one ring, shaped for limb-vectorized kernels (limb axis first).
+
+    Twiddles are in Montgomery form: ``psi_rev[i, k] = psi_i**brv(k) * R mod q_i`` (forward,
+    Cooley-Tukey) and ``psi_inv_rev[i, k] = psi_i**-brv(k) * R mod q_i`` (inverse, Gentleman-Sande).
+    """
+
+    ring: RingSpec
+    mods: tuple[ModulusTables, ...]
+    q: np.ndarray  # (L, 1) uint64
+    q_inv: np.ndarray  # (L, 1) uint64, q**-1 mod R
+    r2: np.ndarray  # (L, 1) uint64, R**2 mod q
+    one: np.ndarray  # (L, 1) uint64, R mod q
+    n_inv_mont: np.ndarray  # (L, 1) uint64, n**-1 * R mod q
+    psi_rev: np.ndarray  # (L, n) uint64
+    psi_inv_rev: np.ndarray  # (L, n) uint64
+    brv: np.ndarray  # (n,) int64
+
+
+def _column(values: list[int]) -> np.ndarray:
+    arr = np.array(values, dtype=np.uint64).reshape(-1, 1)
+    arr.flags.writeable = False
+    return arr
+
+
+@functools.cache
+def ring_tables(ring: RingSpec) -> RingTables:
+    """The NumPy tables of ``ring``, made once per ring (``RingSpec.tables`` returns them)."""
+    n, wb = ring.n, ring.word_bits
+    mods = tuple(ModulusTables.make(q, n, wb) for q in ring.moduli)
+    brv = _brv_table(n)
+    R = 1 << wb
+    psi_rev = np.empty((len(mods), n), dtype=np.uint64)
+    psi_inv_rev = np.empty((len(mods), n), dtype=np.uint64)
+    for i, m in enumerate(mods):
+        pw, ipw = [0] * n, [0] * n
+        p = ip = R % m.q  # psi**0 * R
+        for e in range(n):
+            pw[e], ipw[e] = p, ip
+            p = p * m.psi % m.q
+            ip = ip * m.psi_inv % m.q
+        psi_rev[i] = np.array(pw, dtype=np.uint64)[brv]
+        psi_inv_rev[i] = np.array(ipw, dtype=np.uint64)[brv]
+    psi_rev.flags.writeable = False
+    psi_inv_rev.flags.writeable = False
+    return RingTables(
+        ring=ring,
+        mods=mods,
+        q=_column([m.q for m in mods]),
+        q_inv=_column([m.q_inv for m in mods]),
+        r2=_column([m.r2_mod_q for m in mods]),
+        one=_column([m.r_mod_q for m in mods]),
+        n_inv_mont=_column([m.n_inv * R % m.q for m in mods]),
+        psi_rev=psi_rev,
+        psi_inv_rev=psi_inv_rev,
+        brv=brv,
+    )
