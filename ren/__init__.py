@@ -10,7 +10,7 @@ a ``py.typed`` marker (PEP 561), so a type checker reads its annotations.
 import functools
 from typing import TYPE_CHECKING
 
-from ren.engine.jit import clear_jit, jit
+from ren.capture.function import clear_jit, jit
 from ren.errors import JitError
 from ren.poly import Poly, realize
 from ren.ring import Domain, RingSpec, ntt_primes

@@ -379,7 +379,8 @@ def override(**values: Any) -> Iterator[None]:
     Keywords are variable names (``REN_VALIDATE=True``; ``VALIDATE=True`` also works). A value is
     of the setting's type (``bool``, ``int``, a path, ...), a string spelled as in the
     environment, or ``None`` for the default. ``os.environ`` is not touched; other threads and a
-    thread started inside the block do not see the values. Blocks nest, the innermost wins.
+    thread started inside the block do not see the values. Blocks nest, the innermost wins. Also a
+    decorator: ``@settings.override(DEBUG=2)`` runs each call of the function inside the block.
 
     Raises:
         TypeError: an unknown setting name, or a value of the wrong type.

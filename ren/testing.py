@@ -550,7 +550,7 @@ def _edge_program(
         ]
         if ring.L >= 2:
             outs.append(("e.rescale()", e.rescale()))
-        # near +-Q/2 a basis extension may be off by one Q by design (DESIGN.md, section 2): the
+        # near +-Q/2 a basis extension may be off by one Q by design (``docs/rings.md``): the
         # reference's words are still the expected ones, and Ren's templates reproduce them
         outs.append(("e.to_ring(more moduli)", e.to_ring(big)))
         return outs

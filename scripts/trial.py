@@ -1656,7 +1656,7 @@ def _environment_cases() -> list[Case]:
 
 @dataclasses.dataclass
 class Blob:
-    """A Ren CKKS blob taken apart (see ``_pack`` in ``ren/schemes/ckks.py``)."""
+    """A Ren CKKS blob taken apart (see ``pack`` in ``ren/schemes/rlwe/bytes.py``)."""
 
     magic: bytes
     version: int

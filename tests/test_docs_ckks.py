@@ -194,19 +194,26 @@ def test_the_key_switching_table_kernel_counts():
 
 
 def test_the_rotation_listing_the_page_describes():
-    # "The same listing for a.rotate(1) has 20 kernels: the first one is the automorphism of c_1,
-    # a gathered load (LOAD ... gather g=5 in its body) ..., and there is no RESCALE kernel at all"
-    assert "`a.rotate(1)` has 20 kernels" in TEXT and "`LOAD ... gather g=5`" in TEXT
-    assert "there is no `RESCALE` kernel at all" in TEXT
+    # "The same listing for a.rotate(1) has 22 kernels: ModUp of c_1 as above, then the
+    # automorphism of each extended digit (a gathered load, LOAD ... gather g=5 in its body; one
+    # kernel per digit ...), and no RESCALE kernel at all"
+    assert "`a.rotate(1)` has 22 kernels" in TEXT and "`LOAD ... gather g=5`" in TEXT
+    assert "no `RESCALE` kernel at all" in TEXT
     small = ckks.Params(n=64, q_bits=(50, 30, 30), p_bits=(50,), scale_bits=30, insecure=True)
     ctx = ckks.Context(small, seed=1)
     a = ctx.encrypt([0.5, 0.25j, -1.0]).realize()
     kernels, _ = schedule(Node(Op.SINK, DType.VOID, tuple(p.node for p in a.rotate(1).parts)))
-    assert len(kernels) == 20
-    assert kernels[0].info.kind == "elementwise" and "gather g=5" in str(kernels[0].ast)
+    assert len(kernels) == 22
     assert not [k for k in kernels if k.info.kind == "rescale"]
-    # ModDown twice: the special limb alone back to coefficients, extended to the level's 3 limbs
+    digits = len(small.digits)
+    # ModUp first: c_1's inverse NTT, then per digit a basis extension to the key ring and an NTT
+    assert kernels[0].info.kind == "intt" and kernels[0].info.ring.L == 3
+    gathers = [k for k in kernels if "gather g=5" in str(k.ast)]
+    # the automorphism of each extended digit (4 limbs), and of c_0 fused into the last sum
+    assert len([k for k in gathers if k.info.ring.L == 4]) == digits
     steps = [(k.info.kind, k.info.ring.L) for k in kernels]
+    assert steps.count(("base_convert", 4)) == digits
+    # ModDown twice: the special limb alone back to coefficients, extended to the level's 3 limbs
     assert steps.count(("intt", 1)) == 2 and steps.count(("base_convert", 3)) == 2
 
 

@@ -20,7 +20,7 @@ import pytest
 
 import ren
 from ren import Poly, RingSpec
-from ren.engine.jit import JitFunction
+from ren.capture.function import JitFunction
 from tests import pages
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "jit.md"

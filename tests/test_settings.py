@@ -200,6 +200,36 @@ def test_overrides_nest_and_the_innermost_wins(monkeypatch):
     assert debug_level() == 0
 
 
+def test_short_names_override_as_the_issue_writes_them(monkeypatch):
+    monkeypatch.delenv("REN_DEBUG", raising=False)
+    monkeypatch.delenv("REN_VALIDATE", raising=False)
+    with settings.override(DEBUG=2, VALIDATE=True):
+        assert debug_level() == 2 and settings.VALIDATE.get() is True
+    assert debug_level() == 0 and settings.VALIDATE.get() is False
+    with (
+        pytest.raises(TypeError, match="unknown setting 'NOT_A_SETTING'"),
+        settings.override(NOT_A_SETTING=1),
+    ):
+        pass
+
+
+def test_override_is_also_a_decorator(monkeypatch):
+    monkeypatch.delenv("REN_DEBUG", raising=False)
+    seen = []
+
+    @settings.override(DEBUG=3)
+    def traced(x: int) -> int:
+        seen.append(debug_level())
+        return x + 1
+
+    assert debug_level() == 0  # decorating applies nothing yet
+    assert traced(1) == 2 and traced(2) == 3  # each call runs inside the override
+    assert seen == [3, 3] and debug_level() == 0
+    with settings.override(REN_DEBUG=1):
+        assert traced(0) == 1 and seen[-1] == 3  # the decorator's value wins inside the call
+        assert debug_level() == 1
+
+
 def test_an_override_is_undone_when_the_block_raises(monkeypatch):
     monkeypatch.delenv("REN_POISON", raising=False)
     with pytest.raises(KeyError), settings.override(REN_POISON=True):

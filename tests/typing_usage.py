@@ -15,7 +15,7 @@ import numpy as np
 
 import ren
 from ren import Poly, RingSpec, settings
-from ren.engine.jit import JitFunction
+from ren.capture.function import JitFunction
 from ren.schemes import ckks
 
 # --- rings and polynomials --------------------------------------------------------------------

@@ -16,8 +16,10 @@
 #
 # A Ren device is a name and a **backend**: an object with one method,
 # `compile(ast, info)`, that returns a runner for one kernel; `runner(bufs)` runs it. That is
-# the whole contract (`docs/backends.md`). This notebook writes a backend for a new target,
-# step by step, and checks it:
+# the whole contract (`docs/backends.md`). A compiled backend is four parts: a **renderer**
+# (elementwise kernels as source), a **template set** (the NTT, INTT, rescale and basis
+# extension kernels), a **compiler** and a **runtime**, joined by the one dispatch of
+# `ren.backends.base`. This notebook writes one for a new target, step by step, and checks it:
 #
 # 1. the smallest backend there is: one that hands every kernel to the NumPy reference, and
 #    prints what Ren gives it;
@@ -42,11 +44,13 @@ import numpy as np
 import ren.reference
 from ren import Poly, RingSpec, ntt_primes
 from ren.backends import python as python_backend
+from ren.backends.base import dispatch
 from ren.codegen import templates
 from ren.codegen.compiler import CompileError, compile_cached, find_compiler
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import Renderer
 from ren.device import devices, register_device
+from ren.ir.kernels import Family
 from ren.ir.op import Op
 from ren.ring import automorphism_ntt_table
 from ren.testing import run_conformance, stored_words
@@ -137,7 +141,11 @@ for row_words, row_residues, q in zip(words, residues, ring.moduli, strict=True)
     assert [int(w) for w in row_words] == [int(x) * R % q for x in row_residues]
 
 # %% [markdown]
-# Kernel kinds and what the body's `value` is:
+# Kernel families (`info.family`, a `ren.ir.kernels.Family`; `info.kind` is its name) and what
+# the body's `value` is. For every family but `elementwise`, `info.params` also says what the
+# kernel reads: `source` (the ring of the input, from limb `limb_offset` on), `drop` (the moduli
+# a rescale divides by) and `target` (the ring a basis extension writes), so a backend never digs
+# them out of the body:
 #
 # | `info.kind` | `value` |
 # |---|---|
@@ -200,7 +208,6 @@ class SerialC(Renderer):
     """Elementwise kernels as one C function: a loop over limbs i around a loop over words k."""
 
     name = "serial-c"
-    has_u128 = True  # u64 rings multiply in unsigned __int128
 
     def prelude(self, ring):
         wide = "uint64_t" if ring.dtype == "u32" else "unsigned __int128"
@@ -291,13 +298,15 @@ class TinyC:
         return self.built[ast]
 
     def build(self, ast, info):
-        if info.kind == "copy":
-            return copy_words
-        if compiler is None:  # no C compiler: run the kernel on NumPy
+        if compiler is None and info.family is not Family.COPY:  # no C compiler: run on NumPy
             return python_backend.compile(ast, info)
-        if info.kind == "elementwise":
-            return self.elementwise(ast)
-        return self.polynomial(ast)
+        # the dispatch every compiled backend shares: by family, to one of the three parts
+        return dispatch(
+            ast, info, elementwise=self.elementwise, copy=self.copy, template=self.polynomial
+        )
+
+    def copy(self, params):
+        return copy_words
 
     def elementwise(self, ast):
         program = linearize(ast)
@@ -309,21 +318,20 @@ class TinyC:
         )
         return Kernel(name, draft.replace("KERNEL", name), tables)
 
-    def polynomial(self, ast):
-        value = ast.src[1]  # NTT, INTT, RESCALE or TO_RING of one LOAD
-        read = value.src[0].arg  # the LOAD: the ring it reads, from limb `limb_offset` on
-        ring, tables = read.ring, ()
-        if value.op is Op.NTT:
+    def polynomial(self, info):
+        prm = info.params  # the ring it reads (from limb `limb_offset` on), `drop`, `target`
+        ring, tables = prm.source, ()
+        if info.family is Family.NTT:
             kernel, tables = templates.ntt_source(ring), templates.ntt_tables(ring)
-        elif value.op is Op.INTT:
+        elif info.family is Family.INTT:
             kernel, tables = templates.intt_source(ring), templates.intt_tables(ring)
-        elif value.op is Op.RESCALE:
-            kernel = templates.rescale_source(ring, value.arg.moduli)
-        elif value.op is Op.TO_RING:
-            kernel = templates.base_convert_source(ring, value.arg.ring)
+        elif info.family is Family.RESCALE:
+            kernel = templates.rescale_source(ring, prm.drop)
+        elif info.family is Family.BASE_CONVERT:
+            kernel = templates.base_convert_source(ring, prm.target)
         else:
-            raise NotImplementedError(f"tinyc has no kernel for {value.op.name}")
-        return Kernel(kernel.name, kernel.source, tuple(tables), read.limb_offset * ring.n)
+            raise NotImplementedError(f"tinyc has no kernel for {info.kind}")
+        return Kernel(kernel.name, kernel.source, tuple(tables), prm.limb_offset * ring.n)
 
 
 tiny = TinyC(SerialC())

@@ -20,6 +20,7 @@ import numpy as np
 
 from ren import settings
 from ren.backends import cpu_threads
+from ren.backends.base import dispatch, kernel_source
 from ren.codegen import templates
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import load_cached
@@ -28,9 +29,8 @@ from ren.codegen.renderer import render_named
 from ren.codegen.toolchain import find_compiler, supports_flag
 from ren.device import Buffer
 from ren.errors import RenError
-from ren.ir.node import IndexArg, KernelInfo, Node
-from ren.ir.op import Op
-from ren.passes.kernelize import copy_read
+from ren.ir.kernels import Family, KernelInfo, TemplateParams
+from ren.ir.node import Node
 from ren.ring import automorphism_ntt_table
 
 __all__ = ["CompiledKernel", "CopyKernel", "compile", "flags"]
@@ -114,63 +114,57 @@ class CopyKernel:
 
 
 @functools.lru_cache(maxsize=4096)
-def _copy(ast: Node) -> CopyKernel:
-    read = copy_read(ast)
-    return CopyKernel(read.limb_offset * read.ring.n, read.ring.size)
+def _copy(read: TemplateParams) -> CopyKernel:
+    return CopyKernel(read.limb_offset * read.source.n, read.source.size)
 
 
-def _template(ast: Node) -> tuple[templates.CKernel, tuple[np.ndarray, ...], IndexArg]:
-    """The C template of a polynomial kernel, its tables and the input's limb window.
+class CTemplates:
+    """The cpu backend's template set: the C template of each template family, and its tables."""
 
-    The kernel is an NTT, INTT, rescale or basis extension; the limb window is the input's
-    ``LOAD`` at ``limb_offset``.
-    """
-    value = ast.src[1]
-    read = value.src[0].arg  # the IndexArg of the LOAD of the input
-    ring = read.ring
-    tables: tuple[np.ndarray, ...]
-    if value.op is Op.NTT:
-        kernel, tables = templates.ntt_source(ring), templates.ntt_tables(ring)
-    elif value.op is Op.INTT:
-        kernel, tables = templates.intt_source(ring), templates.intt_tables(ring)
-    elif value.op is Op.RESCALE:
-        kernel, tables = templates.rescale_source(ring, value.arg.moduli), ()
-    elif value.op is Op.TO_RING:
-        kernel, tables = templates.base_convert_source(ring, value.arg.ring), ()
-    else:
-        raise RenError(f"the cpu backend has no template for {value.op.name}")
-    return kernel, tables, read
+    def template(self, info: KernelInfo) -> tuple[templates.CKernel, tuple[np.ndarray, ...]]:
+        """The C kernel of ``info``'s family for the ring it reads, and the tables it takes."""
+        prm = info.need_params()
+        ring = prm.source
+        if info.family is Family.NTT:
+            return templates.ntt_source(ring), templates.ntt_tables(ring)
+        if info.family is Family.INTT:
+            return templates.intt_source(ring), templates.intt_tables(ring)
+        if info.family is Family.RESCALE:
+            return templates.rescale_source(ring, prm.drop), ()
+        if info.family is Family.BASE_CONVERT and prm.target is not None:
+            return templates.base_convert_source(ring, prm.target), ()
+        raise RenError(f"the cpu backend has no template for {info.kind} kernels")
+
+    def source_text(self, info: KernelInfo) -> str:
+        """The C source of ``info``'s template."""
+        return self.template(info)[0].source
+
+
+TEMPLATES = CTemplates()
 
 
 @functools.lru_cache(maxsize=4096)
-def _polynomial(ast: Node) -> CompiledKernel:
+def _polynomial(info: KernelInfo) -> CompiledKernel:
     """NTT, INTT, rescale, basis extension: the C template of the family, for the input's ring.
 
     The input is a stored value or a window of limbs of one (``limb_offset``): the kernel gets a
     pointer to the window's first word.
     """
-    kernel, tables, read = _template(ast)
-    ring = read.ring
-    offsets = (0, read.limb_offset * ring.n * np.dtype(ring.np_dtype).itemsize)
+    kernel, tables = TEMPLATES.template(info)
+    prm = info.need_params()
+    offsets = (0, prm.limb_offset * prm.source.n * np.dtype(prm.source.np_dtype).itemsize)
     return CompiledKernel(kernel.name, kernel.source, tuple(tables), offsets)
 
 
 def source(ast: Node, info: KernelInfo) -> str:
     """The C source the cpu device runs for one kernel body: rendered, not compiled."""
-    if info.kind == "copy":
-        return "/* a copy between buffers: memcpy, no kernel */\n"
-    if info.kind == "elementwise":
-        return render_named(RENDERER, linearize(ast))[1]
-    return _template(ast)[0].source
+    note = "/* a copy between buffers: memcpy, no kernel */\n"
+    return kernel_source(ast, info, RENDERER, TEMPLATES, note)
 
 
 def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
     """The runner of one kernel body on the cpu device."""
-    if info.kind == "elementwise":
-        return _elementwise(ast)
-    if info.kind == "copy":
-        return _copy(ast)
-    return _polynomial(ast)
+    return dispatch(ast, info, elementwise=_elementwise, copy=_copy, template=_polynomial)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,15 +30,15 @@ from typing import Any
 import numpy as np
 
 from ren import settings
+from ren.backends.base import dispatch, kernel_source
 from ren.backends.cuda_runtime import EmulatedRuntime, PyCUDARuntime, Runtime, runtime
 from ren.codegen.cuda import BLOCK, CUDARenderer
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.device import Buffer
 from ren.errors import RenError
-from ren.ir.node import KernelInfo, Node
-from ren.ir.op import Op
-from ren.passes.kernelize import copy_read
+from ren.ir.kernels import Family, KernelInfo, TemplateParams
+from ren.ir.node import Node
 from ren.ring import automorphism_ntt_table
 
 __all__ = ["EmulatedRuntime", "PyCUDARuntime", "Runtime", "compile", "runtime"]
@@ -212,30 +212,37 @@ def _from_program(prog, offsets: tuple[int, ...]) -> CUDAKernel:
     return CUDAKernel(prog.name, prog.source, tuple(launches), tables, offsets)
 
 
-def _program(ast: Node):
-    """The ``CUDAProgram`` of a polynomial kernel, and the input's read (its limb window)."""
-    from ren.codegen import cuda_templates
+class CUDATemplates:
+    """The cuda backend's template set: the CUDA program of each template family."""
 
-    value = ast.src[1]
-    read = value.src[0].arg  # the IndexArg of the LOAD of the input
-    ring = read.ring
-    if value.op is Op.NTT:
-        prog = cuda_templates.ntt_program(ring)
-    elif value.op is Op.INTT:
-        prog = cuda_templates.intt_program(ring)
-    elif value.op is Op.RESCALE:
-        prog = cuda_templates.rescale_program(ring, value.arg.moduli)
-    elif value.op is Op.TO_RING:
-        prog = cuda_templates.base_convert_program(ring, value.arg.ring)
-    else:
-        raise RenError(f"the cuda backend has no template for {value.op.name}")
-    return prog, read
+    def template(self, info: KernelInfo) -> Any:
+        """The ``CUDAProgram`` of ``info``'s family for the ring it reads."""
+        from ren.codegen import cuda_templates
+
+        prm = info.need_params()
+        ring = prm.source
+        if info.family is Family.NTT:
+            return cuda_templates.ntt_program(ring)
+        if info.family is Family.INTT:
+            return cuda_templates.intt_program(ring)
+        if info.family is Family.RESCALE:
+            return cuda_templates.rescale_program(ring, prm.drop)
+        if info.family is Family.BASE_CONVERT and prm.target is not None:
+            return cuda_templates.base_convert_program(ring, prm.target)
+        raise RenError(f"the cuda backend has no template for {info.kind} kernels")
+
+    def source_text(self, info: KernelInfo) -> str:
+        """The CUDA C of ``info``'s template."""
+        return str(self.template(info).source)
+
+
+TEMPLATES = CUDATemplates()
 
 
 @functools.lru_cache(maxsize=4096)
-def _polynomial(ast: Node) -> CUDAKernel:
-    prog, read = _program(ast)
-    return _from_program(prog, (0, read.limb_offset * read.ring.n))
+def _polynomial(info: KernelInfo) -> CUDAKernel:
+    prm = info.need_params()
+    return _from_program(TEMPLATES.template(info), (0, prm.limb_offset * prm.source.n))
 
 
 def source(ast: Node, info: KernelInfo) -> str:
@@ -243,18 +250,15 @@ def source(ast: Node, info: KernelInfo) -> str:
 
     The source is rendered, not compiled, so no GPU or PyCUDA is needed.
     """
-    if info.kind == "copy":
-        return "/* a copy between buffers: through the host mirrors, no kernel */\n"
-    if info.kind == "elementwise":
-        return render_named(RENDERER, linearize(ast))[1]
-    return _program(ast)[0].source
+    note = "/* a copy between buffers: through the host mirrors, no kernel */\n"
+    return kernel_source(ast, info, RENDERER, TEMPLATES, note)
 
 
 @functools.lru_cache(maxsize=4096)
-def _copy(ast: Node) -> Callable[[tuple[Buffer, ...]], None]:
+def _copy(read: TemplateParams) -> Callable[[tuple[Buffer, ...]], None]:
     """A copy between buffers: the input's window of limbs (or all of it) to the output."""
-    read = copy_read(ast)
-    start, stop = read.limb_offset * read.ring.n, (read.limb_offset + read.ring.L) * read.ring.n
+    start = read.limb_offset * read.source.n
+    stop = (read.limb_offset + read.source.L) * read.source.n
 
     def copy(bufs: tuple[Buffer, ...]) -> None:
         # through the host mirrors: Buffer.array syncs each side with its device copy
@@ -266,8 +270,4 @@ def _copy(ast: Node) -> Callable[[tuple[Buffer, ...]], None]:
 def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
     """The runner of one kernel body on the cuda device (the runtime starts here, lazily)."""
     runtime()  # a missing PyCUDA or driver is reported before anything is built
-    if info.kind == "elementwise":
-        return _elementwise(ast)
-    if info.kind == "copy":
-        return _copy(ast)
-    return _polynomial(ast)
+    return dispatch(ast, info, elementwise=_elementwise, copy=_copy, template=_polynomial)

@@ -59,8 +59,6 @@ class CRenderer(Renderer):
     """C for the ``cpu`` device."""
 
     name = "c"
-    has_threads = False
-    has_u128 = True
 
     def prelude(self, ring: RingSpec) -> str:
         """The word typedefs and modular helpers, with a double-width word for products."""

@@ -46,9 +46,6 @@ class CUDARenderer(Renderer):
     """CUDA C for the ``cuda`` device."""
 
     name = "cuda"
-    has_threads = True
-    has_shared = True
-    has_u128 = False
     restrict = "__restrict__"
     const_table = "__constant__"
 

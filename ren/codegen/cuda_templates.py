@@ -3,7 +3,7 @@
 The CUDA twins of :mod:`ren.codegen.templates`. Each ``*_program`` function is a pure, cached
 function of its arguments and returns a :class:`CUDAProgram`: one CUDA C translation unit, a
 unique name, the launches (:class:`Launch`) to run in order on one stream, and the read-only host
-tables (twiddles, the automorphism permutation) the runtime uploads once::
+tables (the twiddles) the runtime uploads once::
 
     prog = ntt_program(ring)                         # CUDAProgram(source, name, launches, tables)
     mod = SourceModule(prog.source, no_extern_c=True, options=["--fmad=false"])
@@ -16,7 +16,7 @@ tables (twiddles, the automorphism permutation) the runtime uploads once::
 overlap. Every other name in ``Launch.args`` is a key of ``CUDAProgram.tables``; every other
 argument is a NumPy scalar passed by value (``np.int32`` for ``int`` parameters).
 
-Conventions are those of :mod:`ren.ring.arith` (DESIGN.md section 2) and every program
+Conventions are those of :mod:`ren.ring.arith` (``docs/rings.md``) and every program
 returns exactly its words: Montgomery words ``x * R mod q`` in ``[0, q)``, ``R = 2**32`` (``u32``,
 moduli below ``2**30``) or ``2**64`` (``u64``, moduli below ``2**62``). The arithmetic is that of
 the C templates (Shoup twiddles with Harvey's lazy butterflies for the NTT, Montgomery products
@@ -29,7 +29,7 @@ it, which is what one CUDA stream guarantees. So the NTT is one launch per butte
 thread per butterfly, over all limbs), and :mod:`ren.codegen.cuda_host` can check every kernel on
 a machine without a GPU by running its threads one after another. Rescale and base conversion are
 one thread per coefficient (the loop over limbs inside), with their constants in ``__constant__``
-arrays; automorphisms are one thread per word.
+arrays. (Automorphisms have no template: they lower to gathered loads inside elementwise kernels.)
 
 Compile with ``nvcc --fmad=false`` (base conversion's float path has only divisions and
 additions, so contraction could not change it today; the flag keeps it that way).
@@ -49,20 +49,17 @@ from ren.codegen.cuda import BLOCK
 from ren.codegen.templates import (
     _c_array,
     _fill,
-    _galois,
     _limbs,
     _tag,
-    automorphism_tables,
     intt_tables,
     ntt_tables,
 )
-from ren.ring import Domain, RingSpec
+from ren.ring import RingSpec
 from ren.ring.arith import check_drop
 
 __all__ = [
     "CUDAProgram",
     "Launch",
-    "automorphism_program",
     "base_convert_program",
     "intt_program",
     "ntt_program",
@@ -451,105 +448,6 @@ def intt_program(ring: RingSpec) -> CUDAProgram:
     launches.append(_launch(f"{name}_last", threads, *src, "tw", "tw_shoup"))
     tw, tw_shoup = intt_tables(ring)
     return CUDAProgram(source, name, tuple(launches), {"tw": tw, "tw_shoup": tw_shoup})
-
-
-# --------------------------------------------------------------------------------------------
-# automorphisms
-
-
-AUTOMORPHISM_NTT_DOC = """\
-NTT-form automorphism sigma_g: a(X) -> a(X^g) of each of the L = {L} limbs (n = {n}): a pure
-gather of slots, the same for every limb,
-
-  out[i][k] = in[i][perm[k]],   perm[k] = brv(((g (2 brv(k) + 1)) mod 2n - 1) / 2).
-
-  out   (L, n) words; must not overlap `in`.
-  in    (L, n) words in [0, q), NTT form.
-  perm  (n,) int32 in [0, n): ren.ring.automorphism_ntt_table(n, g), for any odd g; this source
-        does not depend on g (one compiled program serves every rotation of the ring).
-One launch, one thread per word (L n = {threads} threads). Words are moved, never changed, so
-they stay in [0, q)."""
-
-AUTOMORPHISM_NTT = """
-typedef {word} word;
-
-{entry}
-{
-    {gidx}
-    if (gidx >= {threads}) return;
-    const int k = (int)(gidx % {n});                               /* slot k of limb gidx / n */
-    out[gidx] = in[gidx - k + perm[k]];
-}
-"""
-
-AUTOMORPHISM_COEFF = """
-typedef {word} word;
-
-{moduli}
-
-{entry}
-{
-    {gidx}
-    if (gidx >= {threads}) return;
-    const int limb = (int)(gidx / {n}), k = (int)(gidx % {n});
-    const word q = MODULI[limb];
-    const long long i = ((long long)k * {g_inv}) & (2 * {n} - 1);   /* k g^-1 mod 2n */
-    const word x = in[(long long)limb * {n} + (i & ({n} - 1))];
-    out[gidx] = (i < {n} || x == 0) ? x : q - x;                   /* -x mod q if i >= n */
-}
-"""
-
-
-# typed: g=True or g=5.0 must raise, not hit the cached g=1 or g=5
-@functools.lru_cache(maxsize=None, typed=True)
-def automorphism_program(ring: RingSpec, g: int, domain: Domain) -> CUDAProgram:
-    """The automorphism ``a(X) -> a(X**g)`` of every limb as CUDA, in ``domain``.
-
-    * ``Domain.NTT``: one launch of ``ren_cuda_automorphism_ntt_<tag>(out, in, perm)``, a gather
-      by the table ``perm`` (:func:`ren.codegen.templates.automorphism_tables`). The source does
-      not depend on ``g``; the table does.
-    * ``Domain.COEFF``: one launch of ``ren_cuda_automorphism_coeff_g<g>_<tag>(out, in)``, with
-      ``g**-1 mod 2n`` emitted into the source; no table.
-
-    Matches :func:`ren.ring.arith.automorphism` word for word.
-
-    Raises:
-        TypeError/ValueError: for a ``g`` that is not an odd int, or a bad ``domain``.
-    """
-    g = _galois(ring, g)
-    threads = ring.L * ring.n
-    common = dict(word=_WORD[ring.dtype], n=ring.n, threads=threads, gidx=_GIDX)
-    if domain is Domain.NTT:
-        name = f"ren_cuda_automorphism_ntt_{_tag(ring)}"
-        doc = _fill(AUTOMORPHISM_NTT_DOC, L=ring.L, n=ring.n, threads=threads)
-        params = f"{_OUT}, {_IN}, const int32_t *__restrict__ perm"
-        body = _fill(AUTOMORPHISM_NTT, entry=_entry(name, params), **common)
-        title = f"{name}: automorphism X -> X^g in NTT form, any g (a gather by perm)"
-        (perm,) = automorphism_tables(ring, g, domain)
-        launch, tables = _launch(name, threads, "out", "in", "perm"), {"perm": perm}
-    elif domain is Domain.COEFF:
-        name = f"ren_cuda_automorphism_coeff_g{g}_{_tag(ring)}"
-        g_inv = pow(g, -1, 2 * ring.n)
-        doc = _fill(
-            templates.AUTOMORPHISM_COEFF_DOC,
-            g=g,
-            g_inv=g_inv,
-            L=ring.L,
-            n=ring.n,
-            launch=f"One launch, one thread per word (L n = {threads} threads). ",
-        )
-        body = _fill(
-            AUTOMORPHISM_COEFF,
-            entry=_entry(name, f"{_OUT}, {_IN}"),
-            moduli=_constant("MODULI", "word", list(ring.moduli)),
-            g_inv=g_inv,
-            **common,
-        )
-        title = f"{name}: automorphism X -> X^{g} in coefficient form"
-        launch, tables = _launch(name, threads, "out", "in"), {}
-    else:
-        raise TypeError(f"domain must be Domain.COEFF or Domain.NTT, got {domain!r}")
-    return CUDAProgram(_header(title, ring, doc) + body, name, (launch,), tables)
 
 
 # --------------------------------------------------------------------------------------------

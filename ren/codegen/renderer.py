@@ -1,7 +1,8 @@
 """``Renderer``: turns a linearized elementwise kernel into source for one backend.
 
-A renderer declares what its target can do (capability flags) and how to write each op
-(``code_for_op``); the loop structure, the value naming and the per-limb constants are common.
+A renderer says how to write each op (``code_for_op``) and fills three hooks (the prelude of
+types and helpers, the signature, the loop over words); what its target can do shows in those
+hooks. The loop structure, the value naming and the per-limb constants are common.
 ``CRenderer`` and ``CUDARenderer`` override only what differs: word types, the kernel prefix,
 how the loop over words is spread (a loop, or one thread per word), and launch bounds.
 """
@@ -26,10 +27,6 @@ class Renderer(ABC):
 
     #: A short name used in kernel names and the compile cache key.
     name = "base"
-    #: Capabilities: threads (one thread per word), shared memory, a native 64x64->128 multiply.
-    has_threads = False
-    has_shared = False
-    has_u128 = False
     #: How each op is written: a function of the operand expressions.
     code_for_op: ClassVar[dict[Op, Callable[..., str]]] = {
         Op.ADD: lambda a, b: f"add_mod({a}, {b}, q)",

@@ -10,7 +10,7 @@ description of its arguments. The entry point is an ordinary ``void`` C function
     fn = getattr(ctypes.CDLL(compile(kernel.source)), kernel.name)
     fn(out_ptr, in_ptr, *(t.ctypes.data for t in ntt_tables(ring)))
 
-Conventions are those of :mod:`ren.ring.arith` (DESIGN.md section 2), and every kernel
+Conventions are those of :mod:`ren.ring.arith` (``docs/rings.md``), and every kernel
 returns exactly its words: a polynomial is ``L`` limbs of ``n`` words, limb ``i`` modulo ``q_i``;
 stored words are Montgomery form ``x * R mod q`` in ``[0, q)`` with ``R = 2**32`` (``u32``: words
 ``uint32_t``, moduli below ``2**30``) or ``2**64`` (``u64``: ``uint64_t``, moduli below ``2**62``).
@@ -40,7 +40,8 @@ The ABI: every pointer is to C-contiguous words. ``word`` is the ring's word (``
 are ``uint32`` arrays (``w' < 2**32``). ``out`` never overlaps ``in``.
 
 Constants that are small (moduli, per-modulus factors) are emitted into the source as ``static
-const`` arrays; per-slot tables (twiddles, the NTT-form automorphism permutation) are arguments.
+const`` arrays; per-slot tables (the twiddles) are arguments. Automorphisms have no template:
+they lower to gathered loads inside elementwise kernels.
 Loops over limbs (or over coefficients, where one step needs every limb) carry
 ``#pragma omp parallel for`` when there are at least ``OMP_MIN_WORDS`` words (and, over limbs, two
 limbs or more), which is ignored when compiling without ``-fopenmp``. Compile with
@@ -61,14 +62,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ren.ring import Domain, RingSpec, automorphism_ntt_table
+from ren.ring import RingSpec
 from ren.ring.arith import check_drop
 
 __all__ = [
     "CArg",
     "CKernel",
-    "automorphism_source",
-    "automorphism_tables",
     "base_convert_source",
     "intt_source",
     "intt_tables",
@@ -637,142 +636,6 @@ def intt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
         row[0], row[1] = n_inv, row[1] * n_inv % q
     shoup = [_shoup(row, q, ring.word_bits) for row, q in zip(tw, ring.moduli, strict=True)]
     return _frozen_words(ring, tw), _frozen_words(ring, shoup)
-
-
-# --------------------------------------------------------------------------------------------
-# automorphisms
-
-
-AUTOMORPHISM_NTT_DOC = """\
-NTT-form automorphism sigma_g: a(X) -> a(X^g) of each of the L = {L} limbs (n = {n}): a pure
-gather of slots, the same for every limb,
-
-  out[i][k] = in[i][perm[k]],   perm[k] = brv(((g (2 brv(k) + 1)) mod 2n - 1) / 2).
-
-  out   (L, n) words; must not overlap `in`.
-  in    (L, n) words in [0, q), NTT form.
-  perm  (n,) int32 in [0, n): ren.ring.automorphism_ntt_table(n, g), for any odd g; this source
-        does not depend on g (one compiled kernel serves every rotation of the ring).
-Words are moved, never changed, so they stay in [0, q)."""
-
-AUTOMORPHISM_NTT = """
-typedef {word} word;
-
-void {name}(word *restrict out, const word *restrict in, const int32_t *restrict perm)
-{
-    {omp}
-    for (int limb = 0; limb < {L}; ++limb) {
-        const word *restrict src = in + (size_t)limb * {n};
-        word *restrict dst = out + (size_t)limb * {n};
-        for (size_t k = 0; k < {n}; ++k)
-            dst[k] = src[perm[k]];
-    }
-}
-"""
-
-AUTOMORPHISM_COEFF_DOC = """\
-Coefficient-form automorphism sigma_g: a(X) -> a(X^g), g = {g} (g^-1 = {g_inv} mod 2n), of each
-of the L = {L} limbs (n = {n}). Coefficient i moves to i g mod 2n, negated when that is >= n
-(X^n = -1). Written as a gather: output k comes from i = k g^-1 mod 2n; if i < n it is in[i],
-else it is -in[i - n] (k + n = (i - n) g mod 2n).
-
-  out  (L, n) words; must not overlap `in`.
-  in   (L, n) words in [0, q), coefficient form.
-{launch}Negation maps [0, q) to [0, q) (0 stays 0)."""
-
-AUTOMORPHISM_COEFF = """
-typedef {word} word;
-
-static const word MODULI[{L}] = { {moduli} };
-
-void {name}(word *restrict out, const word *restrict in)
-{
-    {omp}
-    for (int limb = 0; limb < {L}; ++limb) {
-        const word q = MODULI[limb];
-        const word *restrict src = in + (size_t)limb * {n};
-        word *restrict dst = out + (size_t)limb * {n};
-        for (size_t k = 0; k < {n}; ++k) {
-            size_t i = (k * {g_inv}u) & (2 * {n} - 1);               /* k g^-1 mod 2n */
-            word x = src[i & ({n} - 1)];
-            dst[k] = (i < {n} || x == 0) ? x : q - x;                 /* -x mod q if i >= n */
-        }
-    }
-}
-"""
-
-
-# typed: g=True or g=5.0 must raise, not hit the cached g=1 or g=5
-@functools.lru_cache(maxsize=None, typed=True)
-def automorphism_source(ring: RingSpec, g: int, domain: Domain) -> CKernel:
-    """The automorphism ``a(X) -> a(X**g)`` of every limb as C, in ``domain``.
-
-    * ``Domain.NTT``: ``void ren_automorphism_ntt_<tag>(word *out, const word *in,
-      const int32_t *perm)``, a gather by the table :func:`automorphism_tables` returns. The
-      source does not depend on ``g`` (``g`` is only checked).
-    * ``Domain.COEFF``: ``void ren_automorphism_coeff_g<g>_<tag>(word *out, const word *in)``,
-      with ``g**-1 mod 2n`` emitted into the source; no table.
-
-    Matches :func:`ren.ring.arith.automorphism` word for word.
-
-    Raises:
-        TypeError/ValueError: for a ``g`` that is not an odd int, or a bad ``domain``.
-    """
-    g = _galois(ring, g)
-    if domain is Domain.NTT:
-        name = f"ren_automorphism_ntt_{_tag(ring)}"
-        doc = _fill(AUTOMORPHISM_NTT_DOC, L=ring.L, n=ring.n)
-        body = _fill(
-            AUTOMORPHISM_NTT,
-            omp=omp_for(ring),
-            word=_WORD[ring.dtype],
-            L=ring.L,
-            n=ring.n,
-            name=name,
-        )
-        perm = CArg("perm", "const int32_t *", "int32", (ring.n,), "table")
-        args: tuple[CArg, ...] = (_word_arg("out", ring, "out"), _word_arg("in", ring, "in"), perm)
-        title = f"{name}: automorphism X -> X^g in NTT form, any g (a gather by perm)"
-    elif domain is Domain.COEFF:
-        name = f"ren_automorphism_coeff_g{g}_{_tag(ring)}"
-        g_inv = pow(g, -1, 2 * ring.n)
-        doc = _fill(AUTOMORPHISM_COEFF_DOC, g=g, g_inv=g_inv, L=ring.L, n=ring.n, launch="")
-        body = _fill(
-            AUTOMORPHISM_COEFF,
-            omp=omp_for(ring),
-            word=_WORD[ring.dtype],
-            L=ring.L,
-            n=ring.n,
-            name=name,
-            moduli=_limbs(ring),
-            g_inv=g_inv,
-        )
-        args = (_word_arg("out", ring, "out"), _word_arg("in", ring, "in"))
-        title = f"{name}: automorphism X -> X^{g} in coefficient form"
-    else:
-        raise TypeError(f"domain must be Domain.COEFF or Domain.NTT, got {domain!r}")
-    return CKernel(_header(title, ring, doc) + body, name, args)
-
-
-@functools.lru_cache(maxsize=None, typed=True)
-def automorphism_tables(ring: RingSpec, g: int, domain: Domain) -> tuple[np.ndarray, ...]:
-    """The tables for :func:`automorphism_source`.
-
-    ``(perm,)`` (``int32``, ``(n,)``) for NTT form, ``()`` for coefficient form.
-    """
-    g = _galois(ring, g)
-    if domain is Domain.COEFF:
-        return ()
-    if domain is not Domain.NTT:
-        raise TypeError(f"domain must be Domain.COEFF or Domain.NTT, got {domain!r}")
-    perm = automorphism_ntt_table(ring.n, g).astype(np.int32)
-    perm.flags.writeable = False
-    return (perm,)
-
-
-def _galois(ring: RingSpec, g: int) -> int:
-    automorphism_ntt_table(ring.n, g)  # raises the ring module's TypeError/ValueError for bad g
-    return int(g) % (2 * ring.n)
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,14 +15,15 @@ are already allocated (inputs), buffers written by a copy between devices, and b
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from ren import settings
 from ren.device import Buffer
 from ren.engine import debug_level
 from ren.engine.tlsf import ALIGN, TLSF, OutOfMemoryError
+from ren.ir.kernels import Family
 
 if TYPE_CHECKING:
     from ren.engine.schedule import ScheduledKernel
@@ -35,7 +36,10 @@ __all__ = [
     "MemoryPlan",
     "OutOfMemoryError",
     "PlannedBuffer",
+    "captured_temporaries",
+    "lifetimes",
     "plan_memory",
+    "rebind",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -131,8 +135,8 @@ class _Bound(Protocol):
     def bufs(self) -> tuple[Buffer, ...]: ...
 
 
-def _lifetimes(schedule: Sequence[_Bound]) -> dict[int, tuple[Buffer, int, int]]:
-    """Each buffer of the schedule: ``(buffer, first kernel, last kernel)``."""
+def lifetimes(schedule: Sequence[_Bound]) -> dict[int, tuple[Buffer, int, int]]:
+    """Each buffer of the schedule, by id: ``(buffer, first kernel, last kernel)``."""
     life: dict[int, tuple[Buffer, int, int]] = {}
     for i, k in enumerate(schedule):
         for buf in k.bufs:
@@ -145,12 +149,12 @@ def _planned(
     schedule: list[ScheduledKernel], outputs: set[int]
 ) -> dict[int, tuple[Buffer, int, int]]:
     """The buffers the planner may place: temporaries first written by a kernel of the schedule."""
-    copies = {id(k.bufs[0]) for k in schedule if k.info.kind == "copy"}
+    copies = {id(k.bufs[0]) for k in schedule if k.info.family is Family.COPY}
     writers: dict[int, int] = {}
     for i, k in enumerate(schedule):
         writers.setdefault(id(k.bufs[0]), i)
     out = {}
-    for key, (buf, first, last) in _lifetimes(schedule).items():
+    for key, (buf, first, last) in lifetimes(schedule).items():
         keep = (
             key in outputs
             or key in copies
@@ -164,44 +168,81 @@ def _planned(
     return out
 
 
+def captured_temporaries(
+    units: Sequence[_Bound], keep: set[int]
+) -> dict[int, tuple[Buffer, int, int]]:
+    """The buffers a captured plan may place anew: each one a unit writes first, not in ``keep``.
+
+    A capture runs several realizations; their temporaries (views of each one's arena) are placed
+    again by their lifetimes over the whole plan, in one arena per device.
+    """
+    writers: dict[int, int] = {}
+    for i, u in enumerate(units):
+        writers.setdefault(id(u.bufs[0]), i)
+    return {
+        key: (buf, first, last)
+        for key, (buf, first, last) in lifetimes(units).items()
+        if key not in keep and writers.get(key) == first and buf.dtype != "u8"
+    }
+
+
+B = TypeVar("B", bound=_Bound)
+
+
 def plan_memory(
-    schedule: list[ScheduledKernel], outputs: tuple[Buffer, ...] | None = None
-) -> tuple[list[ScheduledKernel], MemoryPlan]:
+    schedule: list[B],
+    outputs: tuple[Buffer, ...] | None = None,
+    *,
+    temporaries: Mapping[int, tuple[Buffer, int, int]] | None = None,
+    bind: Callable[[B, Mapping[int, Buffer]], B] | None = None,
+) -> tuple[list[B], MemoryPlan]:
     """Place the schedule's temporaries in one arena per device.
 
+    The one planner of Ren: a realization plans its kernels with it, and ``ren.jit`` plans a
+    captured plan's exec units with it (``temporaries=captured_temporaries(units, keep)``,
+    ``bind`` binding a unit to the new views).
+
     Args:
-        schedule: the kernels in execution order.
+        schedule: the kernels (or exec units) in execution order.
         outputs: the buffers the caller will read afterwards (they keep their identity). Default:
             every buffer no later kernel reads after its last write.
+        temporaries: the buffers to place, ``id -> (buffer, first, last)``; default: the
+            temporaries a realization's schedule writes (not outputs, copies or inputs).
+        bind: binds one item of the schedule to the views; default: :func:`rebind`, a
+            ``ScheduledKernel``'s.
 
     Returns:
-        The schedule with every planned buffer replaced by a view of its arena, and the plan.
+        The schedule with every planned buffer replaced by a view of its arena, and the plan
+        (empty under ``REN_NO_PLAN=1``).
     """
-    if outputs is None:
-        last_read = {}
-        for i, k in enumerate(schedule):
-            for buf in k.bufs[1:]:
-                last_read[id(buf)] = i
-        outputs = tuple(
-            k.bufs[0] for i, k in enumerate(schedule) if last_read.get(id(k.bufs[0]), -1) <= i
-        )
-    planned = _planned(schedule, {id(b) for b in outputs})
-    if not planned or settings.NO_PLAN.get():
+    if temporaries is None:
+        if outputs is None:
+            last_read = {}
+            for i, k in enumerate(schedule):
+                for buf in k.bufs[1:]:
+                    last_read[id(buf)] = i
+            outputs = tuple(
+                k.bufs[0] for i, k in enumerate(schedule) if last_read.get(id(k.bufs[0]), -1) <= i
+            )
+        kernels = cast("list[ScheduledKernel]", schedule)
+        temporaries = _planned(kernels, {id(b) for b in outputs})
+    if not temporaries or settings.NO_PLAN.get():
         return schedule, MemoryPlan()
     by_device: dict[str, list[tuple[Buffer, int, int]]] = {}
-    for buf, first, last in planned.values():
+    for buf, first, last in temporaries.values():
         by_device.setdefault(buf.device, []).append((buf, first, last))
     devices, views = [], {}
     for device in sorted(by_device):
         plan, arena_views = _plan_device(device, by_device[device], len(schedule))
         devices.append(plan)
         views.update(arena_views)
-    new = [_rebind(k, views) for k in schedule]
+    if bind is None:
+        bind = cast("Callable[[B, Mapping[int, Buffer]], B]", rebind)
     memory = MemoryPlan(tuple(devices))
     if debug_level() >= 2:
         for d in memory.devices:
             print(f"  {d.summary()}", file=sys.stderr)
-    return new, memory
+    return [bind(k, views) for k in schedule], memory
 
 
 def _aligned(nbytes: int) -> int:
@@ -245,7 +286,8 @@ def _plan_device(
     return plan, views
 
 
-def _rebind(kernel: ScheduledKernel, views: Mapping[int, Buffer | None]) -> ScheduledKernel:
+def rebind(kernel: ScheduledKernel, views: Mapping[int, Buffer | None]) -> ScheduledKernel:
+    """``kernel`` with each buffer whose id is in ``views`` replaced (``None``: an empty slot)."""
     # None (from ren.jit) empties an input slot, which each replay binds to the call's buffer
     bufs = cast("tuple[Buffer, ...]", tuple(views.get(id(b), b) for b in kernel.bufs))
     if all(a is b for a, b in zip(bufs, kernel.bufs, strict=True)):

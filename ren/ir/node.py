@@ -17,6 +17,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ren.ir.kernels import KernelInfo
 from ren.ir.op import DType, Op
 from ren.ring import Domain, RingSpec
 
@@ -335,24 +336,6 @@ class SlotArg:
 
     def __repr__(self) -> str:
         return f"#{self.index}"
-
-
-@dataclass(frozen=True)
-class KernelInfo:
-    """What a kernel is: its family, the ring and domain it writes, its device, a short name.
-
-    ``kind`` is ``"elementwise"`` or the polynomial family: ``"ntt"``, ``"intt"``, ``"rescale"``,
-    ``"base_convert"``, ``"copy"``.
-    """
-
-    kind: str
-    ring: RingSpec
-    domain: Domain
-    device: str
-    name: str
-
-    def __repr__(self) -> str:
-        return f"{self.name} [{self.kind}] {self.device} n={self.ring.n} L={self.ring.L}"
 
 
 @dataclass(frozen=True)

@@ -19,22 +19,14 @@ from __future__ import annotations
 
 from ren.errors import RenError
 from ren.ir.facts import facts
-from ren.ir.node import ImmArg, IndexArg, KernelArg, KernelInfo, Node, SlotArg
+from ren.ir.kernels import FAMILY_OF_OP, Family, KernelInfo, TemplateParams
+from ren.ir.node import ImmArg, IndexArg, KernelArg, Node, SlotArg
 from ren.ir.op import DType, Op
 from ren.ir.rewrite import Pat, Rules, graph_rewrite
 from ren.passes import ScheduleContext
 from ren.ring import Domain
 
-__all__ = ["KIND", "copy_read", "rules", "run"]
-
-#: The kernel family of a store whose value is this op (anything else is elementwise).
-KIND = {
-    Op.NTT: "ntt",
-    Op.INTT: "intt",
-    Op.RESCALE: "rescale",
-    Op.TO_RING: "base_convert",
-    Op.COPY: "copy",
-}
+__all__ = ["copy_read", "rules", "run", "template_params"]
 
 
 def _slots(value: Node, out: Node) -> tuple[Node, tuple[Node, ...]]:
@@ -76,12 +68,30 @@ def kernelize(buf: Node, value: Node) -> Node:
             if isinstance(value.arg, ImmArg) and value.arg.layout == "first"
             else Domain.NTT
         )
-    kind = KIND.get(value.op, "elementwise")
+    family = FAMILY_OF_OP.get(value.op, Family.ELEMENTWISE)
     ring = f.need_ring()
-    name = f"{kind}_n{ring.n}_L{ring.L}_{ring.dtype}"
-    info = KernelInfo(kind, ring, domain, buf.arg.buffer.device, name)
+    name = f"{family.value}_n{ring.n}_L{ring.L}_{ring.dtype}"
+    params = None if family is Family.ELEMENTWISE else template_params(value)
+    info = KernelInfo(family, ring, domain, buf.arg.buffer.device, name, params)
     kernel = Node(Op.KERNEL, DType.VOID, bases, KernelArg(ast, info))
     return Node(Op.AFTER, buf.dtype, (buf, kernel))
+
+
+def template_params(value: Node) -> TemplateParams:
+    """What a template or copy kernel storing ``value`` reads, from the ``LOAD`` of its input.
+
+    Raises:
+        RenError: if the input is not a load of a stored value (or a window of limbs of one).
+    """
+    read = copy_read(value) if value.op is Op.COPY else value.src[0].arg
+    if not isinstance(read, IndexArg):
+        raise RenError(f"a {value.op.name} kernel reads a stored value, not:\n{value}")
+    return TemplateParams(
+        read.ring,
+        read.limb_offset,
+        value.arg.moduli if value.op is Op.RESCALE else (),
+        value.arg.ring if value.op is Op.TO_RING else None,
+    )
 
 
 def copy_read(ast: Node) -> IndexArg:

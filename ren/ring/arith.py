@@ -1,7 +1,7 @@
 """NumPy ring kernels: Montgomery arithmetic, negacyclic NTT, automorphisms, rescale, basis change.
 
 Every kernel works on all limbs at once. A polynomial is an array shaped ``(L, n)``, row ``i`` its
-residues modulo ``q_i`` (limb-major, DESIGN.md section 2). Stored words are in Montgomery form
+residues modulo ``q_i`` (limb-major: ``docs/rings.md``). Stored words are in Montgomery form
 ``x * R mod q`` in ``[0, q)``, with ``R = 2**32`` for ``u32`` rings (moduli below ``2**30``) and
 ``R = 2**64`` for ``u64`` rings (moduli below ``2**62``). Kernels take and return arrays of the
 storage dtype (``ring.np_dtype``), and never write into their inputs.

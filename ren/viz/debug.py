@@ -49,7 +49,6 @@ from typing import Any, TextIO
 
 import numpy as np
 
-import ren
 from ren.device import Buffer, canonical_device
 from ren.engine.memory import DevicePlan
 from ren.engine.observe import OBSERVERS, observing
@@ -135,14 +134,23 @@ def watch(
 
 
 def _make_watch(ct: Any, context: Any, expected: Any, label: str | None, i: int) -> _Watch:
-    from ren.schemes import ckks
-
-    if not isinstance(ct, ckks.Ciphertext):
-        raise TypeError(f"watch takes a ckks.Ciphertext, got {type(ct).__name__}")
-    if context is not None and not isinstance(context, ckks.Context):
-        raise TypeError(f"context must be a ckks.Context, got {type(context).__name__}")
+    if not _watchable(ct):
+        raise TypeError(
+            f"watch takes a ckks.Ciphertext (a value with __ren_watch__), got {type(ct).__name__}"
+        )
+    ct.__ren_watch__(context)  # a context the value cannot use is refused now, not when shown
     shadow = None if expected is None else np.asarray(expected, dtype=np.complex128).reshape(-1)
     return _Watch(weakref.ref(ct), context, shadow, label or f"ct{i}")
+
+
+def _watchable(value: Any) -> bool:
+    """Whether ``value`` speaks the watch protocol: ``parts`` and ``__ren_watch__(context)``.
+
+    The view ``__ren_watch__`` returns has a ``summary`` line, ``decrypt(parts)`` (the slots with
+    those parts in place of the value's own) and ``precision_bits(got, expected)``. A scheme's
+    ciphertext implements it (``ckks.Ciphertext`` does); the debugger names no scheme.
+    """
+    return callable(getattr(type(value), "__ren_watch__", None)) and hasattr(value, "parts")
 
 
 @contextlib.contextmanager
@@ -793,13 +801,8 @@ class Stepper:
             ValueError: when a part is not written yet (or not computed here), or the context
                 holds no secret key.
         """
-        from ren.schemes import ckks
-
         ct = ciphertext
-        if context is None:
-            context = ct.context if ct.context is not None else ckks.current()
-        if not context.has_secret_key:
-            raise ValueError("this CKKS context holds no secret key, so it cannot decrypt")
+        view = ct.__ren_watch__(context)
         parts = []
         for i, p in enumerate(ct.parts):
             poly, why = self._part(p)
@@ -807,7 +810,7 @@ class Stepper:
                 raise ValueError(f"part c{i} is {why}")
             parts.append(poly)
         with _unobserved():
-            return context.decrypt(dataclasses.replace(ct, parts=tuple(parts)))
+            return np.asarray(view.decrypt(tuple(parts)))
 
     def slots(
         self, ciphertext: Any = None, context: Any = None, expected: Any = None, limit: int = 4
@@ -818,8 +821,6 @@ class Stepper:
         ``ckks.precision_bits`` against ``expected`` (the plaintext shadow given to ``watch``, when
         not given here).
         """
-        from ren.schemes import ckks
-
         if ciphertext is not None:
             match = [w for w in self._all_watches() if w.ciphertext() is ciphertext]
             w = _make_watch(ciphertext, context, expected, None, 0)
@@ -847,7 +848,8 @@ class Stepper:
             ct = w.ciphertext()
             if ct is None:  # collected since
                 continue
-            lines.append(f"{w.label}: level {ct.level}, scale 2^{np.log2(ct.scale):.2f}")
+            view = ct.__ren_watch__(w.context)
+            lines.append(f"{w.label}: {view.summary}")
             try:
                 got = self.decrypt(ct, w.context)
             except ValueError as e:
@@ -860,7 +862,7 @@ class Stepper:
                 if expected.size < got.size:
                     expected = np.concatenate([expected, np.zeros(got.size - expected.size)])
                 lines.append(f"  expected[:{shown}] {_complex_row(expected[:shown])}")
-                bits = ckks.precision_bits(got, expected[: got.size])
+                bits = view.precision_bits(got, expected[: got.size])
                 lines.append(f"  precision: {bits:.2f} bits (over {got.size} slots)")
         return "\n".join(lines)
 
@@ -916,9 +918,7 @@ def _split_values(values: tuple[Any, ...]) -> tuple[list[Poly], list[Any]]:
         if isinstance(v, Poly):
             polys.append(v)
             continue
-        from ren.schemes import ckks
-
-        if isinstance(v, ckks.Ciphertext):
+        if _watchable(v):
             cts.append(v)
             polys.extend(v.parts)
         else:
@@ -1228,7 +1228,7 @@ def _where() -> str:
 
     That is the innermost frame outside Ren, and the Ren function it called.
     """
-    root = os.path.dirname(os.path.abspath(ren.__file__)) + os.sep
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # ren/
     frame: FrameType | None = sys._getframe(1)
     entry = None
     while frame is not None:
@@ -1237,12 +1237,29 @@ def _where() -> str:
             module = frame.f_globals.get("__name__", "")
             name = f"{os.path.basename(path)}:{frame.f_lineno}"
             if entry is not None:
-                api = f"{entry.f_globals.get('__name__', '?')}.{entry.f_code.co_qualname}"
+                api = _public_name(entry.f_globals.get("__name__", "?"), entry.f_code.co_qualname)
                 return f"at {name} (in {api})"
             return f"at {name} ({module})"
         entry = frame
         frame = frame.f_back
     return "outside any script"
+
+
+def _public_name(module: str, qualname: str) -> str:
+    """``module.qualname``, by the package that exports it when one does.
+
+    ``ren.schemes.ckks.context.Context.__enter__`` is ``ren.schemes.ckks.Context.__enter__``: the
+    name users write. Packages below ``ren`` itself only (``ren.poly.Poly`` stays as it is).
+    """
+    head = qualname.split(".")[0]
+    obj = getattr(sys.modules.get(module), head, None)
+    parts = module.split(".")
+    while obj is not None and len(parts) > 2:
+        parent = getattr(sys.modules.get(".".join(parts[:-1])), head, None)
+        if parent is not obj:
+            break
+        parts = parts[:-1]
+    return f"{'.'.join(parts)}.{qualname}"
 
 
 def _parse(argv: list[str]) -> tuple[bool, int, list[str]]:

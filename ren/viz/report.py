@@ -46,7 +46,7 @@ from ren.engine.schedule import PASSES, ScheduledKernel, kernels_of
 from ren.ir.dot import to_dot
 from ren.ir.facts import facts
 from ren.ir.node import Node, toposort
-from ren.viz.memory import buffer_order, plan_text, plans_svg
+from ren.viz.memory import buffer_order, plan_svg, plan_text, plans_svg
 from ren.viz.trace import RealizationRecord, Trace, buffer_names, kernel_source
 
 __all__ = [
@@ -700,6 +700,15 @@ class _Builder:
             )
         head = ["call", "function", "kind", "units", "pruned", "inputs", "runner", "time", "ran"]
         out.append(_table(head, rows, num=(0, 3, 4, 7)))
+        for j, c in enumerate(self.trace.jit):
+            for d in c.memory.devices if c.memory is not None else ():
+                svg = inline_svg(plan_svg(d), f"jit{j}-m-{d.device}")
+                out.append(
+                    f"<h4>Call {j}: the captured plan's arena on {_e(d.device)}</h4>"
+                    f"<p>{_plural(len(d.buffers), 'planned buffer')}; unshared {d.unshared_bytes} "
+                    f"B, arena {d.arena_bytes} B, lower bound {d.lower_bound_bytes} B.</p>"
+                    f'<div class="memory">\n{svg}</div>'
+                )
         out.append(
             '<p class="muted">A capture calls the function once, realizing what it builds, and '
             "keeps every exec unit it ran (replanned into one arena); a replay swaps the new "
@@ -879,6 +888,8 @@ def text_report(
             f"  {j}: {c.kind:<7} {c.function}  {c.units} units ({c.pruned} pruned), "
             f"runner {c.runner}, inputs {', '.join(c.inputs)}, {ms(c.seconds)}, realizations {ran}"
         )
+        for d in c.memory.devices if c.memory is not None else ():
+            out += ["     " + line for line in plan_text(d).rstrip("\n").split("\n")]
     out += ["", "--- time per pass ---"]
     totals = _pass_totals(trace)
     for name, t in totals.items():

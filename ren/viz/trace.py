@@ -129,6 +129,8 @@ class JitRecord:
         runner: ``"graph"`` (one compiled call per replay) or ``"units"``.
         seconds: the call's time.
         realizations: the realizations the call ran (a capture's; none for a replay).
+        memory: a capture's memory plan: the one arena per device its units replay in (the
+            capture places every temporary again over the whole plan); ``None`` for a replay.
     """
 
     function: str
@@ -139,6 +141,7 @@ class JitRecord:
     runner: str
     seconds: float
     realizations: tuple[int, ...] = ()
+    memory: MemoryPlan | None = None
 
 
 def buffer_names(kernels: list[ScheduledKernel]) -> dict[int, str]:
@@ -277,6 +280,7 @@ class Trace:
                 runner,
                 seconds,
                 ran,
+                getattr(plan, "memory", None) if kind == "capture" else None,
             )
         )
         self.order.append(("jit", len(self.jit) - 1))

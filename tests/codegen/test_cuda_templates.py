@@ -21,9 +21,9 @@ import pytest
 from ren.codegen import cuda_templates as ct
 from ren.codegen import templates as tp
 from ren.codegen.cuda_host import HostModule
-from ren.ring import Domain, RingSpec, ntt_primes
+from ren.ring import RingSpec, ntt_primes
 from ren.ring import arith as rk
-from tests.codegen.test_templates import galois_elements, ring_of, words
+from tests.codegen.test_templates import ring_of, words
 
 # --------------------------------------------------------------------------------------------
 # running a program on the emulator
@@ -119,31 +119,6 @@ def test_ntt_launches_one_stage_each():
             assert set(prog.tables) == {"tw", "tw_shoup"}
         tw, tw_shoup = ct.ntt_program(ring).tables.values()
         assert tw is tp.ntt_tables(ring)[0] and tw_shoup is tp.ntt_tables(ring)[1]
-
-
-# --------------------------------------------------------------------------------------------
-# automorphisms
-
-
-@pytest.mark.cc
-@pytest.mark.parametrize("ring", [RINGS[0], RINGS[5], RINGS[7], RINGS[19]], ids=ring_id)
-@pytest.mark.parametrize("domain", [Domain.COEFF, Domain.NTT], ids=["coeff", "ntt"])
-def test_automorphism_matches_ring_kernels(ring, domain):
-    a = words(ring, 3)
-    for g in galois_elements(ring.n):
-        got = run(ct.automorphism_program(ring, g, domain), a, ring)
-        np.testing.assert_array_equal(got, rk.automorphism(ring, a, g, domain), err_msg=f"g={g}")
-
-
-def test_ntt_automorphism_source_serves_every_g():
-    ring = RINGS[19]
-    progs = [ct.automorphism_program(ring, g, Domain.NTT) for g in galois_elements(ring.n)]
-    assert len({p.source for p in progs}) == 1
-    for g, prog in zip(galois_elements(ring.n), progs, strict=True):
-        (perm,) = tp.automorphism_tables(ring, g, Domain.NTT)
-        assert prog.tables["perm"].dtype == np.int32
-        np.testing.assert_array_equal(prog.tables["perm"], perm)
-    assert ct.automorphism_program(ring, 5, Domain.COEFF).tables == {}
 
 
 # --------------------------------------------------------------------------------------------
@@ -253,8 +228,6 @@ def family(ring: RingSpec) -> list[ct.CUDAProgram]:
     progs = [
         ct.ntt_program(ring),
         ct.intt_program(ring),
-        ct.automorphism_program(ring, 5, Domain.NTT),
-        ct.automorphism_program(ring, 5, Domain.COEFF),
         ct.base_convert_program(ring, other),
     ]
     if ring.L > 1:
@@ -316,8 +289,6 @@ def test_launch_geometry_covers_every_thread():
     counts = [
         (ct.ntt_program(ring), ring.L * ring.n // 2),
         (ct.intt_program(ring), ring.L * ring.n // 2),
-        (ct.automorphism_program(ring, 3, Domain.NTT), ring.L * ring.n),
-        (ct.automorphism_program(ring, 3, Domain.COEFF), ring.L * ring.n),
         (ct.rescale_program(ring, ring.moduli[0]), ring.n),
     ]
     for prog, threads in counts:
@@ -359,13 +330,6 @@ def test_every_program_compiles_to_ptx(tmp_path):
 
 def test_bad_arguments_raise_as_the_c_templates_do():
     ring = RINGS[5]
-    with pytest.raises(ValueError, match="even"):
-        ct.automorphism_program(ring, 4, Domain.NTT)
-    ct.automorphism_program(ring, 1, Domain.COEFF)
-    with pytest.raises(TypeError, match="Galois"):
-        ct.automorphism_program(ring, True, Domain.COEFF)  # not the cached g = 1
-    with pytest.raises(TypeError, match="domain"):
-        ct.automorphism_program(ring, 5, "ntt")
     with pytest.raises(TypeError, match="RingSpec"):
         ct.base_convert_program(ring, (12289,))
     with pytest.raises(ValueError, match="degrees n differ"):

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ren.codegen import templates as tp
-from ren.ring import Domain, RingSpec, galois_for_rotation, ntt_primes
+from ren.ring import RingSpec, ntt_primes
 from ren.ring import arith as rk
 from tests.strategies import coeff_lists, edge_values, rings
 
@@ -169,13 +169,6 @@ def test_other_kernels_with_openmp(build):
     np.testing.assert_array_equal(got, rk.rescale(ring, a, drop))
     got = call(build, tp.base_convert_source(ring, target), (), a, openmp=True)
     np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
-    for domain in (Domain.COEFF, Domain.NTT):
-        kernel, tables = (
-            tp.automorphism_source(ring, 5, domain),
-            tp.automorphism_tables(ring, 5, domain),
-        )
-        got = call(build, kernel, tables, a, openmp=True)
-        np.testing.assert_array_equal(got, rk.automorphism(ring, a, 5, domain))
 
 
 @pytest.mark.parametrize("ring", [RINGS[0], RINGS[2], RINGS[9]], ids=ring_id)
@@ -195,35 +188,6 @@ def test_ntt_tables_are_plain_powers_with_shoup_companions(ring):
             want = pow(m.psi_inv, brv[k], q) * (n_inv if k == 1 else 1) % q
             assert int(itw[i, k]) == (n_inv if k == 0 else want)
             assert int(itw_shoup[i, k]) == int(itw[i, k]) * R // q
-
-
-# --------------------------------------------------------------------------------------------
-# automorphisms
-
-
-def galois_elements(n: int) -> list[int]:
-    gs = [1, 2 * n - 1, galois_for_rotation(n, 1), galois_for_rotation(n, -1), 3, -3]
-    gs += [galois_for_rotation(n, n // 4 + 1), 2 * n + 5]
-    return list(dict.fromkeys(gs))
-
-
-@pytest.mark.parametrize("ring", [RINGS[0], RINGS[3], RINGS[6], RINGS[9], RINGS[11]], ids=ring_id)
-@pytest.mark.parametrize("domain", [Domain.COEFF, Domain.NTT], ids=["coeff", "ntt"])
-def test_automorphism_matches_ring_kernels(build, ring, domain):
-    a = words(ring, 3)
-    for g in galois_elements(ring.n):
-        kernel = tp.automorphism_source(ring, g, domain)
-        got = call(build, kernel, tp.automorphism_tables(ring, g, domain), a)
-        np.testing.assert_array_equal(got, rk.automorphism(ring, a, g, domain), err_msg=f"g={g}")
-
-
-def test_ntt_automorphism_source_serves_every_g():
-    ring = RINGS[9]
-    kernels = {tp.automorphism_source(ring, g, Domain.NTT) for g in galois_elements(ring.n)}
-    assert len(kernels) == 1
-    assert tp.automorphism_tables(ring, 5, Domain.COEFF) == ()
-    (perm,) = tp.automorphism_tables(ring, 5, Domain.NTT)
-    assert perm.dtype == np.int32 and not perm.flags.writeable
 
 
 # --------------------------------------------------------------------------------------------
@@ -339,8 +303,6 @@ def all_kernels(ring: RingSpec) -> list[tp.CKernel]:
     return [
         tp.ntt_source(ring),
         tp.intt_source(ring),
-        tp.automorphism_source(ring, 5, Domain.NTT),
-        tp.automorphism_source(ring, 5, Domain.COEFF),
         tp.rescale_source(ring, ring.moduli[-1]),
         tp.base_convert_source(ring, other),
     ]
@@ -365,15 +327,8 @@ def test_sources_are_cached_deterministic_and_documented():
 
 def test_bad_arguments_raise():
     ring = RINGS[3]
-    with pytest.raises(ValueError, match="even"):
-        tp.automorphism_source(ring, 4, Domain.NTT)
-    tp.automorphism_source(ring, 1, Domain.COEFF)
-    with pytest.raises(TypeError, match="Galois"):
-        tp.automorphism_source(ring, True, Domain.COEFF)  # not the cached g = 1
     with pytest.raises(TypeError, match="RingSpec"):
         tp.base_convert_source(ring, (12289,))
-    with pytest.raises(TypeError, match="domain"):
-        tp.automorphism_source(ring, 5, "ntt")
     with pytest.raises(ValueError, match="no modulus"):
         tp.rescale_source(ring, ring.moduli)
     with pytest.raises(ValueError, match="not a modulus"):

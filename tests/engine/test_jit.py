@@ -16,9 +16,10 @@ import pytest
 from hypothesis import given, note, settings
 
 import ren
-import ren.engine.jit as jit_module
-import ren.engine.plan as plan_module
+import ren.capture.function as jit_module
+import ren.capture.plan as plan_module
 from ren import JitError, Poly, RingSpec, ntt_primes
+from ren.engine.observe import observing
 from ren.ring import Domain
 from tests.backends.test_cpu import build, programs
 from tests.devices import COMPILED
@@ -63,7 +64,9 @@ def test_the_minimal_example_captures_once_and_replays(device):
     x2 = Poly([2] * 8, RING, device=device)
     y2 = Poly([1] * 8, RING, device=device)
     out2 = step(x2, y2)
-    assert step.cache_info() == ren.engine.jit.CacheInfo(hits=1, misses=1, maxsize=8, currsize=1)
+    assert step.cache_info() == ren.capture.function.CacheInfo(
+        hits=1, misses=1, maxsize=8, currsize=1
+    )
     assert out2 is out1  # the captured output structure is reused
     assert out2.tolist() == ((x2 + y2) * (x2 - 1)).tolist()
     want = (Poly([2] * 8, RING) + Poly([1] * 8, RING)) * (Poly([2] * 8, RING) - 1)
@@ -450,3 +453,39 @@ def test_a_plan_prints():
     (x,) = polys(RING, "python", 1)
     f(x)
     assert "input" in repr(f.last.units) and "CapturedPlan" in repr(f.last)
+
+
+# --------------------------------------------------------------------------------------------
+# the captured plan's memory plan
+
+
+def test_a_captured_plan_keeps_the_memory_plan_its_replays_use():
+    captured = []
+
+    class Watch:
+        def on_jit_capture(self, fn, plan, seconds):
+            captured.append(plan)
+
+    @ren.jit
+    def chain(x: Poly, y: Poly) -> Poly:
+        t = (x * y).ntt() + 1  # temporaries across more than one realization
+        u = (t * t).intt().realize()
+        return (u + x) * y
+
+    x, y = polys(RING64, "python", 1, 2)
+    with observing(Watch()):
+        out = chain(x, y)
+    (plan,) = captured
+    assert plan.memory.devices, "a plan with temporaries has an arena"
+    (d,) = plan.memory.devices
+    # the oracle: the arena the units write into, and the views the plan placed in it
+    arenas = {id(b.base): b.base for u in plan.units for b in u.bufs if b is not None and b.base}
+    assert [a.nbytes for a in arenas.values()] == [d.arena_bytes]
+    offsets = {(b.offset, b.nbytes) for u in plan.units for b in u.bufs if b is not None and b.base}
+    assert offsets == {(p.offset, p.nbytes) for p in d.buffers}
+    assert d.lower_bound_bytes <= d.arena_bytes <= d.unshared_bytes
+    t = (x * y).ntt() + 1
+    same(out, ((t * t).intt() + x) * y)  # the eager value
+    x2, y2 = polys(RING64, "python", 3, 4)
+    t2 = (x2 * y2).ntt() + 1
+    same(chain(x2, y2), ((t2 * t2).intt() + x2) * y2)  # a replay through that arena

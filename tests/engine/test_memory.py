@@ -774,9 +774,7 @@ def test_a_buffer_freed_one_kernel_early_is_caught_by_poison(monkeypatch):
     """Freed before its last reader ran, a buffer's bytes go to that reader's output. On the
     python backend a kernel computes before it stores, so this aliasing gives right values; only
     poison (the freed region filled with 0xFF after the read) shows the plan is wrong."""
-    monkeypatch.setattr(
-        memory_mod, "_lifetimes", _lifetimes_one_kernel_short(memory_mod._lifetimes)
-    )
+    monkeypatch.setattr(memory_mod, "lifetimes", _lifetimes_one_kernel_short(memory_mod.lifetimes))
     prog = find(
         programs(),
         lambda p: not _wrong(p, poison=False) and _wrong(p, poison=True),

@@ -21,15 +21,16 @@ realized (realization repoints ``Poly.node`` to the buffers). After each realiza
 * each realized value gives that value from ``tolist()`` and ``tolist(centered=True)``; its
   ``tobytes()`` words lie in ``[0, q_i)`` and, for small rings, read back to it; ``limbs()`` equals
   ``expected_limbs`` in the value's domain; a value made by ``contiguous()`` is its own buffer;
-* every kernel that ran wrote words in ``[0, q_i)`` (DESIGN 2: after *every* kernel);
+* every kernel that ran wrote words in ``[0, q_i)`` (``docs/rings.md``: after *every* kernel);
 * the realization ran once, and reading the values again runs nothing;
 * every value of the program keeps its ring and domain; no graph still holds a replaced node; a
   graph that used a realized value now reads its buffer; and (rings up to ``NTT_READ_MAX_N``)
   every graph, as it now is, still evaluates to its value.
 
-Basis extension is exact except for values within float rounding of ``+-Q/2`` (DESIGN 2): the
-generator extends only values whose every centered coefficient is at least ``Q / 2**40`` away from
-``+-Q/2`` (checked with the reference), so the oracle stays exact; others skip that step.
+Basis extension is exact except for values within float rounding of ``+-Q/2`` (see
+``docs/rings.md``): the generator extends only values whose every centered coefficient is at
+least ``Q / 2**40`` away from ``+-Q/2`` (checked with the reference), so the oracle stays exact;
+others skip that step.
 
 On failure hypothesis prints the program as plain ``Poly`` code (its ``note`` lines).
 """
@@ -120,8 +121,10 @@ def _is_stored(node: Node) -> bool:
 
 
 def _run_and_check_words(unit: ExecUnit) -> None:
-    """Run one exec unit, then check the words it wrote lie in ``[0, q_i)`` (DESIGN 2: after every
-    kernel, not only the last)."""
+    """Run one exec unit, then check the words it wrote lie in ``[0, q_i)``.
+
+    ``docs/rings.md``: after every kernel, not only the last.
+    """
     unit.fn(unit.bufs)
     ring = unit.kernel.info.ring
     words = unit.bufs[0].array.reshape(-1, ring.n)[: ring.L].astype(object)

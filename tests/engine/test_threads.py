@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 
 import ren
-import ren.engine.jit as jit_module
+import ren.capture.function as jit_module
 from ren import JitError, Poly, RingSpec, ntt_primes
 from ren.engine.realize import capture_recorder
 from ren.ir.node import Node

@@ -36,6 +36,7 @@ from ren.engine.schedule import PASSES
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
 from ren.viz.examples import EXAMPLES, run_example
+from ren.viz.memory import plan_text
 from ren.viz.report import (
     BACKENDS,
     GRAPH_NODE_LIMIT,
@@ -186,7 +187,9 @@ def test_report_shows_the_whole_trace(runs: dict, name: str) -> None:
     graphs = [s for s in svgs if is_graph(s)]
     assert len(graphs) == drawn
     assert page.count("too large to draw here") == big
-    assert len(svgs) - len(graphs) == sum(len(r.plan.devices) for r in trace.realizations)
+    arenas = sum(len(r.plan.devices) for r in trace.realizations)
+    arenas += sum(len(c.memory.devices) for c in trace.jit if c.memory is not None)  # captures'
+    assert len(svgs) - len(graphs) == arenas
 
 
 def test_jit_section_lists_captures_and_replays(runs: dict) -> None:
@@ -203,6 +206,22 @@ def test_jit_section_lists_captures_and_replays(runs: dict) -> None:
     assert f'<a href="#r{capture}">realization {capture}</a>' in section
     assert section.count("none: the captured units ran again") == 2
     assert f'id="r{capture}" open' in page  # the example marks its capture
+
+
+def test_jit_section_draws_the_captured_plans_arena(runs: dict) -> None:
+    trace, _ = runs["jit"]
+    capture = trace.jit[0]
+    # the oracle: the arena the captured units write into, read off the plan's own buffers
+    assert capture.memory is not None and all(c.memory is None for c in trace.jit[1:])
+    page = report(runs["jit"], svg=False)
+    section = page[page.index('<section id="jit">') : page.index('<section id="timing">')]
+    text = text_report(trace, "test")
+    for d in capture.memory.devices:
+        assert f"Call 0: the captured plan's arena on {d.device}" in section
+        assert f"arena {d.arena_bytes} B, lower bound {d.lower_bound_bytes} B" in section
+        assert f'id="jit0-m-{d.device}' in section
+        assert plan_text(d).split("\n")[0].strip() in text
+    assert len(capture.memory.devices) == section.count("the captured plan's arena on")
 
 
 @pytest.mark.graphviz

@@ -11,13 +11,14 @@ tuples, dicts and dataclasses). On each call:
 3. on a miss, the function is *captured*: it is called once, its output ``Poly`` values are
    realized, and every exec unit any realization ran meanwhile is recorded. With
    ``prune=True`` the units that read no input are run once and dropped. The temporaries are
-   planned again into one arena per device, the places each input is read are noted, and the
-   backend is asked for a graph runner (``cpu``: one C function calling every kernel);
-4. on a hit, the plan is replayed on the new input buffers (``ren.engine.plan``) and the *same*
+   planned again into one arena per device (the plan keeps that ``MemoryPlan``), the places each
+   input is read are noted, and the backend is asked for a graph runner (``cpu``: one C function
+   calling every kernel);
+4. on a hit, the plan is replayed on the new input buffers (``ren.capture.plan``): the *same*
    output structure as at capture is returned, its buffers holding the new values.
 
 Threads: a capture records only its own thread's realizations (a context variable), each thread
-replays into buffers of its own (``ren.engine.plan``), and the table of plans is locked.
+replays into buffers of its own, and the table of plans is locked.
 """
 
 from __future__ import annotations
@@ -35,11 +36,11 @@ from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
 
 import numpy as np
 
+from ren.capture.arguments import rebuild, spec, storage_of, walk
+from ren.capture.plan import CapturedPlan, PlanRunner, rebound, replan
 from ren.device import Buffer
 from ren.engine import debug_level
-from ren.engine.arguments import rebuild, spec, storage_of, walk
 from ren.engine.observe import notify
-from ren.engine.plan import CapturedPlan, PlanRunner, rebound, replan
 from ren.engine.realize import CAPTURE_RECORDER, ExecUnit
 from ren.errors import JitError
 from ren.ir.facts import is_const
@@ -88,10 +89,9 @@ class CacheInfo(NamedTuple):
 
 
 class JitFunction(Generic[P, R]):
-    """A function wrapped by :func:`jit`; call it like the function.
+    """A function wrapped by :func:`jit`, called like the function, typed like it.
 
-    For a type checker it has the function's parameters and return type (``JitFunction[P, R]``
-    wraps a ``Callable[P, R]``).
+    ``JitFunction[P, R]`` wraps a ``Callable[P, R]``.
     """
 
     def __init__(self, fn: Callable[P, R], prune: bool = False, max_plans: int = 8) -> None:
@@ -319,7 +319,7 @@ class JitFunction(Generic[P, R]):
             keep = out_bufs | {id(b) for b in own.values()}
         else:
             keep = set(out_bufs)
-        units = replan(units, keep | set(input_ids))
+        units, memory = replan(units, keep | set(input_ids))
 
         bindings = [
             (i, j, input_ids[id(b)])
@@ -340,6 +340,7 @@ class JitFunction(Generic[P, R]):
             passthrough=passthrough,
             result=result,
             pruned=len(pruned),
+            memory=memory,
         )
         plan.seal(self)
         plan.capture_s = time.perf_counter() - start
@@ -369,9 +370,7 @@ def jit(
 def jit(
     fn: Callable[P, R] | None = None, *, prune: bool = False, max_plans: int = 8
 ) -> JitFunction[P, R] | Callable[[Callable[P, R]], JitFunction[P, R]]:
-    """Capture a polynomial function once per argument spec and replay it.
-
-    Use as ``@ren.jit`` or ``@ren.jit(prune=True, max_plans=8)``.
+    """Capture a function once per argument spec, replay it: ``@ren.jit``, ``@ren.jit(prune=True)``.
 
     Args:
         fn: the function; its arguments must hold at least one ``Poly`` (directly or in lists,

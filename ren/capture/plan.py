@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ren import settings
+from ren.capture.arguments import rebuild, storage_of, walk
 from ren.device import Buffer
 from ren.engine import debug_level
-from ren.engine.arguments import rebuild, storage_of, walk
-from ren.engine.memory import _lifetimes, _plan_device, _rebind
+from ren.engine.memory import MemoryPlan, captured_temporaries, plan_memory, rebind
 from ren.engine.realize import ExecUnit, backend, validate_unit
 from ren.errors import JitError
 from ren.ir.node import BufferArg, Node
@@ -31,7 +31,7 @@ from ren.poly import Poly
 from ren.repoint import stored
 
 if TYPE_CHECKING:
-    from ren.engine.jit import JitFunction
+    from ren.capture.function import JitFunction
 
 __all__ = ["CapturedPlan", "PlanRunner", "external_reads", "rebound", "replan"]
 
@@ -56,7 +56,8 @@ class CapturedPlan:
     ``Poly`` stored before the call; ``result`` is the output structure every call returns.
     ``external`` lists ``(buffer, array, what)`` for every stored value the plan reads that it
     neither writes nor is given (a key, a value the function closes over): a replay checks each
-    still holds the array it held at capture, and names ``what`` if not.
+    still holds the array it held at capture, and names ``what`` if not. ``memory`` is the plan's
+    arena layout (``ren.engine.memory.MemoryPlan``), which the report draws.
 
     The plan's buffers belong to the thread that captured it. Another thread replays a copy
     (:meth:`for_this_thread`) with buffers of its own.
@@ -71,6 +72,7 @@ class CapturedPlan:
     passthrough: list[tuple[tuple[int, tuple[int, int]] | Poly, Buffer]]
     result: Any
     pruned: int = 0
+    memory: MemoryPlan = dataclasses.field(default_factory=MemoryPlan)
     runner: PlanRunner | None = None
     capture_s: float = 0.0
     staging: dict[int, Buffer] = dataclasses.field(default_factory=dict)
@@ -201,34 +203,20 @@ class CapturedPlan:
         )
 
 
-def replan(units: list[ExecUnit], keep: set[int]) -> list[ExecUnit]:
+def replan(units: list[ExecUnit], keep: set[int]) -> tuple[list[ExecUnit], MemoryPlan]:
     """Place every temporary the units write (not in ``keep``) in one arena per device.
 
-    Each temporary is placed by its lifetime over the whole list.
+    Each temporary is placed by its lifetime over the whole list, by the planner realizations use
+    (``ren.engine.memory.plan_memory``).
 
     Returns:
-        The units bound to the new views.
+        The units bound to the new views, and the memory plan (kept on the ``CapturedPlan``).
     """
-    if settings.NO_PLAN.get():
-        return units
-    life = _lifetimes(units)
-    writers: dict[int, int] = {}
-    for i, u in enumerate(units):
-        writers.setdefault(id(u.bufs[0]), i)
-    temps: dict[str, list[tuple[Buffer, int, int]]] = {}
-    for key, (buf, first, last) in life.items():
-        if key in keep or writers.get(key) != first or buf.dtype == "u8":
-            continue
-        temps.setdefault(buf.device, []).append((buf, first, last))
-    views: dict[int, Buffer] = {}
-    for device in sorted(temps):
-        _, arena_views = _plan_device(device, temps[device], len(units))
-        views.update(arena_views)
-    out = [rebound(u, views) for u in units]
+    out, memory = plan_memory(units, temporaries=captured_temporaries(units, keep), bind=rebound)
     for u in out:
         for b in u.bufs:
             b.ensure_allocated()
-    return out
+    return out, memory
 
 
 def _copy_for_thread(plan: CapturedPlan) -> CapturedPlan:
@@ -355,7 +343,7 @@ def external_reads(plan: CapturedPlan, names: dict[int, str]) -> list[tuple[Buff
 
 def rebound(u: ExecUnit, swap: Mapping[int, Buffer | None]) -> ExecUnit:
     """``u`` with the buffers whose ``id`` is in ``swap`` replaced (``None``: an input slot)."""
-    kernel = _rebind(u.kernel, swap)
+    kernel = rebind(u.kernel, swap)
     return u if kernel is u.kernel else ExecUnit(u.name, u.device, kernel.bufs, u.fn, kernel)
 
 

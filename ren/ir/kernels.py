@@ -1,0 +1,105 @@
+"""Kernel families as data: what a kernel is, and what a backend needs to run it.
+
+The ``kernelize`` pass cuts the graph into kernels and describes each with a ``KernelInfo``: its
+``Family``, the ring and domain it writes, its device, and for the polynomial families the
+parameters a template needs (the ring and limb window it reads, the moduli a rescale drops, the
+ring a basis extension writes). A backend dispatches on ``info.family`` and reads those fields;
+it never digs the parameters out of the kernel body by position.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ren.ir.op import Op
+from ren.ring import Domain, RingSpec
+
+__all__ = ["FAMILY_OF_OP", "Family", "KernelInfo", "TemplateParams"]
+
+
+class Family(enum.Enum):
+    """A kernel family: how a backend runs kernels of it.
+
+    ``ELEMENTWISE`` kernels are rendered from their body (a renderer); ``COPY`` kernels copy a
+    window of limbs; the others are *template* families, whose code is written once per family
+    (NumPy, C or CUDA) and specialized to the ring.
+    """
+
+    __hash__ = object.__hash__  # members compare by identity: hash them so, in C
+
+    ELEMENTWISE = "elementwise"
+    COPY = "copy"
+    NTT = "ntt"
+    INTT = "intt"
+    RESCALE = "rescale"
+    BASE_CONVERT = "base_convert"
+
+    @property
+    def templated(self) -> bool:
+        """Whether kernels of the family run a template (NTT, INTT, rescale, basis extension)."""
+        return self not in (Family.ELEMENTWISE, Family.COPY)
+
+    def __repr__(self) -> str:
+        return f"Family.{self.name}"
+
+
+#: The family of a kernel whose stored value is this op (anything else is elementwise).
+FAMILY_OF_OP = {
+    Op.NTT: Family.NTT,
+    Op.INTT: Family.INTT,
+    Op.RESCALE: Family.RESCALE,
+    Op.TO_RING: Family.BASE_CONVERT,
+    Op.COPY: Family.COPY,
+}
+
+
+@dataclass(frozen=True)
+class TemplateParams:
+    """What a template (or a copy) reads and how: set by ``kernelize`` for those families.
+
+    Attributes:
+        source: the ring the input is read in (a window of limbs of the stored input).
+        limb_offset: the first limb of that window in the stored input.
+        drop: the moduli a rescale divides by (``RESCALE``; else empty).
+        target: the ring a basis extension writes (``BASE_CONVERT``; else ``None``).
+    """
+
+    source: RingSpec
+    limb_offset: int = 0
+    drop: tuple[int, ...] = ()
+    target: RingSpec | None = None
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """What a kernel is: its family, the ring and domain it writes, its device, a short name.
+
+    ``params`` holds what a template family (and a copy) needs, ``None`` for an elementwise
+    kernel, whose body says everything.
+    """
+
+    family: Family
+    ring: RingSpec
+    domain: Domain
+    device: str
+    name: str
+    params: TemplateParams | None = None
+
+    @property
+    def kind(self) -> str:
+        """The family's name, as the tools print it: ``"ntt"``, ``"elementwise"``, ..."""
+        return self.family.value
+
+    def need_params(self) -> TemplateParams:
+        """``params``, for a template or copy kernel.
+
+        Raises:
+            ValueError: for an elementwise kernel (it has none).
+        """
+        if self.params is None:
+            raise ValueError(f"{self.name}: a {self.kind} kernel has no template parameters")
+        return self.params
+
+    def __repr__(self) -> str:
+        return f"{self.name} [{self.kind}] {self.device} n={self.ring.n} L={self.ring.L}"

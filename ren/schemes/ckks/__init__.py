@@ -1,0 +1,88 @@
+"""CKKS: encrypted approximate arithmetic on vectors of complex numbers, written with ``Poly``.
+
+Every homomorphic operation here is a handful of ``Poly`` operations (products, sums, rotations,
+basis extensions, rescales), so one encrypted multiply is one lazy graph that Ren's scheduler
+fuses, plans and runs on any backend, and that ``ren.jit`` captures whole.
+
+Use::
+
+    from ren.schemes import ckks
+
+    params = ckks.Params(n=8192, q_bits=(60, 40, 40), p_bits=(60,), scale_bits=40)
+    with ckks.Context(params, seed=1) as ctx:  # keys are made here
+        x = ckks.encrypt([0.5, 0.25j, -1.0])
+        y = x * x + x  # relinearized and rescaled; x is brought to y's level and scale
+        print(ckks.decrypt(y)[:3])
+
+The conventions (``docs/ckks.md`` explains each):
+
+* **Slots.** ``n/2`` complex slots; slot ``j`` is the plaintext polynomial evaluated at
+  ``zeta^(5^j)``, ``zeta = exp(i*pi/n)``, so ``rotate(r)`` moves slot ``j + r`` to slot ``j`` and
+  conjugation is the automorphism ``X -> X^(2n-1)``.
+* **Moduli.** The ciphertext modulus chain is ``q_0, ..., q_{L-1}`` (``q_bits``); the special
+  moduli ``p_0, ...`` (``p_bits``) are used only inside key switching. Keys live in the ring over
+  ``p_0, ..., q_0, ..., q_{L-1}`` (special moduli *first*), so the key ring at every level is a
+  contiguous run of it (a view, no copy).
+* **Levels.** A value at level ``l`` lives in the ring over ``q_0, ..., q_l``; fresh values are at
+  level ``L-1``; ``rescale`` divides by ``q_l`` and drops to level ``l-1``.
+* **Scales** are tracked exactly, as Python floats: a product's scale is the product of the scales,
+  a rescale divides it by the exact modulus.
+* **Key switching** is hybrid: the ciphertext is cut into ``dnum`` digits of consecutive moduli,
+  each digit is extended to the special moduli (ModUp, a basis extension), multiplied by the key,
+  and the sum is divided by ``P`` (ModDown, a ``RESCALE`` by the special moduli).
+* **Sharing.** The secret key leaves a ``Context`` only through ``export_secret_key()``: values
+  pickle and copy as their bytes, a context holding a secret key refuses to be pickled or copied,
+  and every value made under keys carries the fingerprint of the public key, checked wherever it
+  is used. ``with ckks.Context(...)`` sets the current context of the current thread only.
+"""
+
+from ren.schemes.ckks.active import current
+from ren.schemes.ckks.api import (  # the readers older pickles name by this path
+    _ciphertext_from_pickle as _ciphertext_from_pickle,
+)
+from ren.schemes.ckks.api import (
+    _context_from_pickle as _context_from_pickle,
+)
+from ren.schemes.ckks.api import (
+    _evaluation_keys_from_pickle as _evaluation_keys_from_pickle,
+)
+from ren.schemes.ckks.api import (
+    _plaintext_from_pickle as _plaintext_from_pickle,
+)
+from ren.schemes.ckks.api import (
+    decode,
+    decrypt,
+    encode,
+    encrypt,
+    multiply,
+)
+from ren.schemes.ckks.ciphertext import Ciphertext, CiphertextView
+from ren.schemes.ckks.context import Context
+from ren.schemes.ckks.encoding import embed, embed_inverse, precision_bits
+from ren.schemes.ckks.keys import EvaluationKeys
+from ren.schemes.ckks.params import Params
+from ren.schemes.ckks.types import Plaintext
+from ren.schemes.rlwe.bytes import FORMAT_VERSION as FORMAT_VERSION
+from ren.schemes.rlwe.keys import KeySwitchKey
+from ren.schemes.rlwe.params import MIN_SIGMA, SECURITY_BOUNDS
+
+__all__ = [
+    "MIN_SIGMA",
+    "SECURITY_BOUNDS",
+    "Ciphertext",
+    "CiphertextView",
+    "Context",
+    "EvaluationKeys",
+    "KeySwitchKey",
+    "Params",
+    "Plaintext",
+    "current",
+    "decode",
+    "decrypt",
+    "embed",
+    "embed_inverse",
+    "encode",
+    "encrypt",
+    "multiply",
+    "precision_bits",
+]

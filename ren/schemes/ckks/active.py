@@ -1,0 +1,48 @@
+"""The current CKKS context of each thread (``with ckks.Context(...)`` sets it)."""
+
+from __future__ import annotations
+
+import contextvars
+from typing import TYPE_CHECKING, Any
+
+from ren.schemes.rlwe import bytes as _fmt
+
+if TYPE_CHECKING:
+    from ren.schemes.ckks.context import Context
+
+
+# ---------------------------------------------------------------------------------------------
+# the context
+
+#: The active contexts of this thread (or asyncio task), innermost last.
+_ACTIVE: contextvars.ContextVar[tuple[Context, ...]] = contextvars.ContextVar(
+    "ren_ckks_active", default=()
+)
+
+
+def current() -> Context:
+    """The innermost active ``Context`` of this thread (``with ckks.Context(...)``).
+
+    Each thread has its own: a ``with`` block in one thread is not seen by another, and a new
+    thread starts with none.
+
+    Raises:
+        RuntimeError: outside every ``with ckks.Context(...)`` block of this thread.
+    """
+    stack = _ACTIVE.get()
+    if not stack:
+        raise RuntimeError(
+            "no CKKS context is active in this thread: use `with ckks.Context(params) as ctx:` "
+            "(in each thread) or call the context's methods (ctx.encrypt, ctx.decrypt, ...)"
+        )
+    return stack[-1]
+
+
+def _context_arg(context: Any) -> Context:
+    if context is None:
+        return current()
+    from ren.schemes.ckks.context import Context  # it imports this module
+
+    if not isinstance(context, Context):
+        raise TypeError(f"context must be a ckks.Context, got {_fmt.describe(context)}")
+    return context

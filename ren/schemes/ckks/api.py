@@ -1,0 +1,87 @@
+"""The module-level CKKS API on the current context, and reading values back from bytes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ren.schemes.ckks.active import current
+from ren.schemes.ckks.ciphertext import Ciphertext
+from ren.schemes.ckks.context import Context
+from ren.schemes.ckks.keys import EvaluationKeys
+from ren.schemes.ckks.params import Params, _read_value
+from ren.schemes.ckks.types import Plaintext
+
+# ---------------------------------------------------------------------------------------------
+# the module-level API (the current context)
+
+
+def encode(values: Any, level: int | None = None, scale: float | None = None) -> Plaintext:
+    """``current().encode(values, level, scale)``."""
+    return current().encode(values, level, scale)
+
+
+def decode(pt: Plaintext) -> np.ndarray:
+    """The slots of ``pt`` (in its own context).
+
+    Raises:
+        TypeError: for anything but a ``Plaintext``.
+    """
+    if not isinstance(pt, Plaintext):
+        raise TypeError(f"decode takes a Plaintext, got {type(pt).__name__}")
+    return pt._ctx().decode(pt)
+
+
+def encrypt(values: Any, level: int | None = None, scale: float | None = None) -> Ciphertext:
+    """``current().encrypt(values, level, scale)``: encrypt a plaintext or values."""
+    return current().encrypt(values, level, scale)
+
+
+def decrypt(ct: Ciphertext) -> np.ndarray:
+    """Decrypt and decode ``ct`` (in its own context).
+
+    Raises:
+        TypeError: for anything but a ``Ciphertext``.
+    """
+    if not isinstance(ct, Ciphertext):
+        raise TypeError(f"decrypt takes a Ciphertext, got {type(ct).__name__}")
+    return ct._ctx().decrypt(ct)
+
+
+def multiply(a: Ciphertext, b: Any, relinearize: bool = True, rescale: bool = True) -> Ciphertext:
+    """``a * b`` with explicit control; see ``Context.multiply``."""
+    if not isinstance(a, Ciphertext):
+        raise TypeError(f"multiply takes a Ciphertext first, got {type(a).__name__}")
+    out = a._ctx().multiply(a, b, relinearize, rescale)
+    if out is NotImplemented:
+        raise TypeError(f"cannot multiply a ciphertext by a {type(b).__name__}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# reading values back (the format itself is ren.schemes.rlwe.bytes)
+
+
+def _plaintext_from_pickle(blob: bytes, device: str) -> Plaintext:
+    params, h, polys = _read_value(blob, "plaintext", None, device)
+    level, real = h.raw("level"), h.raw("real")
+    return Plaintext(polys[0], h.hex_float("scale"), level, real, params=params)
+
+
+def _ciphertext_from_pickle(blob: bytes, device: str) -> Ciphertext:
+    params, h, polys = _read_value(blob, "ciphertext", None, device)
+    fp = h.fingerprint("key_fingerprint")
+    level, real = h.raw("level"), h.raw("real")
+    return Ciphertext(
+        tuple(polys), h.hex_float("scale"), level, real, params=params, key_fingerprint=fp
+    )
+
+
+def _evaluation_keys_from_pickle(blob: bytes, device: str) -> EvaluationKeys:
+    return EvaluationKeys.from_bytes(blob, device, insecure=True)
+
+
+def _context_from_pickle(params: Params, device: str, keys: bytes | None) -> Context:
+    evk = None if keys is None else EvaluationKeys.from_bytes(keys, device, insecure=True)
+    return Context(params, device=device, keys=evk)

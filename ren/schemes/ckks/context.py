@@ -1,0 +1,383 @@
+"""The CKKS context: parameters, device, keys, encoding and encryption; the current one."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+from typing import Any
+
+import numpy as np
+
+from ren.capture.function import capturing
+from ren.device import canonical_device
+from ren.engine.realize import uncaptured
+from ren.poly import Poly, is_int, realize
+from ren.ring import RingSpec, galois_for_rotation, sampling
+from ren.schemes.ckks.active import _ACTIVE
+from ren.schemes.ckks.ciphertext import Ciphertext
+from ren.schemes.ckks.encoding import _check_scale, _slots, embed, embed_inverse
+from ren.schemes.ckks.evaluator import Evaluator
+from ren.schemes.ckks.keys import EvaluationKeys
+from ren.schemes.ckks.params import Params, _params_of
+from ren.schemes.ckks.types import Plaintext
+from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.keygen import KeyOwner
+from ren.schemes.rlwe.keys import KeySwitchKey
+from ren.schemes.rlwe.keyswitch import KeySwitching
+from ren.schemes.rlwe.params import _bits
+
+
+class Context(KeyOwner, KeySwitching, Evaluator):
+    """Keys and the evaluator for one parameter set.
+
+    Keys (secret, public, relinearization) are made on entering the ``with`` block, or at the
+    first operation of this context's own that needs them; rotation and conjugation keys are made
+    on first use and kept. A context never makes keys for a ciphertext made elsewhere: a
+    ciphertext under other keys (another key fingerprint) is a ``ValueError``.
+
+    Threads: ``with ctx:`` makes it the current context of this thread only. One context may be
+    shared by threads: key generation and the keys made on first use are behind a lock, so two
+    threads asking for the same rotation key get the same key.
+
+    Copies: a context holding a secret key refuses ``pickle``, ``copy`` and ``deepcopy``
+    (``TypeError``): the secret key leaves it only through ``export_secret_key()``. A context
+    holding evaluation keys (or none) pickles as its parameters, device and evaluation keys.
+
+    Args:
+        params: the ``Params``.
+        seed: an int makes every random draw reproducible (NumPy's PCG64: for tests and teaching,
+            not for real secrets); ``None`` draws from the operating system.
+        device: where every value lives (``"python"``, ``"cpu"``, ``"cuda"``; default
+            ``$REN_DEVICE``).
+        keys: ``EvaluationKeys`` to evaluate with instead of making keys (no secret key).
+        secret_key: a secret key written by ``export_secret_key``, with its public key; the
+            relinearization key is made from it (the rotation keys on first use).
+    """
+
+    def __init__(
+        self,
+        params: Params,
+        seed: int | None = None,
+        device: str | None = None,
+        *,
+        keys: EvaluationKeys | None = None,
+        secret_key: bytes | None = None,
+    ):
+        if not isinstance(params, Params):
+            raise TypeError(f"params must be a ckks.Params, got {type(params).__name__}")
+        self.params = params
+        self.device = canonical_device(device)
+        self._rng = sampling.as_rng(seed)
+        self._lock = threading.RLock()
+        self._secret: Poly | None = None
+        self._public: tuple[Poly, Poly] | None = None
+        self._fingerprint: str | None = None
+        self._relin: KeySwitchKey | None = None
+        self._galois: dict[int, KeySwitchKey] = {}
+        if keys is not None and secret_key is not None:
+            raise ValueError("pass keys= or secret_key=, not both")
+        if keys is not None:
+            if not isinstance(keys, EvaluationKeys):
+                raise TypeError(f"keys must be ckks.EvaluationKeys, got {type(keys).__name__}")
+            if keys.params != params:
+                raise ValueError(f"the keys are for {keys.params}, not {params}")
+            b, a = keys.public
+            self._public = (b.to(self.device), a.to(self.device))
+            self._fingerprint = keys.fingerprint
+            self._relin = self._keys_to_device(keys.relin)
+            self._galois = {g: self._keys_to_device(k) for g, k in keys.galois.items()}
+        if secret_key is not None:
+            self._load_secret(secret_key)
+
+    def _context(self) -> Context:
+        """This context (typed as one, for the evaluator's mixin)."""
+        return self
+
+    def __repr__(self) -> str:
+        have = "secret" if self._secret is not None else "evaluation" if self._public else "no"
+        return f"<ckks.Context n={self.params.n} L={self.params.L} {self.device}, {have} keys>"
+
+    def __enter__(self) -> Context:
+        self._require_public()
+        _ACTIVE.set((*_ACTIVE.get(), self))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        stack = _ACTIVE.get()
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is self:
+                _ACTIVE.set(stack[:i] + stack[i + 1 :])
+                break
+
+    # --- copies -----------------------------------------------------------------------------------
+    def _refuse_copy(self, what: str) -> None:
+        if self._secret is not None:
+            raise TypeError(
+                f"a ckks.Context holding a secret key cannot be {what}: the secret key leaves a "
+                "context only through export_secret_key() (keep those bytes secret); to share "
+                "what a server needs, send ctx.evaluation_keys() (or its to_bytes()) and the "
+                "ciphertexts"
+            )
+
+    def __reduce__(self) -> tuple:
+        self._refuse_copy("pickled")
+        keys = None if self._public is None else self.evaluation_keys().to_bytes()
+        from ren.schemes.ckks.api import _context_from_pickle  # it imports this module
+
+        return (_context_from_pickle, (self.params, self.device, keys))
+
+    def __copy__(self) -> Context:
+        self._refuse_copy("copied")
+        keys = None if self._public is None else self.evaluation_keys()
+        return Context(self.params, device=self.device, keys=keys)
+
+    def __deepcopy__(self, memo: dict) -> Context:
+        self._refuse_copy("copied")
+        from ren.schemes.ckks.api import _context_from_pickle  # it imports this module
+
+        return _context_from_pickle(*self.__reduce__()[1])
+
+    def rotation_key(self, steps: int) -> KeySwitchKey:
+        """The key for ``rotate(steps)`` (made on first use).
+
+        Raises:
+            TypeError: when ``steps`` is not an int.
+        """
+        if not is_int(steps):
+            raise TypeError(f"rotation steps must be an int, got {_fmt.describe(steps)}")
+        return self.galois_key(galois_for_rotation(self.params.n, int(steps) % self.params.slots))
+
+    def evaluation_keys(self) -> EvaluationKeys:
+        """The public key, relinearization key and the rotation keys made so far."""
+        with self._lock:
+            public, relin = self._require_public()
+            keys = EvaluationKeys(self.params, public, relin, self._galois)
+            keys._fingerprint = self.key_fingerprint
+        return keys
+
+    def export_secret_key(self) -> bytes:
+        """The secret key and its public key, in Ren's CKKS format. Keep it secret.
+
+        ``Context(params, secret_key=blob)`` reads it back: the same secret key, public key and
+        key fingerprint, so that context takes this one's ciphertexts.
+        """
+        with self._lock:
+            s = self._require_secret("export a secret key")
+            public, _ = self._require_public()
+            records = [_fmt.poly_record(p) for p in (s, *public)]
+            header = {
+                "params": self.params._header(),
+                "key_fingerprint": self.key_fingerprint,
+                "polys": [head for head, _ in records],
+            }
+        return _fmt.pack("secret-key", header, [data for _, data in records])
+
+    def _load_secret(self, blob: bytes) -> None:
+        """Take the secret and public key of ``blob``, each checked; nothing changes on error."""
+        header, datas = _fmt.unpack(blob, "secret-key")
+        fields = ("key_fingerprint", "params", "polys")
+        h = _fmt.Header(header, "the secret-key blob's header", fields)
+        params = _params_of(h, self.params, "secret key")
+        fp = h.fingerprint("key_fingerprint")
+        K = params.key_ring
+        s, b, a = _fmt.read_polys(h, datas, [K] * 3, self.device)
+        coeffs = _fmt.centered_limbs(s)
+        if not (coeffs == coeffs[0]).all() or np.abs(coeffs[0]).max() > 1:
+            raise ValueError(
+                "the blob's secret key is not ternary: its coefficients must be -1, 0, 1"
+            )
+        weight = int(np.count_nonzero(coeffs[0]))
+        if weight == 0:
+            raise ValueError("the blob's secret key is zero")
+        if params.hamming_weight is not None and weight != params.hamming_weight:
+            raise ValueError(
+                f"the blob's secret key has {weight} nonzero coefficients; these parameters ask "
+                f"for hamming_weight={params.hamming_weight}"
+            )
+        s, b, a = s.ntt(), b.ntt(), a.ntt()
+        e = _fmt.centered_limbs(b + a * s)
+        if not (e == e[0]).all() or np.abs(e[0]).max() > math.floor(6 * params.sigma):
+            raise ValueError(
+                "the blob's public key does not belong to its secret key: b + a s is not a small "
+                "error"
+            )
+        with uncaptured():
+            realize(s, b, a)
+        found = _fmt.fingerprint((b, a))
+        if found != fp:
+            raise ValueError(
+                f"the blob's public key has the fingerprint {found}, and its header says {fp}: "
+                "the blob was altered"
+            )
+        with self._lock:
+            self._install(s, (b, a))
+            self._fingerprint = fp
+
+    # --- encoding ---------------------------------------------------------------------------------
+    def encode(
+        self, values: Any, level: int | None = None, scale: float | None = None
+    ) -> Plaintext:
+        """Encode up to ``n/2`` complex or real numbers (a scalar fills every slot).
+
+        Args:
+            values: numbers, a sequence or a 1-D array; missing slots are zero.
+            level: the level of the plaintext (default: the top, ``L - 1``).
+            scale: the scale (default: ``2**scale_bits``).
+
+        Raises:
+            TypeError: for values that are not numbers, or a level that is not an int.
+            ValueError: for too many values, NaN or infinity, or values too large for the modulus
+                at ``level`` at this scale.
+        """
+        prm = self.params
+        level = prm.max_level if level is None else level
+        ring = prm.ring(level)
+        scale = prm.scale if scale is None else _check_scale(scale)
+        slots, real = _slots(values, prm.slots)
+        with np.errstate(over="ignore", invalid="ignore"):  # too large: refused just below
+            coeffs = np.rint(embed_inverse(slots, prm.n) * scale)
+        finite = bool(np.all(np.isfinite(coeffs)))
+        biggest = float(np.max(np.abs(coeffs))) if finite and coeffs.size else 0.0
+        if not finite or 2 * biggest >= ring.Q:  # exact: an int and a float compare exactly
+            size = _bits(biggest) if finite else "more than 2^1024"
+            raise ValueError(
+                f"the values are too large for scale {_bits(scale)} at level {level}: a "
+                f"coefficient of {size} does not fit the modulus Q={_bits(ring.Q)}"
+            )
+        if biggest < 2.0**62:
+            ints = coeffs.astype(np.int64)
+        else:
+            ints = np.array([int(c) for c in coeffs], dtype=object)
+        poly = Poly(ints, ring, self.device).ntt()
+        return Plaintext(poly, float(scale), level, real, self)
+
+    def decode(self, pt: Plaintext) -> np.ndarray:
+        """The ``n/2`` slots of a plaintext (``numpy.complex128``).
+
+        Raises:
+            TypeError: for anything but a ``Plaintext``.
+            ValueError: for a plaintext of other parameters.
+        """
+        pt = self._plain(pt, "decode")
+        return self._decode_poly(pt.poly, pt.scale, pt.real)
+
+    def _decode_poly(self, poly: Poly, scale: float, real: bool) -> np.ndarray:
+        coeffs = np.array(poly.intt().tolist(centered=True), dtype=object).astype(np.float64)
+        z = embed(coeffs / scale, self.params.n)
+        if real:
+            z = z.real.astype(np.complex128)
+        return z
+
+    # --- encryption -------------------------------------------------------------------------------
+    def encrypt(
+        self, values: Any, level: int | None = None, scale: float | None = None
+    ) -> Ciphertext:
+        """Encrypt a ``Plaintext``, or encode ``values`` (at ``level`` and ``scale``) and encrypt.
+
+        The zero encryption is made over the key ring and divided by ``P``, so its noise is
+        mostly the rounding of that division.
+
+        Raises:
+            RuntimeError: inside a ``ren.jit`` capture (a replay would reuse the randomness).
+        """
+        jitted = capturing()
+        if jitted is not None:
+            raise RuntimeError(
+                f"ckks.encrypt was called inside the jitted function {jitted.name}: a "
+                "replay would reuse the same randomness; encrypt outside the jitted function and "
+                "pass the ciphertext in"
+            )
+        public, _ = self._require_public()
+        if isinstance(values, Plaintext):
+            if level is not None or scale is not None:
+                raise ValueError("level and scale are the plaintext's own; pass neither")
+            pt = self._plain(values, "encrypt")
+        else:
+            pt = self.encode(values, level, scale)
+        prm, l = self.params, pt.level
+        Kl = prm.key_ring_at(l)
+        v = Poly.ternary(Kl, self._rng, self.device).ntt()
+        e0 = Poly.gaussian(Kl, prm.sigma, self._rng, self.device)
+        e1 = Poly.gaussian(Kl, prm.sigma, self._rng, self.device)
+        b, a = (k.to_ring(Kl) for k in public)
+        c0 = (b * v + e0).rescale(prm.p_moduli) + pt.poly
+        c1 = (a * v + e1).rescale(prm.p_moduli)
+        return Ciphertext((c0.ntt(), c1.ntt()), pt.scale, l, pt.real, self)
+
+    def decrypt(self, ct: Ciphertext) -> np.ndarray:
+        """Decrypt and decode: the ``n/2`` slots, as ``numpy.complex128``.
+
+        For a real message the imaginary parts are exactly 0.
+
+        Raises:
+            ValueError: when this context holds no secret key, or the ciphertext is under other
+                keys.
+        """
+        return self._decode_poly(self.decrypt_poly(ct), ct.scale, ct.real)
+
+    def decrypt_poly(self, ct: Ciphertext) -> Poly:
+        """The decrypted (still encoded) polynomial ``c_0 + c_1 s (+ c_2 s^2)``, lazily."""
+        ct = self._own(ct)
+        s = self._require_secret("decrypt").to_ring(self.params.ring(ct.level))
+        m = ct.parts[0] + ct.parts[1] * s
+        if ct.size == 3:
+            m = m + ct.parts[2] * (s * s)
+        return m
+
+    # --- what may be used here -------------------------------------------------------------------
+    def _check_fingerprint(self, fp: str | None, what: str) -> None:
+        """``fp`` (a value's key fingerprint) is this context's, or ``None`` (built by hand)."""
+        if fp is None:
+            return
+        mine = self.key_fingerprint
+        if mine is None:
+            raise ValueError(
+                f"the {what} was made under the keys with fingerprint {fp}, and this context "
+                "holds no keys: make it with the keys the value was made under (keys= the "
+                "evaluation keys, or secret_key= the exported secret key); a context never makes "
+                "keys for a value made elsewhere"
+            )
+        if fp != mine:
+            raise ValueError(
+                f"the {what} was made under the keys with fingerprint {fp}, and this context "
+                f"holds the keys with fingerprint {mine}: decrypt it where it was made, or use a "
+                "context made with its keys (keys= or secret_key=)"
+            )
+
+    def _check_params_of(
+        self, params: Params | None, ring: RingSpec, level: int, what: str
+    ) -> None:
+        if params is not None:
+            if params != self.params:
+                raise ValueError(
+                    f"the {what} is for {params}, and this context for {self.params}: values of "
+                    "other parameters cannot be combined"
+                )
+        elif ring != self.params.ring(level):
+            raise ValueError(
+                f"the {what} at level {level} is over {ring!r}; this context's ring at level "
+                f"{level} is {self.params.ring(level)!r}"
+            )
+
+    def _own(self, ct: Any) -> Ciphertext:
+        """``ct``, checked to be under this context's parameters and keys, and bound to it."""
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"expected a ckks.Ciphertext, got {type(ct).__name__}")
+        fp = ct.key_fingerprint
+        if ct.context is self and fp is not None and fp == self._fingerprint:
+            return ct  # the common case: made here, under the keys held now
+        self._check_params_of(ct.params, ct.ring, ct.level, "ciphertext")
+        self._check_fingerprint(ct.key_fingerprint, "ciphertext")
+        if ct.context is not self:
+            parts = ct.parts
+            if ct.parts[0].device != self.device:
+                parts = tuple(p.to(self.device) for p in parts)
+            ct = dataclasses.replace(ct, parts=parts, context=self, params=self.params)
+        return ct
+
+    def _plain(self, pt: Any, what: str) -> Plaintext:
+        if not isinstance(pt, Plaintext):
+            raise TypeError(f"{what} takes a ckks.Plaintext, got {type(pt).__name__}")
+        self._check_params_of(pt.params, pt.poly.ring, pt.level, "plaintext")
+        return pt

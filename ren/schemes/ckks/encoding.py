@@ -1,0 +1,186 @@
+"""The canonical embedding, and turning values into slots and constants."""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ren.poly import Poly
+from ren.ring import RingSpec
+from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.params import _bits
+
+# ---------------------------------------------------------------------------------------------
+# the canonical embedding
+
+
+@functools.cache
+def _embedding(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For slot ``j``: the index of its root, the index of the conjugate root, and the twist.
+
+    The root the slot is evaluated at has index ``t_j`` with ``2 t_j + 1 = 5^j mod 2n``; the twist
+    is ``zeta^i``, ``zeta = e^(i pi/n)``.
+    """
+    e = np.array([pow(5, j, 2 * n) for j in range(n // 2)], dtype=np.int64)
+    t = (e - 1) // 2
+    tc = (2 * n - e - 1) // 2
+    zeta = np.exp(1j * np.pi * np.arange(n) / n)
+    return t, tc, zeta
+
+
+def embed_inverse(slots: np.ndarray, n: int) -> np.ndarray:
+    """The real polynomial (``n`` float coefficients) whose canonical embedding is ``slots``.
+
+    With ``v[t] = m(zeta^(2t+1))`` for all ``n`` odd powers, ``v = n * ifft(m * zeta^i)``; the
+    slots fill ``v`` at ``5^j`` and their conjugates at ``-5^j``, then ``m = fft(v) / n / zeta^i``.
+    """
+    t, tc, zeta = _embedding(n)
+    v = np.empty(n, dtype=np.complex128)
+    v[t] = slots
+    v[tc] = np.conj(slots)
+    return (np.fft.fft(v) / n / zeta).real
+
+
+def embed(coeffs: np.ndarray, n: int) -> np.ndarray:
+    """The ``n/2`` slots of the real polynomial ``coeffs``: ``m(zeta^(5^j))`` by one FFT."""
+    t, _, zeta = _embedding(n)
+    return (n * np.fft.ifft(np.asarray(coeffs, dtype=np.float64) * zeta))[t]
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers of the evaluator
+
+
+def _level0(what: str) -> str:
+    return (
+        f"cannot {what} at level 0: rescaling would drop below the last modulus q_0; use fewer "
+        "multiplications or more moduli (q_bits)"
+    )
+
+
+def _same_scale(a: float, b: float) -> bool:
+    return abs(a - b) <= 2.0**-40 * max(abs(a), abs(b))
+
+
+def _check_scale(scale: Any) -> float:
+    if not isinstance(scale, numbers.Real) or isinstance(scale, bool):
+        raise TypeError(f"scale must be a number, got {scale!r}")
+    scale = float(scale)
+    if not 1.0 <= scale < 2.0**1000:
+        raise ValueError(f"scale={scale} must be at least 1")
+    return scale
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, numbers.Number) and not isinstance(x, bool | np.bool_)
+
+
+def _is_values(x: Any) -> bool:
+    return isinstance(x, list | tuple | np.ndarray)
+
+
+def _finite(value: Any, what: str) -> complex:
+    """``value`` as a complex number with finite parts, or a ``ValueError`` saying why not."""
+    try:
+        c = complex(value)
+    except OverflowError:
+        raise ValueError(
+            f"cannot {what}: it is too large for the modulus at this scale (beyond a float)"
+        ) from None
+    if not (math.isfinite(c.real) and math.isfinite(c.imag)):
+        raise ValueError(
+            f"cannot {what}: {value!r} is not a finite number (a NaN or an infinity has no "
+            "encoding)"
+        )
+    return c
+
+
+def _slots(values: Any, slots: int) -> tuple[np.ndarray, bool]:
+    """``values`` as ``slots`` complex numbers (zero-padded), and whether they are all real."""
+    if _is_number(values):
+        arr = np.full(slots, complex(values))
+        real = complex(values).imag == 0
+    else:
+        try:
+            raw = np.asarray(values)
+        except (TypeError, ValueError):
+            raise TypeError(f"values must be numbers, got {type(values).__name__}") from None
+        if raw.dtype.kind not in "biufc" or raw.dtype.kind == "b":
+            raise TypeError(f"values must be real or complex numbers, got dtype {raw.dtype}")
+        if raw.ndim != 1:
+            raise ValueError(f"values must be one-dimensional, got shape {raw.shape}")
+        if raw.shape[0] > slots:
+            raise ValueError(f"{raw.shape[0]} values do not fit the {slots} slots (n/2)")
+        arr = np.zeros(slots, dtype=np.complex128)
+        arr[: raw.shape[0]] = raw
+        real = raw.dtype.kind != "c" or not np.any(raw.imag)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("values hold NaN or infinity")
+    return arr, bool(real)
+
+
+def _constant_poly(
+    c: complex, scale: float, ring: RingSpec, device: str, what: str, level: int
+) -> Poly:
+    """The encoding of ``c`` in every slot at ``scale`` (for the operation ``what``).
+
+    That is ``round(Re c * scale)`` as a constant, plus ``round(Im c * scale) X^(n/2)``
+    (``X^(n/2)`` is ``i`` in every slot). Each must be below ``Q/2``, compared exactly.
+
+    Raises:
+        ValueError: naming the operation and the number when it is too large for the modulus at
+            this scale.
+    """
+    re_f, im_f = c.real * scale, c.imag * scale
+    Q = ring.Q
+    if not (math.isfinite(re_f) and math.isfinite(im_f)) or 2 * max(abs(re_f), abs(im_f)) >= Q:
+        size = math.log2(max(abs(c.real), abs(c.imag))) + math.log2(scale)
+        raise ValueError(
+            f"cannot {what}: it is too large for the modulus at this scale: times the scale "
+            f"{_bits(scale)} it is about 2^{size:.1f}, and a constant must stay below Q/2 at "
+            f"level {level} (Q={_bits(Q)})"
+        )
+    re, im = round(re_f), round(im_f)
+    if im == 0:
+        return Poly.const(re, ring, device)
+    coeffs = [0] * ring.n
+    coeffs[0], coeffs[ring.n // 2] = re, im
+    return Poly(coeffs, ring, device)
+
+
+def precision_bits(got: Any, expected: Any) -> float:
+    """``-log2`` of the largest slot error ``|got - expected|``; ``inf`` for an exact match.
+
+    This is the usual "bits of precision" of approximate homomorphic encryption.
+
+    Args:
+        got: numbers (an array, a sequence or one number).
+        expected: numbers of the same shape, or one number compared with each.
+
+    Raises:
+        TypeError: for values that are not numbers (decrypt a ciphertext first).
+        ValueError: for arrays of different shapes (naming both) or no numbers at all.
+    """
+    arrays = []
+    for name, value in (("got", got), ("expected", expected)):
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):
+            arr = np.asarray(None)
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(f"{name} must hold numbers, got {_fmt.describe(value)}")
+        arrays.append(arr)
+    g, e = arrays
+    if g.shape != e.shape and g.ndim and e.ndim:
+        raise ValueError(
+            f"got has shape {g.shape} and expected {e.shape}: compare arrays of one shape (or "
+            "with one number)"
+        )
+    if g.size == 0 or e.size == 0:
+        raise ValueError("precision_bits needs at least one number to compare")
+    err = float(np.max(np.abs(g - e)))
+    return math.inf if err == 0 else -math.log2(err)

@@ -1,0 +1,242 @@
+"""The CKKS evaluator: add, multiply, rescale, relinearize, rotate, conjugate."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ren.engine.realize import uncaptured
+from ren.poly import Poly, is_int
+from ren.ring import galois_for_rotation
+from ren.schemes.ckks.ciphertext import Ciphertext
+from ren.schemes.ckks.encoding import (
+    _constant_poly,
+    _finite,
+    _is_number,
+    _is_values,
+    _level0,
+    _same_scale,
+)
+from ren.schemes.ckks.params import _scale
+from ren.schemes.ckks.types import Plaintext
+from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.params import _bits
+
+if TYPE_CHECKING:
+    from ren.schemes.ckks.context import Context
+    from ren.schemes.ckks.params import Params
+    from ren.schemes.rlwe.keys import KeySwitchKey
+
+
+class Evaluator:
+    """The homomorphic operations of a CKKS context (a mixin of ``ckks.Context``)."""
+
+    if TYPE_CHECKING:  # what the context provides
+        params: Params
+        device: str
+
+        def _own(self, ct: Any) -> Ciphertext: ...
+        def _plain(self, pt: Any, what: str) -> Plaintext: ...
+        def _context(self) -> Context: ...
+        def encode(  # noqa: D102
+            self, values: Any, level: int | None = None, scale: float | None = None
+        ) -> Plaintext: ...
+        def _require_public(self) -> tuple[tuple[Poly, Poly], KeySwitchKey]: ...
+        def galois_key(self, g: int) -> KeySwitchKey: ...  # noqa: D102
+        def key_switch(  # noqa: D102
+            self, c: Poly, key: KeySwitchKey, level: int, galois: int | None = None
+        ) -> tuple[Poly, Poly]: ...
+
+    # --- evaluation -------------------------------------------------------------------------------
+    def _match(self, a: Ciphertext, level: int, scale: float, what: str) -> Ciphertext:
+        """``a`` (above ``level``) at ``level`` with ``scale``.
+
+        A view when the scales agree, else a scalar multiply by
+        ``round(scale * q_(level+1) / a.scale)`` and a rescale from ``level + 1``.
+        """
+        if _same_scale(a.scale, scale):
+            return a.at_level(level)
+        a = a.at_level(level + 1)
+        q = self.params.q_moduli[level + 1]
+        k = round(scale * q / a.scale)
+        if k < 2**20:
+            raise ValueError(
+                f"cannot {what} values at scales {_scale(a.scale)} and {_scale(scale)}: adjusting "
+                f"the first needs a factor of {k}, too small to keep the precision"
+            )
+        out = dataclasses.replace(a, parts=tuple(p * k for p in a.parts)).rescale()
+        return dataclasses.replace(out, scale=float(scale))
+
+    def _add(self, a: Ciphertext, b: Any, sub: bool) -> Ciphertext:
+        a = self._own(a)
+        what = "subtract" if sub else "add"
+        if isinstance(b, Ciphertext):
+            b = self._own(b)
+            if a.level > b.level:
+                a = self._match(a, b.level, b.scale, what)
+            elif b.level > a.level:
+                b = self._match(b, a.level, a.scale, what)
+            elif not _same_scale(a.scale, b.scale):
+                raise ValueError(
+                    f"cannot {what} ciphertexts at scales {_scale(a.scale)} and {_scale(b.scale)} "
+                    f"(both at level {a.level}): encode or encrypt with scale= the other's scale"
+                )
+            n = max(a.size, b.size)
+            pa = a.parts + (None,) * (n - a.size)
+            pb = b.parts + (None,) * (n - b.size)
+            parts = tuple(
+                x if y is None else (-y if sub else y) if x is None else (x - y if sub else x + y)
+                for x, y in zip(pa, pb, strict=True)
+            )
+            return Ciphertext(parts, a.scale, a.level, a.real and b.real, self._context())
+        if isinstance(b, Plaintext):
+            b = self._plain(b, what)
+            if b.level < a.level:
+                a = a.at_level(b.level)
+            b = b.at_level(a.level)
+            if not _same_scale(a.scale, b.scale):
+                raise ValueError(
+                    f"cannot {what} a ciphertext at scale {_scale(a.scale)} and a plaintext at "
+                    f"scale {_scale(b.scale)}: encode with scale=ct.scale"
+                )
+            c0 = a.parts[0] - b.poly if sub else a.parts[0] + b.poly
+            return dataclasses.replace(a, parts=(c0, *a.parts[1:]), real=a.real and b.real)
+        if _is_number(b):
+            phrase = f"subtract {b!r} from a ciphertext" if sub else f"add {b!r} to a ciphertext"
+            c = _finite(b, phrase)
+            ring = self.params.ring(a.level)
+            const = _constant_poly(-c if sub else c, a.scale, ring, self.device, phrase, a.level)
+            c0 = a.parts[0] + const
+            return dataclasses.replace(a, parts=(c0, *a.parts[1:]), real=a.real and c.imag == 0)
+        if _is_values(b):
+            pt = self.encode(b, a.level, a.scale)
+            return self._add(a, pt, sub)
+        return NotImplemented
+
+    def multiply(
+        self, a: Ciphertext, b: Any, relinearize: bool = True, rescale: bool = True
+    ) -> Ciphertext:
+        """``a * b`` for a ciphertext ``a`` and a ciphertext, plaintext, number or array ``b``.
+
+        Args:
+            a: the ciphertext.
+            b: a ciphertext, plaintext, finite number, or array of slot values.
+            relinearize: key switch a three-part product back to two parts.
+            rescale: divide by the last modulus afterwards (one level down). A number or array
+                ``b`` is then encoded at the scale ``q_level``, so the result keeps ``a``'s scale
+                exactly; an ``int`` is multiplied exactly with no scale and no rescale.
+
+        Raises:
+            TypeError: when ``relinearize`` or ``rescale`` is not a bool.
+            ValueError: at level 0 when rescaling, for a scale that outgrows the modulus, a
+                ciphertext of three parts, a value of other parameters or keys, or a number that
+                is not finite or too large for the modulus at this scale.
+        """
+        for flag, value in (("relinearize", relinearize), ("rescale", rescale)):
+            if not isinstance(value, bool | np.bool_):
+                raise TypeError(f"{flag} must be True or False, got {value!r}")
+        a = self._own(a)
+        if isinstance(b, Ciphertext):
+            b = self._own(b)
+        elif isinstance(b, Plaintext):
+            b = self._plain(b, "multiply")
+        if rescale and isinstance(b, Ciphertext | Plaintext) and min(a.level, b.level) == 0:
+            raise ValueError(_level0("multiply and rescale"))
+        if isinstance(b, Ciphertext):
+            if a.size != 2 or b.size != 2:
+                raise ValueError("multiply needs two-part ciphertexts: relinearize first")
+            level = min(a.level, b.level)
+            a, b = a.at_level(level), b.at_level(level)
+            (a0, a1), (b0, b1) = a.parts, b.parts
+            parts: tuple[Poly, ...] = (a0 * b0, a0 * b1 + a1 * b0, a1 * b1)
+            out = Ciphertext(parts, a.scale * b.scale, level, a.real and b.real, self._context())
+            if relinearize:
+                out = self.relinearize(out)
+        elif is_int(b):
+            Q = self.params.ring(a.level).Q
+            if 2 * abs(int(b)) >= Q:
+                raise ValueError(
+                    f"cannot multiply a ciphertext by the int {_fmt.describe(b)}: it is not below "
+                    f"Q/2 at level {a.level} (Q={_bits(Q)}), so it would wrap around the modulus"
+                )
+            return dataclasses.replace(a, parts=tuple(p * int(b) for p in a.parts))
+        elif isinstance(b, Plaintext):
+            level = min(a.level, b.level)
+            a, b = a.at_level(level), b.at_level(level)
+            parts = tuple(p * b.poly for p in a.parts)
+            out = Ciphertext(parts, a.scale * b.scale, level, a.real and b.real, self._context())
+        elif _is_number(b) or _is_values(b):
+            if rescale and a.level == 0:
+                raise ValueError(_level0("multiply by a number"))
+            factor = float(self.params.q_moduli[a.level]) if rescale else self.params.scale
+            if _is_number(b):
+                phrase = f"multiply a ciphertext by {b!r}"
+                c = _finite(b, phrase)
+                ring = self.params.ring(a.level)
+                pc = _constant_poly(c, factor, ring, self.device, phrase, a.level)
+                parts = tuple(p * pc for p in a.parts)
+                real = a.real and c.imag == 0
+                out = Ciphertext(parts, a.scale * factor, a.level, real, self._context())
+            else:
+                return self.multiply(a, self.encode(b, a.level, factor), relinearize, rescale)
+        else:
+            return NotImplemented
+        if rescale:
+            out = self.rescale(out)
+        return out
+
+    def rescale(self, ct: Ciphertext) -> Ciphertext:
+        """Divide by ``q_level`` (rounding): one level down, the scale divided by the modulus.
+
+        Raises:
+            ValueError: at level 0.
+        """
+        ct = self._own(ct)
+        if ct.level == 0:
+            raise ValueError(_level0("rescale"))
+        q = self.params.q_moduli[ct.level]
+        parts = tuple(p.rescale(q).ntt() for p in ct.parts)
+        out = dataclasses.replace(ct, parts=parts, level=ct.level - 1, scale=ct.scale / q)
+        return out
+
+    def relinearize(self, ct: Ciphertext) -> Ciphertext:
+        """Two parts from three: ``c_2`` key switched from ``s^2`` to ``s`` (two parts: as is)."""
+        ct = self._own(ct)
+        if ct.size == 2:
+            return ct
+        _, relin = self._require_public()
+        k0, k1 = self.key_switch(ct.parts[2], relin, ct.level)
+        parts = (ct.parts[0] + k0, ct.parts[1] + k1)
+        return dataclasses.replace(ct, parts=parts)
+
+    def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
+        """Slots moved left by ``steps`` (slot ``j + steps`` to slot ``j``).
+
+        Raises:
+            TypeError: when ``steps`` is not an int.
+        """
+        ct = self._own(ct)
+        if not is_int(steps):
+            raise TypeError(f"rotation steps must be an int, got {_fmt.describe(steps)}")
+        steps = int(steps) % self.params.slots
+        if steps == 0:
+            return ct
+        return self._galois_apply(ct, galois_for_rotation(self.params.n, steps), f"rotate({steps})")
+
+    def conjugate(self, ct: Ciphertext) -> Ciphertext:
+        """Every slot complex-conjugated."""
+        ct = self._own(ct)
+        return self._galois_apply(ct, 2 * self.params.n - 1, "conjugate")
+
+    def _galois_apply(self, ct: Ciphertext, g: int, what: str) -> Ciphertext:
+        if ct.size != 2:
+            raise ValueError(f"{what} needs a two-part ciphertext: relinearize first")
+        with uncaptured():
+            key = self.galois_key(g)
+        c0, c1 = ct.parts
+        # the automorphism acts on c1's extended digits, after the ModUp: every rotation of this
+        # ciphertext builds the same ModUp nodes, so rotations realized together share it
+        k0, k1 = self.key_switch(c1, key, ct.level, galois=g)
+        return dataclasses.replace(ct, parts=(c0.automorphism(g) + k0, k1))

@@ -1,0 +1,376 @@
+"""CKKS parameters: the ring, the modulus chain, the scale, the digits, and their checks."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from typing import Any, ClassVar
+
+from ren.poly import Poly, is_int
+from ren.ring import RingSpec, ntt_primes
+from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.params import MIN_SIGMA, SECURITY_BOUNDS, _bits_tuple, _check_sigma, _need_int
+
+
+def _scale(x: float) -> str:
+    """A scale, exactly: ``2^k`` and the float itself (two scales may agree to many digits)."""
+    return f"2^{math.log2(x):.6f} ({x!r})" if x > 0 else repr(x)
+
+
+_PARAM_FIELDS = (
+    "dnum",
+    "hamming_weight",
+    "insecure",
+    "moduli",
+    "n",
+    "p_bits",
+    "q_bits",
+    "scale_bits",
+    "sigma",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    """CKKS parameters: the moduli are found at construction, then the parameters are checked.
+
+    The moduli are the largest NTT-friendly primes of each bit size, the special moduli taking the
+    largest. Unless ``insecure=True``, the whole key distribution is checked against the HE
+    standard for 128-bit security: ``log2(QP)`` at most ``SECURITY_BOUNDS[n]``, a uniform ternary
+    secret (no ``hamming_weight``), and ``sigma`` at least ``MIN_SIGMA`` (3.19).
+
+    A ``Params`` is a value: equal arguments give equal parameters; it pickles as its arguments
+    (unpickling checks them again) and copies as itself.
+
+    Args:
+        n: ring degree, a power of two >= 4; ``n/2`` slots.
+        q_bits: bit sizes (ints, 10 to 62) of the ciphertext moduli ``q_0, ..., q_{L-1}``.
+            ``q_0`` holds the result at the last level, the others are divided out one per
+            rescale (size them like the scale).
+        p_bits: bit sizes of the special moduli used by key switching.
+        scale_bits: the default scale is ``2**scale_bits``; an int from 1 to ``q_bits[0] - 1``.
+        dnum: number of key-switching digits, an int from 1 to ``L`` (default: one per ciphertext
+            modulus, the least noise). The product of the special moduli must have at least as
+            many bits as the largest digit.
+        insecure: ``True`` or ``False``: allow parameters beyond the HE-standard bound for 128-bit
+            security (tests and teaching on tiny rings).
+        hamming_weight: ``None`` for a uniform ternary secret, or the exact number of nonzero
+            coefficients of a sparse one, an int in ``[1, n]`` (needs ``insecure=True``: the
+            security table does not cover sparse secrets).
+        sigma: standard deviation of the error distribution, a finite real number in
+            ``(0, 10^6)``; at least ``MIN_SIGMA`` (3.19) unless ``insecure=True``.
+
+    Raises:
+        TypeError: for an argument of the wrong type (a bool where a number is expected
+            included), naming the argument.
+        ValueError: for a value out of range, naming the argument and the rule it breaks; a
+            security error gives ``log2(QP)`` and the bound, or ``sigma`` and 3.19.
+    """
+
+    #: ``ren.jit`` takes it as one part of a plan's key (a hashable value, holding no Poly).
+    __ren_jit_leaf__: ClassVar[bool] = True
+
+    n: int
+    q_bits: tuple[int, ...]
+    p_bits: tuple[int, ...] = (60,)
+    scale_bits: int = 40
+    dnum: int | None = None
+    insecure: bool = False
+    hamming_weight: int | None = None
+    sigma: float = 3.2
+    q_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
+    p_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = functools.partial(object.__setattr__, self)
+        n = _need_int("n", self.n)
+        if n < 4 or n & (n - 1):
+            raise ValueError(f"n={n} must be a power of two >= 4")
+        set_("n", n)
+        set_("q_bits", _bits_tuple("q_bits", self.q_bits))
+        set_("p_bits", _bits_tuple("p_bits", self.p_bits))
+        set_("scale_bits", _need_int("scale_bits", self.scale_bits))
+        if not 1 <= self.scale_bits < self.q_bits[0]:
+            raise ValueError(
+                f"scale_bits={self.scale_bits} must be at least 1 and below q_bits[0]="
+                f"{self.q_bits[0]}: the first modulus holds the values at the scale at level 0"
+            )
+        L = len(self.q_bits)
+        dnum = L if self.dnum is None else _need_int("dnum", self.dnum)
+        if not 1 <= dnum <= L:
+            raise ValueError(f"dnum={dnum} must be an int from 1 to len(q_bits)={L}")
+        set_("dnum", dnum)
+        if not isinstance(self.insecure, bool):
+            raise TypeError(f"insecure must be True or False, got {_fmt.describe(self.insecure)}")
+        if self.hamming_weight is not None:
+            weight = _need_int("hamming_weight", self.hamming_weight)
+            if not 1 <= weight <= n:
+                raise ValueError(f"hamming_weight={weight} must be None or in [1, n={n}]")
+            set_("hamming_weight", weight)
+        set_("sigma", _check_sigma(self.sigma))
+
+        # the moduli: for each bit size, the largest primes, special moduli first
+        need: dict[int, int] = {}
+        for b in self.p_bits + self.q_bits:
+            need[b] = need.get(b, 0) + 1
+        pool = {b: list(ntt_primes(self.n, b, c)) for b, c in need.items()}
+        set_("p_moduli", tuple(pool[b].pop(0) for b in self.p_bits))
+        set_("q_moduli", tuple(pool[b].pop(0) for b in self.q_bits))
+
+        P = math.prod(self.p_moduli)
+        for digit in self.digits:
+            D = math.prod(self.q_moduli[i] for i in digit)
+            if P.bit_length() < D.bit_length():
+                raise ValueError(
+                    f"the special moduli (P of {P.bit_length()} bits) are too small for "
+                    f"dnum={self.dnum}: a digit holds moduli of {D.bit_length()} bits, and key "
+                    "switching multiplies the key's error by the digit over P; raise dnum or add "
+                    "special moduli (p_bits)"
+                )
+        if not self.insecure:
+            self._check_security()
+
+    def _check_security(self) -> None:
+        """The HE standard's rule for 128-bit security: ternary secret, table bound, sigma."""
+        if self.hamming_weight is not None:
+            raise ValueError(
+                f"hamming_weight={self.hamming_weight}: the HE-standard table covers uniform "
+                "ternary secrets only, and a sparse secret is easier to attack; pass "
+                "insecure=True to use one (for tests, teaching and experiments)"
+            )
+        bound = SECURITY_BOUNDS.get(self.n)
+        if bound is None:
+            raise ValueError(
+                f"n={self.n} has no entry in the HE-standard table (n = 1024 ... 32768); pass "
+                "insecure=True to use it anyway (for tests and teaching only)"
+            )
+        if self.log2_qp > bound:
+            raise ValueError(
+                f"log2(QP)={self.log2_qp:.1f} exceeds {bound}, the HE-standard bound for "
+                f"128-bit security at n={self.n} with a ternary secret; use fewer or smaller "
+                "moduli, a larger n, or insecure=True (for tests and teaching only)"
+            )
+        if self.sigma < MIN_SIGMA:
+            raise ValueError(
+                f"sigma={self.sigma!r} is below 3.19 (8/sqrt(2*pi) = {MIN_SIGMA:.4f}), the "
+                "HE standard's smallest error deviation: with a smaller error the public key "
+                "gives the secret key away (with no error, s = -b/a slot by slot); use sigma >= "
+                "3.19 (the default is 3.2), or insecure=True (for tests and teaching only)"
+            )
+
+    def __reduce__(self) -> tuple:
+        # a value: pickled as its arguments, so unpickling runs every check again
+        args = (self.n, self.q_bits, self.p_bits, self.scale_bits, self.dnum, self.insecure)
+        return (Params, (*args, self.hamming_weight, self.sigma))
+
+    def __copy__(self) -> Params:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Params:
+        return self
+
+    # --- derived ------------------------------------------------------------------------------
+    @property
+    def L(self) -> int:
+        """The number of ciphertext moduli."""
+        return len(self.q_bits)
+
+    @property
+    def max_level(self) -> int:
+        """The level of a fresh value: ``L - 1``."""
+        return len(self.q_bits) - 1
+
+    @property
+    def slots(self) -> int:
+        """The number of complex slots: ``n / 2``."""
+        return self.n // 2
+
+    @property
+    def scale(self) -> float:
+        """The default scale, ``2**scale_bits``."""
+        return float(2**self.scale_bits)
+
+    @property
+    def log2_qp(self) -> float:
+        """``log2`` of the product of every modulus (what the security bound limits)."""
+        return sum(math.log2(q) for q in self.q_moduli + self.p_moduli)
+
+    @functools.cached_property
+    def digits(self) -> tuple[tuple[int, ...], ...]:
+        """The key-switching digits: ``dnum`` runs of consecutive ciphertext-modulus indices.
+
+        Each run has ``ceil(L / dnum)`` moduli (the last may be shorter).
+        """
+        L = len(self.q_bits)
+        size = -(-L // (self.dnum or L))  # dnum is set by now; None would mean L
+        return tuple(tuple(range(i, min(i + size, L))) for i in range(0, L, size))
+
+    @functools.cached_property
+    def key_ring(self) -> RingSpec:
+        """The ring of the keys: the special moduli, then every ciphertext modulus."""
+        return RingSpec(self.n, self.p_moduli + self.q_moduli)
+
+    @functools.cached_property
+    def _rings(self) -> tuple[tuple[RingSpec, RingSpec], ...]:
+        """For each level: its ring and the key ring cut to it.
+
+        Made once: a ring checks its moduli for primality when made.
+        """
+        return tuple(
+            (
+                self.key_ring.with_moduli(self.q_moduli[: level + 1]),
+                self.key_ring.with_moduli(self.p_moduli + self.q_moduli[: level + 1]),
+            )
+            for level in range(self.L)
+        )
+
+    def ring(self, level: int) -> RingSpec:
+        """The ring of a value at ``level``: moduli ``q_0 .. q_level``."""
+        self._check_level(level)
+        return self._rings[level][0]
+
+    def key_ring_at(self, level: int) -> RingSpec:
+        """The key ring cut to ``level``: the special moduli, then ``q_0 .. q_level``.
+
+        It is a prefix of ``key_ring``, so a view.
+        """
+        self._check_level(level)
+        return self._rings[level][1]
+
+    def _check_level(self, level: int) -> None:
+        if not is_int(level):
+            raise TypeError(f"level must be an int, got {_fmt.describe(level)}")
+        if not 0 <= level <= self.max_level:
+            raise ValueError(f"level={level!r} is outside [0, {self.max_level}]")
+
+    # --- serialization ------------------------------------------------------------------------
+    def _header(self) -> dict:
+        return {
+            "n": self.n,
+            "q_bits": list(self.q_bits),
+            "p_bits": list(self.p_bits),
+            "scale_bits": self.scale_bits,
+            "dnum": self.dnum,
+            "insecure": self.insecure,
+            "hamming_weight": self.hamming_weight,
+            "sigma": self.sigma,
+            "moduli": [str(q) for q in self.p_moduli + self.q_moduli],
+        }
+
+    @classmethod
+    def _from_header(cls, value: Any, *, insecure: bool, reader: str) -> Params:
+        """The parameters a blob's header gives, every field checked.
+
+        Args:
+            value: the header's ``params`` entry, as parsed.
+            insecure: whether the reader accepts parameters marked ``insecure=True``.
+            reader: the function the reader called, for the message that says how to opt in.
+
+        Raises:
+            ValueError: for any field of the wrong type or out of range, parameters the
+                constructor refuses, moduli other than the ones these parameters give, or
+                parameters marked insecure that the reader did not opt in to.
+        """
+        h = _fmt.Header(value, "the blob's parameters", _PARAM_FIELDS)
+        n = h.integer("n", 4, 2**30)
+        q_bits, p_bits = h.int_list("q_bits", 10, 62), h.int_list("p_bits", 10, 62)
+        scale_bits = h.integer("scale_bits", 1, 61)
+        dnum = h.integer("dnum", 1, _fmt.MAX_MODULI)
+        marked_insecure = h.flag("insecure")
+        hamming_weight = h.optional_int("hamming_weight", 1, n)
+        sigma = h.number("sigma", 0.0, 1e6)
+        moduli = h.moduli("moduli")
+        if marked_insecure and not insecure:
+            raise ValueError(
+                "the blob's parameters are marked insecure=True (beyond the HE-standard table, "
+                f"for tests and teaching); {reader} refuses them unless its reader opts in: "
+                f"pass insecure=True to {reader}"
+            )
+        try:
+            params = cls(
+                n, q_bits, p_bits, scale_bits, dnum, marked_insecure, hamming_weight, sigma
+            )
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ValueError(f"the blob's CKKS parameters are not valid: {e}") from None
+        if moduli != params.p_moduli + params.q_moduli:
+            raise ValueError(
+                "the blob's moduli differ from the ones these parameters give (written by a Ren "
+                "that chose primes differently)"
+            )
+        return params
+
+    def to_bytes(self) -> bytes:
+        """The parameters in Ren's versioned, checksummed CKKS format."""
+        return _fmt.pack("params", {"params": self._header()}, [])
+
+    @classmethod
+    def from_bytes(cls, blob: bytes, *, insecure: bool = False) -> Params:
+        """Read parameters written by ``to_bytes``, checked as the constructor checks them.
+
+        Args:
+            blob: the bytes.
+            insecure: accept parameters marked ``insecure=True`` (tiny rings for tests and
+                teaching). Without it such a blob is refused: the reader opts in, not the blob.
+
+        Raises:
+            TypeError: when ``blob`` is not bytes or ``insecure`` not a bool.
+            ValueError: a truncated, altered or foreign blob, a version this Ren cannot read,
+                parameters the constructor refuses, or insecure parameters without the opt-in.
+        """
+        if not isinstance(insecure, bool):
+            raise TypeError(f"insecure must be True or False, got {_fmt.describe(insecure)}")
+        header, payloads = _fmt.unpack(blob, "params")
+        h = _fmt.Header(header, "the params blob's header", ("params",))
+        if payloads:
+            raise ValueError(f"a params blob holds no payloads, this one {len(payloads)}")
+        return cls._from_header(h.raw("params"), insecure=insecure, reader="Params.from_bytes")
+
+
+# ---------------------------------------------------------------------------------------------
+# reading values (the format itself is ren.schemes.rlwe.bytes)
+
+
+def _params_of(h: _fmt.Header, params: Params, what: str) -> Params:
+    """The parameters of a blob read into a context with ``params``: they must be equal.
+
+    The context's parameters were accepted already, so the blob's are read with the insecure
+    opt-in, then compared.
+    """
+    value = h.raw("params")
+    if _fmt.same_json(value, params._header()):  # 1 == True in Python; not in JSON
+        return params
+    found = Params._from_header(value, insecure=True, reader="")
+    if found != params:
+        raise ValueError(f"the {what} was written for {found}, not this context's {params}")
+    return found
+
+
+def _read_value(
+    blob: bytes, kind: str, params: Params | None, device: str | None
+) -> tuple[Params, _fmt.Header, list[Poly]]:
+    """The parameters, the checked header and the polys of a plaintext or ciphertext blob.
+
+    With ``params`` (a context's), the blob's must be equal; without (unpickling), they are read
+    with the insecure opt-in: a pickle is trusted data, as it must be.
+    """
+    header, datas = _fmt.unpack(blob, kind)
+    fields = ["level", "params", "polys", "real", "scale"]
+    if kind == "ciphertext":
+        fields.append("key_fingerprint")
+    h = _fmt.Header(header, f"the {kind} blob's header", fields)
+    if params is None:
+        params = Params._from_header(h.raw("params"), insecure=True, reader="")
+    else:
+        params = _params_of(h, params, kind)
+    level = h.integer("level", 0, params.max_level)
+    h.hex_float("scale")
+    h.flag("real")
+    counts = (2, 3) if kind == "ciphertext" else (1,)
+    if len(datas) not in counts:
+        raise ValueError(
+            f"a {kind} blob holds {' or '.join(map(str, counts))} polynomials, this one "
+            f"{len(datas)}"
+        )
+    polys = _fmt.read_polys(h, datas, [params.ring(level)] * len(datas), device)
+    return params, h, polys

@@ -1,0 +1,191 @@
+"""CKKS plaintexts, and the checks every value's fields go through."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import numbers
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ren.poly import Poly, is_int
+from ren.ring import RingSpec
+from ren.schemes.ckks.active import _context_arg, current
+from ren.schemes.ckks.params import Params, _read_value
+from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.params import _bits, _need_int
+
+if TYPE_CHECKING:
+    from ren.schemes.ckks.ciphertext import Ciphertext
+    from ren.schemes.ckks.context import Context
+
+# ---------------------------------------------------------------------------------------------
+# values
+
+
+def _check_fields(value: Plaintext | Ciphertext, ring: RingSpec, what: str) -> None:
+    """Check and normalize the fields a plaintext and a ciphertext share.
+
+    ``context`` and ``params`` (filled from the context when not given), ``level`` (its ring must
+    be the polynomials' ring), ``scale`` (finite, positive, below ``Q/2``) and ``real``.
+    """
+    set_ = functools.partial(object.__setattr__, value)
+    ctx = value.context
+    from ren.schemes.ckks.context import Context  # it imports this module
+
+    if ctx is not None and not isinstance(ctx, Context):
+        raise TypeError(f"context must be a ckks.Context or None, got {_fmt.describe(ctx)}")
+    params = value.params
+    if params is not None and not isinstance(params, Params):
+        raise TypeError(f"params must be a ckks.Params or None, got {_fmt.describe(params)}")
+    if ctx is not None:
+        if params is None:
+            params = ctx.params
+            set_("params", params)
+        elif params != ctx.params:
+            raise ValueError(f"the {what}'s params {params} are not its context's {ctx.params}")
+    level = _need_int("level", value.level)
+    if level < 0:
+        raise ValueError(f"level={level} is negative: levels are 0 .. L-1")
+    set_("level", level)
+    if params is not None:
+        params._check_level(level)
+        if ring != params.ring(level):
+            raise ValueError(
+                f"a {what} at level {level} lives in {params.ring(level)!r}, but its polynomials "
+                f"are over {ring!r}"
+            )
+    elif level + 1 != ring.L:
+        raise ValueError(
+            f"a {what} at level {level} needs {level + 1} limbs (q_0 .. q_{level}), but its "
+            f"polynomials are over {ring!r}"
+        )
+    scale = value.scale
+    if isinstance(scale, bool | np.bool_) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a number, got {_fmt.describe(scale)}")
+    try:
+        scale = float(scale)
+    except OverflowError:
+        scale = math.inf
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale={scale!r} must be a finite positive number")
+    Q = ring.Q
+    if 2 * scale >= Q:
+        raise ValueError(
+            f"the scale {_bits(scale)} outgrows the modulus Q={_bits(Q)} at level {level} (a "
+            "scale must stay below Q/2): rescale before multiplying again"
+        )
+    set_("scale", scale)
+    if not isinstance(value.real, bool | np.bool_):
+        raise TypeError(f"real must be True or False, got {_fmt.describe(value.real)}")
+    set_("real", bool(value.real))
+
+
+def _copy_poly(p: Poly) -> Poly:
+    """A new stored poly with the value of ``p`` (its own buffer; computed first if lazy)."""
+    return Poly.from_words(p.words(), p.ring, p.domain, p.device)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Plaintext:
+    """An encoded vector: one ``Poly`` (NTT form) at ``level`` whose slots hold ``values * scale``.
+
+    The constructor checks the fields (``TypeError`` for a wrong type, ``ValueError`` for a level
+    whose ring is not the poly's, or a scale that is not finite, positive and below ``Q/2``).
+    ``==`` is identity, as for every CKKS value: compare the decoded slots. ``pickle`` and
+    ``copy.deepcopy`` copy the value (pickle through ``to_bytes``); ``copy.copy`` and
+    ``copy.deepcopy`` keep the same ``context``.
+
+    Attributes:
+        poly: the polynomial, in the ring of ``level``.
+        scale: the exact scale the values were multiplied by.
+        level: ``0 .. L-1``.
+        real: whether the values are real (decoding then returns imaginary parts of exactly 0).
+        context: the ``Context`` it was made in (``None`` once unpickled: the current one).
+        params: the ``Params`` it was made for (the context's; kept through pickle).
+    """
+
+    poly: Poly
+    scale: float
+    level: int
+    real: bool = False
+    context: Context | None = dataclasses.field(default=None, repr=False)
+    params: Params | None = dataclasses.field(default=None, repr=False, kw_only=True)
+
+    __array_ufunc__ = None  # NumPy defers to the operators instead of broadcasting over them
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.poly, Poly):
+            raise TypeError(f"poly must be a Poly, got {_fmt.describe(self.poly)}")
+        _check_fields(self, self.poly.ring, "plaintext")
+
+    def _ctx(self) -> Context:
+        return self.context if self.context is not None else current()
+
+    def _params(self) -> Params:
+        return self.params if self.params is not None else self._ctx().params
+
+    def __copy__(self) -> Plaintext:
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def __deepcopy__(self, memo: dict) -> Plaintext:
+        new = dataclasses.replace(self, poly=_copy_poly(self.poly))
+        memo[id(self)] = new
+        return new
+
+    def __reduce__(self) -> tuple:
+        from ren.schemes.ckks.api import _plaintext_from_pickle  # it imports this module
+
+        return (_plaintext_from_pickle, (self.to_bytes(), self.poly.device))
+
+    def at_level(self, level: int) -> Plaintext:
+        """The same plaintext at a lower ``level`` (a limb view)."""
+        if level == self.level:
+            return self
+        _check_down(self.level, level, "plaintext")
+        ring = self._params().ring(level)
+        return dataclasses.replace(self, poly=self.poly.to_ring(ring), level=level)
+
+    def decode(self) -> np.ndarray:
+        """The slots (``numpy.complex128``, ``n/2`` of them)."""
+        return self._ctx().decode(self)
+
+    def to_bytes(self) -> bytes:
+        """This plaintext in Ren's versioned, checksummed CKKS format."""
+        head, data = _fmt.poly_record(self.poly)
+        header = {
+            "params": self._params()._header(),
+            "scale": self.scale.hex(),
+            "level": self.level,
+            "real": self.real,
+            "polys": [head],
+        }
+        return _fmt.pack("plaintext", header, [data])
+
+    @classmethod
+    def from_bytes(cls, blob: bytes, context: Context | None = None) -> Plaintext:
+        """Read a plaintext into ``context`` (default: the current one).
+
+        The blob must have been written with the context's parameters.
+
+        Raises:
+            TypeError: when ``blob`` is not bytes or ``context`` not a ``Context``.
+            ValueError: a truncated, altered, malformed or foreign blob, or other parameters.
+        """
+        ctx = _context_arg(context)
+        _, h, polys = _read_value(blob, "plaintext", ctx.params, ctx.device)
+        return cls(polys[0], h.hex_float("scale"), h.raw("level"), h.raw("real"), ctx)
+
+
+def _check_down(level: int, target: int, what: str) -> None:
+    if not is_int(target):
+        raise TypeError(f"level must be an int, got {_fmt.describe(target)}")
+    if not 0 <= target <= level:
+        raise ValueError(
+            f"cannot bring a {what} at level {level} to level {target!r}: levels only go down, "
+            "to 0 at the least"
+        )

@@ -1,0 +1,8 @@
+"""The RLWE core every scheme shares: what is not CKKS (or BFV, or BGV) in an RLWE scheme.
+
+``params`` holds the HE standard's security bounds and the checks of a parameter set's chain and
+error; ``keys`` the key-switching keys; ``keygen`` the making and keeping of a context's keys (a
+mixin); ``keyswitch`` hybrid key switching, ModUp first so that every automorphism of one
+ciphertext part reuses it (a mixin); ``bytes`` the versioned, checksummed format every value is
+written in. A scheme (``ren.schemes.ckks``) adds its encoding, its values and its evaluator.
+"""

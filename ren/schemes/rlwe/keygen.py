@@ -1,0 +1,165 @@
+"""Key generation for an RLWE context: the secret, public and key-switching keys."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ren.engine.realize import uncaptured
+from ren.poly import Poly, is_int, realize
+from ren.ring import Domain, RingSpec, sampling
+from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.keys import KeySwitchKey
+
+
+class KeyOwner:
+    """The keys of an RLWE context: made on first need, kept, behind the context's lock.
+
+    A mixin: the context sets what is declared here (its parameters, with a key ring, digits,
+    moduli, ``sigma`` and ``hamming_weight``; its device, random source and lock; the keys).
+    """
+
+    params: Any
+    device: str
+    _rng: Any
+    _lock: Any
+    _secret: Poly | None
+    _public: tuple[Poly, Poly] | None
+    _fingerprint: str | None
+    _relin: KeySwitchKey | None
+    _galois: dict[int, KeySwitchKey]
+
+    # --- keys -------------------------------------------------------------------------------------
+    @property
+    def has_secret_key(self) -> bool:
+        """Whether this context can decrypt (and make new rotation keys)."""
+        return self._secret is not None
+
+    @property
+    def key_fingerprint(self) -> str | None:
+        """The fingerprint of this context's public key (16 hexadecimal digits), or ``None``.
+
+        ``None`` while the context holds no keys. Computed once per key set; every ciphertext
+        made under the keys carries it, and loading or using one here checks it.
+        """
+        fp = self._fingerprint
+        if fp is None and self._public is not None:
+            with self._lock:
+                if self._fingerprint is None and self._public is not None:
+                    self._fingerprint = _fmt.fingerprint(self._public)
+                fp = self._fingerprint
+        return fp
+
+    def keygen(self) -> None:
+        """Make a new secret key, public key and relinearization key (dropping rotation keys).
+
+        Ciphertexts made under the old keys are refused afterwards (their fingerprint differs).
+        """
+        with self._lock:
+            prm, K = self.params, self.params.key_ring
+            if prm.hamming_weight is None:
+                s = Poly.ternary(K, self._rng, self.device)
+            else:
+                s = Poly.sparse_ternary(K, prm.hamming_weight, self._rng, self.device)
+            with uncaptured():
+                secret = s.ntt().realize()
+            a = self._uniform_ntt(K)
+            e = Poly.gaussian(K, prm.sigma, self._rng, self.device)
+            b = -(a * secret) + e
+            with uncaptured():
+                public = (b.ntt(), a)
+                realize(*public)
+            self._install(secret, public)
+
+    def _install(self, secret: Poly, public: tuple[Poly, Poly]) -> None:
+        """Take ``secret`` and ``public`` as this context's keys; a new relinearization key."""
+        relin = self._make_switch_key(secret, secret * secret, None)
+        self._secret, self._public, self._fingerprint = secret, public, None
+        self._galois = {}
+        self._relin = relin
+
+    def _uniform_ntt(self, ring: RingSpec) -> Poly:
+        """A uniform poly drawn directly in NTT form (uniform in either form)."""
+        limbs = np.stack([sampling.uniform_below(self._rng, q, ring.n) for q in ring.moduli])
+        return Poly.from_limbs(limbs, ring, Domain.NTT, self.device)
+
+    def _make_switch_key(self, secret: Poly, s_new: Poly, galois: int | None) -> KeySwitchKey:
+        prm, K = self.params, self.params.key_ring
+        Q = math.prod(prm.q_moduli)
+        P = math.prod(prm.p_moduli)
+        pairs = []
+        for digit in prm.digits:
+            D = math.prod(prm.q_moduli[i] for i in digit)
+            T = (Q // D) * pow(Q // D, -1, D)  # 1 mod the digit's moduli, 0 mod the others
+            a = self._uniform_ntt(K)
+            e = Poly.gaussian(K, prm.sigma, self._rng, self.device)
+            b = -(a * secret) + e + s_new * (P * T % K.Q)
+            pairs.append((b.ntt(), a))
+        with uncaptured():
+            realize(*(p for pair in pairs for p in pair))
+        return KeySwitchKey(galois, tuple(pairs))
+
+    def _require_secret(self, what: str) -> Poly:
+        with self._lock:
+            if self._secret is None:
+                if self._public is None:
+                    self.keygen()
+                else:
+                    raise ValueError(f"this context holds no secret key, so it cannot {what}")
+            secret = self._secret
+            assert secret is not None  # keygen made one
+            return secret
+
+    def _require_public(self) -> tuple[tuple[Poly, Poly], KeySwitchKey]:
+        """The public key and the relinearization key (made now if the context has none)."""
+        public, relin = self._public, self._relin
+        if public is None or relin is None:
+            with self._lock:  # a keygen in another thread holds it until both are set
+                if self._public is None:
+                    self.keygen()
+                public, relin = self._public, self._relin
+        assert public is not None and relin is not None  # keys=, secret_key= and keygen set both
+        return public, relin
+
+    def galois_key(self, g: int) -> KeySwitchKey:
+        """The key switching ``s(X^g)`` to ``s``, made on first use (outside any jit capture).
+
+        Args:
+            g: the Galois element, an odd int (taken modulo ``2n``).
+
+        Raises:
+            TypeError: when ``g`` is not an int.
+            ValueError: for an even ``g``; without a secret key, when the key was not given with
+                the context.
+        """
+        if not is_int(g):
+            raise TypeError(f"the Galois element must be an int, got {_fmt.describe(g)}")
+        two_n = 2 * self.params.n
+        if int(g) % 2 == 0:
+            raise ValueError(
+                f"Galois element {g} (mod 2n={two_n}) is even; it must be odd (5^r mod 2n for a "
+                "rotation by r, 2n - 1 for conjugation)"
+            )
+        g = int(g) % two_n
+        key = self._galois.get(g)
+        if key is None:
+            with self._lock:
+                key = self._galois.get(g)
+                if key is None:
+                    self._require_public()
+                    secret = self._secret
+                    if secret is None:
+                        raise ValueError(
+                            f"no key for the Galois element {g} (rotation or conjugation) was "
+                            "given to this context, and it holds no secret key to make one"
+                        )
+                    key = self._make_switch_key(secret, secret.automorphism(g), g)
+                    self._galois = {**self._galois, g: key}  # readers never see a half-made dict
+        return key
+
+    def _keys_to_device(self, key: KeySwitchKey) -> KeySwitchKey:
+        return KeySwitchKey(
+            key.galois, tuple((b.to(self.device), a.to(self.device)) for b, a in key.parts)
+        )

@@ -1,0 +1,227 @@
+"""Ren's floors: each package imports only from the floors below it, and each module stays small.
+
+The allowed arrows are data, in one place (``FLOORS`` and ``FORBIDDEN``); ``docs/architecture.md``
+draws the same picture. The walk reads every import of ``ren/`` with ``ast``, the ones inside
+functions included; only imports under ``if TYPE_CHECKING:`` (annotations, never run) are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REN = ROOT / "ren"
+
+#: The floors, bottom first: ``(name, module prefixes)``. A module belongs to the floor of its
+#: longest matching prefix and may import from its own floor and every floor below it.
+FLOORS: list[tuple[str, tuple[str, ...]]] = [
+    ("ground", ("ren.errors", "ren.settings", "ren.device")),
+    ("ring", ("ren.ring",)),
+    ("ir", ("ren.ir",)),
+    ("passes", ("ren.reference", "ren.passes")),
+    ("codegen", ("ren.codegen",)),
+    ("backends", ("ren.backends",)),
+    ("engine", ("ren.engine",)),
+    ("front", ("ren.poly", "ren.repoint", "ren.capture")),
+    ("rlwe", ("ren.schemes.rlwe",)),
+    ("schemes", ("ren.schemes",)),
+    ("tools", ("ren.testing", "ren.viz")),
+    ("app", ("ren", "ren.viz.__main__", "ren.viz.examples", "ren.demo")),
+]
+
+#: Arrows the floors would allow but the design does not: ``(importer prefix, imported prefix)``
+#: (the app floor, which runs the examples, is exempt).
+FORBIDDEN: dict[tuple[str, str], str] = {
+    ("ren.viz", "ren.schemes"): "the debugger watches a value through its __ren_watch__ "
+    "protocol, never a scheme by name",
+    ("ren.testing", "ren.schemes"): "the conformance kit checks backends on Poly programs",
+}
+
+#: A module past this many lines holds two things (the house style's "size is a smell"); a pass
+#: is one rewrite and gets less.
+LINE_BUDGET = 400
+PASS_BUDGET = 150
+
+#: The modules allowed past their budget: ``path: (ceiling, why)``. A module may not grow past its
+#: ceiling, and one that comes back under the budget leaves this table.
+OVER_BUDGET: dict[str, tuple[int, str]] = {
+    "ren/viz/debug.py": (1350, "the step-through debugger: the Stepper and one screen a command"),
+    "ren/codegen/templates.py": (
+        960,
+        "the C templates of the four polynomial kernel families (NTT, INTT, rescale, basis "
+        "extension) with their tables, read side by side",
+    ),
+    "ren/testing.py": (
+        1050,
+        "the conformance kit: its named cases, each a program and its reference, in one table a "
+        "backend's author reads from top to bottom",
+    ),
+    "ren/viz/report.py": (960, "the HTML report: one writer for the sections of one page"),
+    "ren/codegen/cuda_templates.py": (
+        670,
+        "the CUDA C templates of the four polynomial kernel families, beside the C ones",
+    ),
+    "ren/ring/arith.py": (
+        720,
+        "the NumPy reference of every ring operation, the oracle every backend is checked "
+        "against: kept together so it reads as one definition",
+    ),
+    "ren/poly.py": (
+        700,
+        "the Poly class: the whole front end (constructors, arithmetic, value semantics, "
+        "realization, pickling) is one public type of about 470 lines",
+    ),
+    "ren/viz/memory.py": (550, "the memory-plan picture, as SVG and as text"),
+    "ren/passes/simplify.py": (
+        180,
+        "the simplifier's rule table: one rule per algebraic identity, with the constant folding "
+        "the rules share",
+    ),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(REN.rglob("*.py"))}
+
+
+def floor_of(module: str) -> int:
+    best, floor = -1, -1
+    for i, (_, prefixes) in enumerate(FLOORS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, floor = len(prefix), i
+    assert floor >= 0, f"{module} is on no floor: add it to FLOORS"
+    return floor
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _target(base: str, name: str) -> str:
+    """``from base import name``: the module ``base.name`` when there is one, else ``base``."""
+    return f"{base}.{name}" if f"{base}.{name}" in MODULES else base
+
+
+def imports_of(module: str) -> list[tuple[int, str]]:
+    """``(line, imported module)`` for every import of a Ren module that ``module`` runs."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return imports_in(path.read_text(encoding="utf-8"), package)
+
+
+def imports_in(source: str, package: str) -> list[tuple[int, str]]:
+    """``(line, imported module)`` for the Ren imports of ``source``, a module of ``package``."""
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "ren")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            if base.split(".")[0] == "ren":
+                found.extend((node.lineno, _target(base, a.name)) for a in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(source))
+    return found
+
+
+def violations() -> list[str]:
+    out = []
+    for module in MODULES:
+        mine = floor_of(module)
+        for line, target in sorted(set(imports_of(module))):
+            where = f"{MODULES[module].relative_to(ROOT)}:{line}: {module} imports {target}"
+            theirs = floor_of(target)
+            if theirs > mine:
+                out.append(f"{where} ({FLOORS[mine][0]} -> {FLOORS[theirs][0]}, upward)")
+            for (src, dst), why in FORBIDDEN.items():
+                if FLOORS[mine][0] != "app" and _under(module, src) and _under(target, dst):
+                    out.append(f"{where} (forbidden: {why})")
+    return out
+
+
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def test_every_module_is_on_a_floor():
+    for module in MODULES:
+        floor_of(module)
+
+
+def test_no_import_runs_upward():
+    assert violations() == []
+
+
+def test_the_walk_sees_lazy_and_relative_imports():
+    # the oracle for the walk itself: a lazy import inside a function counts, TYPE_CHECKING does not
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ren.poly import Poly\n"
+        "def f():\n    from ren.engine import realize\n"
+        "from ren import settings\n"
+        "from . import tables\n"
+        "from ..ir.node import Node\n"
+    )
+    found = [t for _, t in imports_in(source, "ren.ring")]
+    assert found == ["ren.engine.realize", "ren.settings", "ren.ring.tables", "ren.ir.node"]
+    assert floor_of("ren.engine.realize") > floor_of("ren.ring") > floor_of("ren.settings")
+
+
+def test_the_floors_refuse_an_upward_import():
+    assert floor_of("ren.viz.debug") > floor_of("ren.engine.schedule") > floor_of("ren.ir.node")
+    assert floor_of("ren.schemes.ckks") > floor_of("ren.schemes.rlwe.keys")
+    assert floor_of("ren.viz.examples") == floor_of("ren")
+
+
+def budget_of(path: str) -> int:
+    is_pass = path.startswith("ren/passes/") and not path.endswith("__init__.py")
+    return PASS_BUDGET if is_pass else LINE_BUDGET
+
+
+def test_modules_keep_to_the_line_budget():
+    sizes = {
+        path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in MODULES.values()
+    }
+    over = {path for path, lines in sizes.items() if lines > budget_of(path)}
+    unexplained = sorted(over - set(OVER_BUDGET))
+    assert not unexplained, "past the budget: split them, or say why in OVER_BUDGET"
+    assert not sorted(set(OVER_BUDGET) - over), "within the budget now: take them off OVER_BUDGET"
+    grown = {p: sizes[p] for p, (ceiling, _) in OVER_BUDGET.items() if sizes[p] > ceiling}
+    assert not grown, f"past their ceilings in OVER_BUDGET: {grown}"
+
+
+@pytest.mark.parametrize("path", sorted(OVER_BUDGET))
+def test_every_exception_says_why(path: str):
+    ceiling, why = OVER_BUDGET[path]
+    assert ceiling >= budget_of(path) and len(why) > 20
+
+
+def test_the_architecture_page_draws_these_floors():
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "`" in line]
+    table = {row.split("|")[1].strip(): row.split("|")[2] for row in rows}
+    assert list(table) == [name for name, _ in FLOORS]
+    for name, prefixes in FLOORS:
+        assert all(f"`{p}`" in table[name] for p in prefixes), name
