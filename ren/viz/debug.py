@@ -134,13 +134,23 @@ def watch(
     return ciphertext
 
 
-def _make_watch(ct: Any, context: Any, expected: Any, label: str | None, i: int) -> _Watch:
-    from ren.schemes import ckks
+def _view(ct: Any, context: Any = None) -> Any:
+    """The watch view of ``ct`` (its ``__ren_watch__(context)``): how the debugger shows it.
 
-    if not isinstance(ct, ckks.Ciphertext):
-        raise TypeError(f"watch takes a ckks.Ciphertext, got {type(ct).__name__}")
-    if context is not None and not isinstance(context, ckks.Context):
-        raise TypeError(f"context must be a ckks.Context, got {type(context).__name__}")
+    The view has ``summary`` (a line after the label), ``decrypt(parts)`` (the slots of a copy of
+    the value holding these parts) and ``precision_bits(got, expected)``; a scheme's value type
+    provides it, so the debugger names no scheme.
+    """
+    method = getattr(ct, "__ren_watch__", None)
+    if method is None or not hasattr(ct, "parts"):
+        raise TypeError(
+            f"watch takes a ckks.Ciphertext (a value with __ren_watch__), got {type(ct).__name__}"
+        )
+    return method(context)
+
+
+def _make_watch(ct: Any, context: Any, expected: Any, label: str | None, i: int) -> _Watch:
+    _view(ct, context)  # a bad value or context fails here, where it is registered
     shadow = None if expected is None else np.asarray(expected, dtype=np.complex128).reshape(-1)
     return _Watch(weakref.ref(ct), context, shadow, label or f"ct{i}")
 
@@ -793,13 +803,8 @@ class Stepper:
             ValueError: when a part is not written yet (or not computed here), or the context
                 holds no secret key.
         """
-        from ren.schemes import ckks
-
         ct = ciphertext
-        if context is None:
-            context = ct.context if ct.context is not None else ckks.current()
-        if not context.has_secret_key:
-            raise ValueError("this CKKS context holds no secret key, so it cannot decrypt")
+        view = _view(ct, context)
         parts = []
         for i, p in enumerate(ct.parts):
             poly, why = self._part(p)
@@ -807,7 +812,7 @@ class Stepper:
                 raise ValueError(f"part c{i} is {why}")
             parts.append(poly)
         with _unobserved():
-            return context.decrypt(dataclasses.replace(ct, parts=tuple(parts)))
+            return view.decrypt(tuple(parts))
 
     def slots(
         self, ciphertext: Any = None, context: Any = None, expected: Any = None, limit: int = 4
@@ -818,8 +823,6 @@ class Stepper:
         ``ckks.precision_bits`` against ``expected`` (the plaintext shadow given to ``watch``, when
         not given here).
         """
-        from ren.schemes import ckks
-
         if ciphertext is not None:
             match = [w for w in self._all_watches() if w.ciphertext() is ciphertext]
             w = _make_watch(ciphertext, context, expected, None, 0)
@@ -847,7 +850,8 @@ class Stepper:
             ct = w.ciphertext()
             if ct is None:  # collected since
                 continue
-            lines.append(f"{w.label}: level {ct.level}, scale 2^{np.log2(ct.scale):.2f}")
+            view = _view(ct, w.context)
+            lines.append(f"{w.label}: {view.summary}")
             try:
                 got = self.decrypt(ct, w.context)
             except ValueError as e:
@@ -860,7 +864,7 @@ class Stepper:
                 if expected.size < got.size:
                     expected = np.concatenate([expected, np.zeros(got.size - expected.size)])
                 lines.append(f"  expected[:{shown}] {_complex_row(expected[:shown])}")
-                bits = ckks.precision_bits(got, expected[: got.size])
+                bits = view.precision_bits(got, expected[: got.size])
                 lines.append(f"  precision: {bits:.2f} bits (over {got.size} slots)")
         return "\n".join(lines)
 
@@ -916,9 +920,7 @@ def _split_values(values: tuple[Any, ...]) -> tuple[list[Poly], list[Any]]:
         if isinstance(v, Poly):
             polys.append(v)
             continue
-        from ren.schemes import ckks
-
-        if isinstance(v, ckks.Ciphertext):
+        if hasattr(v, "__ren_watch__") and hasattr(v, "parts"):
             cts.append(v)
             polys.extend(v.parts)
         else:
