@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ren.engine.dump import dot_error, draw_svg
-from ren.engine.memory import DevicePlan
+from ren.engine.memory import DevicePlan, MemoryPlan
 from ren.engine.schedule import PASSES, ScheduledKernel, kernels_of
 from ren.ir.dot import to_dot
 from ren.ir.facts import facts
@@ -624,32 +624,7 @@ class _Builder:
             )
             return "\n".join(out)
         names = [k.info.name for k in rec.kernels]
-        svgs = dict(plans_svg(rec.plan, names))
-        for d in rec.plan.devices:
-            ratio = d.arena_bytes / d.lower_bound_bytes if d.lower_bound_bytes else 1.0
-            out.append(
-                f"<p><b>{_e(d.device)}</b>: {_plural(len(d.buffers), 'planned buffer')}; unshared "
-                f"{d.unshared_bytes} B, arena {d.arena_bytes} B, lower bound "
-                f"{d.lower_bound_bytes} B (arena / lower bound {ratio:.2f}x).</p>"
-            )
-            out.append(f'<div class="memory">\n{inline_svg(svgs[d.device], f"r{i}-m-{d.device}")}')
-            out.append("</div>")
-            rows = [
-                [
-                    f"b{j}",
-                    _e(f"arena[{p.offset}:{p.offset + p.nbytes}]"),
-                    str(p.nbytes),
-                    _e(f"{p.size} \u00d7 {p.dtype}"),
-                    f"{p.first}" if p.first == p.last else f"{p.first}\u2013{p.last}",
-                ]
-                for j, p in enumerate(buffer_order(d))
-            ]
-            out.append(
-                "<details><summary>The planned buffers (names as in the picture; the exec units "
-                "name them by their place in the arena)</summary>"
-            )
-            out.append(_table(["picture", "arena bytes", "bytes", "words", "kernels"], rows, (2,)))
-            out.append("</details>")
+        out += _plan_html(rec.plan, names, f"r{i}")
         return "\n".join(out)
 
     def units(self, rec: RealizationRecord) -> str:
@@ -707,6 +682,14 @@ class _Builder:
             "compiled call for the whole plan (runner <code>graph</code>): no graph is built "
             "or scheduled.</p>"
         )
+        for j, c in enumerate(self.trace.jit):
+            if c.kind != "capture" or c.memory is None or not c.memory.devices:
+                continue
+            out.append(
+                f'<h3 id="jit{j}-memory">Memory plan of jit call {j} '
+                f"(<code>{_e(c.function)}</code>): the captured plan's arena</h3>"
+            )
+            out += _plan_html(c.memory, None, f"jit{j}")
         out.append("</section>")
         return "\n".join(out)
 
@@ -742,6 +725,38 @@ class _Builder:
             out.append(_table(["kind", "units", "total"], rows, num=(1, 2)))
         out.append("</section>")
         return "\n".join(out)
+
+
+def _plan_html(plan: MemoryPlan, names: list[str] | None, prefix: str) -> list[str]:
+    """Each device's arena of ``plan``: its numbers, its picture and its buffers (a table)."""
+    out = []
+    svgs = dict(plans_svg(plan, names))
+    for d in plan.devices:
+        ratio = d.arena_bytes / d.lower_bound_bytes if d.lower_bound_bytes else 1.0
+        out.append(
+            f"<p><b>{_e(d.device)}</b>: {_plural(len(d.buffers), 'planned buffer')}; unshared "
+            f"{d.unshared_bytes} B, arena {d.arena_bytes} B, lower bound "
+            f"{d.lower_bound_bytes} B (arena / lower bound {ratio:.2f}x).</p>"
+        )
+        out.append(f'<div class="memory">\n{inline_svg(svgs[d.device], f"{prefix}-m-{d.device}")}')
+        out.append("</div>")
+        rows = [
+            [
+                f"b{j}",
+                _e(f"arena[{p.offset}:{p.offset + p.nbytes}]"),
+                str(p.nbytes),
+                _e(f"{p.size} \u00d7 {p.dtype}"),
+                f"{p.first}" if p.first == p.last else f"{p.first}\u2013{p.last}",
+            ]
+            for j, p in enumerate(buffer_order(d))
+        ]
+        out.append(
+            "<details><summary>The planned buffers (names as in the picture; the exec units "
+            "name them by their place in the arena)</summary>"
+        )
+        out.append(_table(["picture", "arena bytes", "bytes", "words", "kernels"], rows, (2,)))
+        out.append("</details>")
+    return out
 
 
 def _pass_totals(trace: Trace) -> dict[str, dict[str, float]]:
@@ -879,6 +894,10 @@ def text_report(
             f"  {j}: {c.kind:<7} {c.function}  {c.units} units ({c.pruned} pruned), "
             f"runner {c.runner}, inputs {', '.join(c.inputs)}, {ms(c.seconds)}, realizations {ran}"
         )
+        if c.kind == "capture" and c.memory is not None:
+            for d in c.memory.devices:
+                out.append("     memory plan of the captured plan:")
+                out += ["       " + line for line in plan_text(d).rstrip("\n").split("\n")]
     out += ["", "--- time per pass ---"]
     totals = _pass_totals(trace)
     for name, t in totals.items():

@@ -129,6 +129,7 @@ class JitRecord:
         runner: ``"graph"`` (one compiled call per replay) or ``"units"``.
         seconds: the call's time.
         realizations: the realizations the call ran (a capture's; none for a replay).
+        memory: the captured plan's memory plan (its arena), when the plan keeps one.
     """
 
     function: str
@@ -139,6 +140,7 @@ class JitRecord:
     runner: str
     seconds: float
     realizations: tuple[int, ...] = ()
+    memory: MemoryPlan | None = None
 
 
 def buffer_names(kernels: list[ScheduledKernel]) -> dict[int, str]:
@@ -277,6 +279,7 @@ class Trace:
                 runner,
                 seconds,
                 ran,
+                getattr(plan, "memory", None),
             )
         )
         self.order.append(("jit", len(self.jit) - 1))
