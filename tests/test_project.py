@@ -72,7 +72,6 @@ OVER_BUDGET = {
         "context and the evaluator; keys, encryption, key switching and bytes are to move into "
         "an RLWE core other schemes share, leaving here what CKKS adds",
     ),
-    "ren/viz/debug.py": (1350, "the step-through debugger: the Stepper and one screen a command"),
     "ren/codegen/templates.py": (
         1100,
         "the C templates of the four polynomial kernel families (NTT, INTT, rescale, basis "
