@@ -77,7 +77,6 @@ OVER_BUDGET = {
         "the C templates of the four polynomial kernel families (NTT, INTT, rescale, basis "
         "extension) with their tables, read side by side",
     ),
-    "ren/viz/report.py": (1000, "the HTML report: one writer for the sections of one page"),
     "ren/codegen/cuda_templates.py": (
         800,
         "the CUDA C templates of the four polynomial kernel families, beside the C ones",
