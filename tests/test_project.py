@@ -91,7 +91,6 @@ OVER_BUDGET = {
         "the Poly class: the whole front end (constructors, arithmetic, value semantics, "
         "realization, pickling) is one public type of about 470 lines",
     ),
-    "ren/viz/memory.py": (550, "the memory-plan picture, as SVG and as text"),
 }
 
 
