@@ -9,7 +9,6 @@ import traceback
 from types import FrameType
 from typing import Any, TextIO
 
-import ren
 from ren.engine.observe import observing
 from ren.engine.realize import Realization
 from ren.ir.node import Node
@@ -87,7 +86,8 @@ def _where() -> str:
 
     That is the innermost frame outside Ren, and the Ren function it called.
     """
-    root = os.path.dirname(os.path.abspath(ren.__file__)) + os.sep
+    # the ren package: three folders up from ren/viz/debug/session.py
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
     frame: FrameType | None = sys._getframe(1)
     entry = None
     while frame is not None:
