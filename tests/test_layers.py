@@ -48,18 +48,12 @@ PASS_BUDGET = 150
 #: The modules allowed past their budget: ``path: (ceiling, why)``. A module may not grow past its
 #: ceiling, and one that comes back under the budget leaves this table.
 OVER_BUDGET: dict[str, tuple[int, str]] = {
-    "ren/viz/debug.py": (1350, "the step-through debugger: the Stepper and one screen a command"),
     "ren/codegen/templates.py": (
-        960,
+        990,
         "the C templates of the four polynomial kernel families (NTT, INTT, rescale, basis "
-        "extension) with their tables, read side by side",
+        "extension) with their tables, read side by side, and the modular helpers every C and "
+        "CUDA kernel includes (written once, here)",
     ),
-    "ren/testing.py": (
-        1050,
-        "the conformance kit: its named cases, each a program and its reference, in one table a "
-        "backend's author reads from top to bottom",
-    ),
-    "ren/viz/report.py": (960, "the HTML report: one writer for the sections of one page"),
     "ren/codegen/cuda_templates.py": (
         670,
         "the CUDA C templates of the four polynomial kernel families, beside the C ones",
@@ -74,7 +68,6 @@ OVER_BUDGET: dict[str, tuple[int, str]] = {
         "the Poly class: the whole front end (constructors, arithmetic, value semantics, "
         "realization, pickling) is one public type of about 470 lines",
     ),
-    "ren/viz/memory.py": (550, "the memory-plan picture, as SVG and as text"),
     "ren/passes/simplify.py": (
         180,
         "the simplifier's rule table: one rule per algebraic identity, with the constant folding "

@@ -275,7 +275,7 @@ def test_edge_patterns_are_the_residues_they_claim():
 
 @pytest.mark.parametrize("form", ["coeff", "ntt"])
 def test_pattern_inputs_hold_exactly_the_pattern(form):
-    from ren.testing import _Inputs
+    from ren.testing.rings import _Inputs
 
     residues = edge_patterns(SMALL, seed=3)["mixed"]
     inputs = _Inputs(SMALL, 0, "python")

@@ -362,7 +362,7 @@ for runner in tiny.built.values():
 
 # %%
 if compiler is not None:
-    fused = next(r for r in tiny.built.values() if isinstance(r, Kernel) and r.tables)
+    fused = next(r for r in tiny.built.values() if isinstance(r, Kernel) and "perm_g" in r.source)
     print(fused.source[fused.source.index("void ") :])
     print("perm_g5 =", fused.tables[0].tolist())
 

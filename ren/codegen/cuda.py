@@ -9,10 +9,11 @@ there is no native 64x64->128-bit multiply: the ``u64`` Montgomery product is de
 
 from __future__ import annotations
 
+from ren.codegen import templates
 from ren.codegen.renderer import Renderer
 from ren.ring import RingSpec
 
-__all__ = ["BLOCK", "CUDARenderer"]
+__all__ = ["BLOCK", "MUL_HI", "CUDARenderer", "device_helpers"]
 
 #: Threads per block (and the launch bound the kernels declare).
 BLOCK = 256
@@ -21,25 +22,19 @@ _PRELUDE = """\
 /* Ren elementwise kernel (CUDA): words are Montgomery forms x*R mod q in [0, q). */
 #include <stdint.h>
 typedef {word} word_t;
-
-/* a + b mod q for a, b in [0, q): a + b < 2q fits a word */
-__device__ __forceinline__ word_t add_mod(word_t a, word_t b, word_t q) {{
-  word_t s = a + b;
-  return s >= q ? s - q : s;
-}}
-__device__ __forceinline__ word_t sub_mod(word_t a, word_t b, word_t q) {{
-  return a >= b ? a - b : a + q - b;
-}}
-__device__ __forceinline__ word_t neg_mod(word_t a, word_t q) {{ return a ? q - a : 0; }}
-/* Montgomery product a*b*R^-1 mod q in [0, q); qinv = q^-1 mod R. No 128-bit type: the high
-   words come from {mulhi}, the low word of a*b is the wrapping product. */
-__device__ __forceinline__ word_t mont_mul(word_t a, word_t b, word_t q, word_t qinv) {{
-  word_t t_lo = a * b, t_hi = {mulhi}(a, b);
-  word_t m = t_lo * qinv;
-  word_t mq_hi = {mulhi}(m, q);
-  return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
-}}
 """
+
+#: CUDA's high-word multiply intrinsics: no 128-bit type on the device.
+MUL_HI = {"u32": "__umulhi", "u64": "__umul64hi"}
+
+
+def device_helpers(dtype: str) -> str:
+    """The modular helpers as ``__device__`` functions, high words from CUDA's intrinsics.
+
+    The one text the CUDA renderer and the CUDA templates include (``templates.HELPERS``).
+    """
+    inline = "__device__ __forceinline__"
+    return templates.helpers(dtype, inline, templates.MONT_MUL_HI, MUL_HI[dtype], "")
 
 
 class CUDARenderer(Renderer):
@@ -51,8 +46,8 @@ class CUDARenderer(Renderer):
 
     def prelude(self, ring: RingSpec) -> str:
         """The word typedefs and modular helpers, built on CUDA's high-word multiply intrinsic."""
-        mulhi = "__umulhi" if ring.dtype == "u32" else "__umul64hi"
-        return _PRELUDE.format(word=self.word(ring), mulhi=mulhi)
+        names = templates.HELPER_NAMES.replace("{w}", ring.dtype)
+        return _PRELUDE.format(word=self.word(ring)) + device_helpers(ring.dtype) + names
 
     def kernel_signature(self, name: str, params: list[str]) -> str:
         """An ``extern "C" __global__`` kernel with its launch bounds (``BLOCK`` threads)."""

@@ -45,7 +45,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ren.codegen import templates
-from ren.codegen.cuda import BLOCK
+from ren.codegen.cuda import BLOCK, device_helpers
 from ren.codegen.templates import (
     _c_array,
     _fill,
@@ -105,7 +105,6 @@ class CUDAProgram(NamedTuple):
 
 
 _WORD = {"u32": "uint32_t", "u64": "uint64_t"}
-_MUL_HI = {"u32": "__umulhi", "u64": "__umul64hi"}
 
 #: The opening of every entry: the global thread index and the guard.
 _GIDX = "const long long gidx = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
@@ -127,32 +126,9 @@ def _constant(name: str, ctype: str, values, per_line: int = 4) -> str:
     )
 
 
-#: The Montgomery product without a 128-bit type: the high words from ``{hi}``.
-MONT_MUL = """\
-/*
- * Montgomery product a * b * R^-1 mod q in [0, q), for a * b < q * R (Montgomery 1985).
- * m = lo(a b) * q^-1 mod R makes a b - m q divisible by R, and (a b - m q) / R = hi(a b) -
- * hi(m q) lies in (-q, q) because both high words are below q. MUL_HI gives a high word, the
- * wrapping product a low one: no 128-bit type.
- */
-__device__ __forceinline__ {word} mont_mul_{w}({word} a, {word} b, {word} q,
-                                              {word} q_inv)
-{
-    {word} t_hi = MUL_HI(a, b);
-    {word} m = (a * b) * q_inv;              /* both products wrap mod R, as wanted */
-    {word} mq_hi = MUL_HI(m, q);
-    return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
-}
-"""
-
-
 def _helpers(dtype: str) -> str:
-    """The C templates' modular helpers as ``__device__`` functions.
-
-    They use CUDA's high-word intrinsic (``__umulhi`` / ``__umul64hi``) and no 128-bit type.
-    """
-    mont_mul = MONT_MUL.replace("MUL_HI", _MUL_HI[dtype])
-    return templates.helpers(dtype, "__device__ __forceinline__", mont_mul, _MUL_HI[dtype], "")
+    """The modular helpers as ``__device__`` functions (``ren.codegen.cuda.device_helpers``)."""
+    return device_helpers(dtype)
 
 
 def _launch(entry: str, threads: int, *args) -> Launch:

@@ -237,6 +237,12 @@ HELPERS = """
     return a >= b ? a - b : a - b + q;      /* the wrap of a - b is undone by + q */
 }
 
+/* -a mod q in [0, q) for a in [0, q) (0 stays 0). */
+{inline} {word} neg_mod_{w}({word} a, {word} q)
+{
+    return a ? q - a : 0;
+}
+
 {mul_hi}
 {mont_mul}
 /*
@@ -310,7 +316,14 @@ def helpers(dtype: str, inline: str, mont_mul: str, hi: str, mul_hi: str) -> str
     and, if it wants, ``{dword}`` or ``{hi}``, the high-word function).
     """
     bits = 32 if dtype == "u32" else 64
-    words = {"w": dtype, "word": _WORD[dtype], "dword": _DWORD[dtype], "bits": bits, "hi": hi}
+    words = {
+        "w": dtype,
+        "word": _WORD[dtype],
+        "dword": _DWORD[dtype],
+        "bits": bits,
+        "hi": hi,
+        "inline": inline,
+    }
     used = set(_PLACEHOLDER.findall(mont_mul))
     return _fill(
         HELPERS,
@@ -332,7 +345,7 @@ MONT_MUL_HI = """/*
  * plain word operations: m = lo(a b) q^-1 mod R makes lo(m q) = lo(a b), so
  * (a b - m q) / R = hi(a b) - hi(m q) lies in (-q, q) because both high words are below q.
  */
-static inline {word} mont_mul_{w}({word} a, {word} b, {word} q, {word} q_inv)
+{inline} {word} mont_mul_{w}({word} a, {word} b, {word} q, {word} q_inv)
 {
     {word} m = a * b * q_inv;               /* wraps mod R, as wanted */
     {word} t_hi = {hi}(a, b), mq_hi = {hi}(m, q);
@@ -341,9 +354,25 @@ static inline {word} mont_mul_{w}({word} a, {word} b, {word} q, {word} q_inv)
 """
 
 
-def _helpers(dtype: str) -> str:
+def c_helpers(dtype: str) -> str:
+    """The modular helpers as C (``static inline``), high words from ``mul_hi_{w}``.
+
+    The one text the C renderer and the C templates include.
+    """
     mul_hi = MUL_HI_U32 if dtype == "u32" else MUL_HI_U64
     return helpers(dtype, "static inline", MONT_MUL_HI, f"mul_hi_{dtype}", mul_hi)
+
+
+#: Plain names for one word size's helpers, as the renderers' ``code_for_op`` writes them.
+HELPER_NAMES = """#define add_mod add_mod_{w}
+#define sub_mod sub_mod_{w}
+#define neg_mod neg_mod_{w}
+#define mont_mul mont_mul_{w}
+"""
+
+
+def _helpers(dtype: str) -> str:
+    return c_helpers(dtype)
 
 
 # --------------------------------------------------------------------------------------------

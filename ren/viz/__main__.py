@@ -1,6 +1,6 @@
 """``python -m ren.viz``: run a program under ``ren.viz.record()`` and write its report.
 
-Run ``python -m ren.viz --help`` for the usage; ``ren/viz/report.py`` describes the report.
+Run ``python -m ren.viz --help`` for the usage; ``ren.viz.report`` describes the report.
 """
 
 from __future__ import annotations

@@ -129,8 +129,7 @@ class JitRecord:
         runner: ``"graph"`` (one compiled call per replay) or ``"units"``.
         seconds: the call's time.
         realizations: the realizations the call ran (a capture's; none for a replay).
-        memory: a capture's memory plan: the one arena per device its units replay in (the
-            capture places every temporary again over the whole plan); ``None`` for a replay.
+        memory: the captured plan's memory plan (its arena), when the plan keeps one.
     """
 
     function: str
@@ -280,7 +279,7 @@ class Trace:
                 runner,
                 seconds,
                 ran,
-                getattr(plan, "memory", None) if kind == "capture" else None,
+                getattr(plan, "memory", None),
             )
         )
         self.order.append(("jit", len(self.jit) - 1))

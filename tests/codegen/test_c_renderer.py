@@ -17,6 +17,7 @@ import pytest
 
 from ren.codegen.c import CRenderer
 from ren.codegen.linearize import Program, Table, linearize
+from ren.codegen.templates import c_helpers
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.ir import DType, Node, Op
 from ren.poly import Poly
@@ -49,31 +50,21 @@ def rotated_sum() -> Node:
 # --------------------------------------------------------------------------------------------
 # golden source
 
-GOLDEN = """\
+#: The prelude: the word type, then the modular helpers the C templates include too (one text for
+#: both), under the plain names ``code_for_op`` writes.
+PRELUDE_HEAD = """\
 /* Ren elementwise kernel: words are Montgomery forms x*R mod q in [0, q). */
 #include <stdint.h>
 typedef uint32_t word_t;
-typedef uint64_t wide_t; /* holds a product of two words */
-#define WORD_BITS 32
+"""
+PRELUDE_NAMES = """\
+#define add_mod add_mod_u32
+#define sub_mod sub_mod_u32
+#define neg_mod neg_mod_u32
+#define mont_mul mont_mul_u32
+"""
 
-/* a + b mod q for a, b in [0, q): a + b < 2q fits a word (q < 2^(WORD_BITS-2)) */
-static inline word_t add_mod(word_t a, word_t b, word_t q) {
-  word_t s = a + b;
-  return s >= q ? s - q : s;
-}
-/* a - b mod q for a, b in [0, q) */
-static inline word_t sub_mod(word_t a, word_t b, word_t q) { return a >= b ? a - b : a + q - b; }
-/* -a mod q for a in [0, q) (0 stays 0) */
-static inline word_t neg_mod(word_t a, word_t q) { return a ? q - a : 0; }
-/* Montgomery product a*b*R^-1 mod q in [0, q) for a, b in [0, q); qinv = q^-1 mod R.
-   m = lo(ab) * qinv makes lo(m q) = lo(ab), so (ab - m q) / R = hi(ab) - hi(m q) in (-q, q). */
-static inline word_t mont_mul(word_t a, word_t b, word_t q, word_t qinv) {
-  wide_t t = (wide_t)a * b;
-  word_t m = (word_t)t * qinv;
-  word_t t_hi = (word_t)(t >> WORD_BITS), mq_hi = (word_t)(((wide_t)m * q) >> WORD_BITS);
-  return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;
-}
-
+GOLDEN = """\
 static const uint32_t Q[2] = {17u, 97u};
 static const uint32_t QINV[2] = {4042322161u, 1594008481u};
 static const uint32_t IMM4[2] = {1u, 35u};
@@ -106,7 +97,10 @@ def test_golden_source_of_a_rotated_product_plus_a_sum():
     prog = linearize(rotated_sum())
     assert prog.slots == 5 and prog.out == 8
     assert prog.tables == (Table("perm", 8, 13),)
-    assert CRenderer().render(prog, "k") == GOLDEN
+    prelude = PRELUDE_HEAD + c_helpers("u32") + PRELUDE_NAMES
+    assert CRenderer().render(prog, "k") == prelude + "\n" + GOLDEN
+    for helper in ("add_mod_u32", "sub_mod_u32", "neg_mod_u32", "mont_mul_u32", "mul_hi_u32"):
+        assert f"static inline uint32_t {helper}(" in prelude
 
 
 def test_the_golden_constants_are_what_they_claim():
@@ -126,8 +120,8 @@ def test_coefficient_form_u64_constants_scalars_everywhere_a_constant_poly_at_k0
     huge = -(2**100) - 12345
     src = CRenderer().render(linearize(only_elementwise(a * huge + 5 - (-b))), "k")
     w = 1 << 64
-    assert "typedef uint64_t word_t;\ntypedef unsigned __int128 wide_t;" in src
-    assert "#define WORD_BITS 64" in src
+    assert "typedef uint64_t word_t;\n" in src and "__int128" not in src  # vectorizable
+    assert c_helpers("u64") in src and "#define mont_mul mont_mul_u64" in src
     consts = dict(re.findall(r"static const uint64_t (\w+)\[2\] = \{(.*)\};", src))
     words = {name: [int(x.rstrip("ul")) for x in text.split(", ")] for name, text in consts.items()}
     assert words["Q"] == list(ring.moduli)
@@ -224,7 +218,7 @@ def test_rendered_source_does_not_depend_on_the_hash_seed(seed):
     ).stdout
     here = sources()
     assert out.split("@@\n") == [*here[:-1], here[-1] + "\n"]
-    assert here[0] == GOLDEN
+    assert here[0] == PRELUDE_HEAD + c_helpers("u32") + PRELUDE_NAMES + "\n" + GOLDEN
 
 
 def test_linearize_rejects_whole_polynomial_bodies():

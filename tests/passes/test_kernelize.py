@@ -10,6 +10,7 @@ import pytest
 import ren
 from ren import reference
 from ren.engine.schedule import kernels_of, schedule
+from ren.ir.kernels import Family, TemplateParams
 from ren.ir.op import Op
 from ren.poly import Poly
 from ren.ring import RingSpec
@@ -95,6 +96,28 @@ def test_kernel_families():
         (k,) = kernels_of(apply("kernelize", *prepare(p, upto="kernelize")))
         assert k.info.kind == kind
         assert (k.info.ring, k.info.domain) == (p.ring, p.domain)
+
+
+def test_kernel_families_carry_their_parameters():
+    # the oracle: what each program asks for (the ring read, the moduli dropped, the target ring)
+    a3 = coeff_input(A, RING3)
+    wider = RingSpec(8, (113, 17))
+    progs = {
+        Family.NTT: (a3.ntt(), (), None),
+        Family.RESCALE: (a3.rescale(), (RING3.moduli[-1],), None),
+        Family.BASE_CONVERT: (a3.to_ring(wider), (), wider),
+        Family.ELEMENTWISE: (ntt_input(B) * 2, None, None),
+    }
+    for family, (p, drop, target) in progs.items():
+        (k,) = kernels_of(apply("kernelize", *prepare(p, upto="kernelize")))
+        assert k.info.family is family and k.info.kind == family.value
+        assert family.templated == (family is not Family.ELEMENTWISE)
+        if family is Family.ELEMENTWISE:
+            assert k.info.params is None
+            with pytest.raises(ValueError, match="no template parameters"):
+                k.info.need_params()
+            continue
+        assert k.info.params == TemplateParams(RING3, 0, drop, target)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

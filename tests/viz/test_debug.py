@@ -40,8 +40,8 @@ from ren.schemes import ckks
 from ren.viz.debug import Stepper, debug, main, watch
 from ren.viz.trace import kernel_source
 
-# the module: the attribute ren.viz.debug is the function ren.viz.debug(poly)
-dbg = sys.modules["ren.viz.debug"]
+# the module holding the watched values (the attribute ren.viz.debug is the function)
+dbg = sys.modules["ren.viz.debug.watching"]
 
 ROOT = Path(__file__).resolve().parents[2]
 RING = RingSpec(16, ntt_primes(16, 30, 2))  # N=16/limbs=2

@@ -25,6 +25,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import types
 import xml.etree.ElementTree as ET
 import zlib
 from html.parser import HTMLParser
@@ -126,6 +127,17 @@ def chunks(page: str, trace: Trace) -> list[str]:
     return [page[a:b] for a, b in zip(starts, ends, strict=True)]
 
 
+def captured_plans(trace: Trace) -> list:
+    """The memory plans the trace's jit captures kept (the report draws them too)."""
+    return [c.memory for c in trace.jit if c.kind == "capture" and c.memory is not None]
+
+
+def arenas(trace: Trace) -> int:
+    """The memory pictures of the report: one per device arena of a realization or a capture."""
+    plans = [r.plan for r in trace.realizations] + captured_plans(trace)
+    return sum(len(p.devices) for p in plans)
+
+
 def small(graph: Node) -> bool:
     return len(toposort(graph)) <= GRAPH_NODE_LIMIT
 
@@ -187,9 +199,7 @@ def test_report_shows_the_whole_trace(runs: dict, name: str) -> None:
     graphs = [s for s in svgs if is_graph(s)]
     assert len(graphs) == drawn
     assert page.count("too large to draw here") == big
-    arenas = sum(len(r.plan.devices) for r in trace.realizations)
-    arenas += sum(len(c.memory.devices) for c in trace.jit if c.memory is not None)  # captures'
-    assert len(svgs) - len(graphs) == arenas
+    assert len(svgs) - len(graphs) == arenas(trace)
 
 
 def test_jit_section_lists_captures_and_replays(runs: dict) -> None:
@@ -206,22 +216,6 @@ def test_jit_section_lists_captures_and_replays(runs: dict) -> None:
     assert f'<a href="#r{capture}">realization {capture}</a>' in section
     assert section.count("none: the captured units ran again") == 2
     assert f'id="r{capture}" open' in page  # the example marks its capture
-
-
-def test_jit_section_draws_the_captured_plans_arena(runs: dict) -> None:
-    trace, _ = runs["jit"]
-    capture = trace.jit[0]
-    # the oracle: the arena the captured units write into, read off the plan's own buffers
-    assert capture.memory is not None and all(c.memory is None for c in trace.jit[1:])
-    page = report(runs["jit"], svg=False)
-    section = page[page.index('<section id="jit">') : page.index('<section id="timing">')]
-    text = text_report(trace, "test")
-    for d in capture.memory.devices:
-        assert f"Call 0: the captured plan's arena on {d.device}" in section
-        assert f"arena {d.arena_bytes} B, lower bound {d.lower_bound_bytes} B" in section
-        assert f'id="jit0-m-{d.device}' in section
-        assert plan_text(d).split("\n")[0].strip() in text
-    assert len(capture.memory.devices) == section.count("the captured plan's arena on")
 
 
 @pytest.mark.graphviz
@@ -253,7 +247,7 @@ def test_without_dot_keeps_everything_else(runs: dict) -> None:
     check_self_contained(page)
     assert html.escape(INSTALL_NOTE) in page
     assert not any(is_graph(s) for s in svgs)
-    assert len(svgs) == sum(len(r.plan.devices) for r in trace.realizations)
+    assert len(svgs) == arenas(trace)
     focus = trace.realizations[outcome.focus[0]]
     for rec in trace.realizations:
         assert html.escape(to_dot(rec.input)) in page
@@ -263,8 +257,9 @@ def test_without_dot_keeps_everything_else(runs: dict) -> None:
     for k in focus.kernels:
         for device, _ in BACKENDS:
             assert html.escape(kernel_source(k, device)) in page
+    plans = [r.plan for r in trace.realizations] + captured_plans(trace)
     assert page.count('<rect class="buffer"') == sum(
-        len(d.buffers) for r in trace.realizations for d in r.plan.devices
+        len(d.buffers) for p in plans for d in p.devices
     )
 
 
@@ -347,6 +342,38 @@ def test_text_report(runs: dict) -> None:
         for p in PASS_NAMES:
             assert re.search(rf"^  {p} +{len(trace.realizations)} runs", text, re.M)
         assert ("capture" in text) == (name == "jit")
+
+
+def test_a_captured_plans_memory_plan_is_shown(runs: dict) -> None:
+    """A jit capture whose plan keeps a ``MemoryPlan`` (``plan.memory``): drawn and written out.
+
+    The stand-in plan carries the memory plan of a recorded realization, so the oracle is that
+    realization's own memory plan: the same buffers, the same arena, in the jit section.
+    """
+    source, _ = runs["ckks-mul"]
+    planned = next(r.plan for r in source.realizations if r.plan.devices)
+    trace = Trace()
+    fn = types.SimpleNamespace(name="step")
+    plan = types.SimpleNamespace(runner=None, units=[1, 2], pruned=0, paths=["x"], memory=planned)
+    trace.on_jit_capture(fn, plan, 0.001)
+    trace.on_jit_replay(fn, plan, 0.001)
+    assert trace.jit[0].memory is planned
+    page = build_report(trace, "captured", times=False)
+    check_structure(page)
+    section = page[page.index('<section id="jit">') : page.index('<section id="timing">')]
+    assert section.count('id="jit0-memory"') == 1 and 'id="jit1-memory"' not in section
+    assert section.count('<rect class="arena"') == len(planned.devices)
+    assert section.count('<rect class="buffer"') == sum(len(d.buffers) for d in planned.devices)
+    for d in planned.devices:
+        assert f"arena {d.arena_bytes} B" in section
+    text = text_report(trace, "captured", times=False)
+    assert text.count("memory plan of the captured plan:") == len(planned.devices)
+    for d in planned.devices:
+        assert plan_text(d).splitlines()[0].strip() in text
+    bare = Trace()
+    bare.on_jit_capture(fn, types.SimpleNamespace(runner=None, units=[], pruned=0, paths=[]), 0.0)
+    assert bare.jit[0].memory is None
+    assert "jit0-memory" not in build_report(bare, "bare", times=False)
 
 
 # --------------------------------------------------------------------------------------------

@@ -86,3 +86,20 @@ __all__ = [
     "multiply",
     "precision_bits",
 ]
+
+# Values pickle by these names: ``ren.schemes.ckks.Ciphertext``, ``..._ciphertext_from_pickle``,
+# as before the package was split, so pickles stay the same bytes whatever module holds the code.
+for _public in (
+    Ciphertext,
+    CiphertextView,
+    Context,
+    EvaluationKeys,
+    Params,
+    Plaintext,
+    _ciphertext_from_pickle,
+    _context_from_pickle,
+    _evaluation_keys_from_pickle,
+    _plaintext_from_pickle,
+):
+    _public.__module__ = __name__
+del _public

@@ -22,6 +22,7 @@ from ren.schemes.ckks.keys import EvaluationKeys
 from ren.schemes.ckks.params import Params, _params_of
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.keygen import KeyOwner
 from ren.schemes.rlwe.keys import KeySwitchKey
 from ren.schemes.rlwe.keyswitch import KeySwitching
@@ -295,15 +296,9 @@ class Context(KeyOwner, KeySwitching, Evaluator):
             pt = self._plain(values, "encrypt")
         else:
             pt = self.encode(values, level, scale)
-        prm, l = self.params, pt.level
-        Kl = prm.key_ring_at(l)
-        v = Poly.ternary(Kl, self._rng, self.device).ntt()
-        e0 = Poly.gaussian(Kl, prm.sigma, self._rng, self.device)
-        e1 = Poly.gaussian(Kl, prm.sigma, self._rng, self.device)
-        b, a = (k.to_ring(Kl) for k in public)
-        c0 = (b * v + e0).rescale(prm.p_moduli) + pt.poly
-        c1 = (a * v + e1).rescale(prm.p_moduli)
-        return Ciphertext((c0.ntt(), c1.ntt()), pt.scale, l, pt.real, self)
+        z0, z1 = encrypt_zero(self.params, public, pt.level, self._rng, self.device)
+        c0 = z0 + pt.poly
+        return Ciphertext((c0.ntt(), z1.ntt()), pt.scale, pt.level, pt.real, self)
 
     def decrypt(self, ct: Ciphertext) -> np.ndarray:
         """Decrypt and decode: the ``n/2`` slots, as ``numpy.complex128``.
@@ -320,10 +315,7 @@ class Context(KeyOwner, KeySwitching, Evaluator):
         """The decrypted (still encoded) polynomial ``c_0 + c_1 s (+ c_2 s^2)``, lazily."""
         ct = self._own(ct)
         s = self._require_secret("decrypt").to_ring(self.params.ring(ct.level))
-        m = ct.parts[0] + ct.parts[1] * s
-        if ct.size == 3:
-            m = m + ct.parts[2] * (s * s)
-        return m
+        return decrypt_parts(ct.parts, s)
 
     # --- what may be used here -------------------------------------------------------------------
     def _check_fingerprint(self, fp: str | None, what: str) -> None:

@@ -2,7 +2,8 @@
 
 ``params`` holds the HE standard's security bounds and the checks of a parameter set's chain and
 error; ``keys`` the key-switching keys; ``keygen`` the making and keeping of a context's keys (a
-mixin); ``keyswitch`` hybrid key switching, ModUp first so that every automorphism of one
-ciphertext part reuses it (a mixin); ``bytes`` the versioned, checksummed format every value is
-written in. A scheme (``ren.schemes.ckks``) adds its encoding, its values and its evaluator.
+mixin); ``encrypt`` encryption of zero and decryption of RLWE pairs; ``keyswitch`` hybrid key
+switching, ModUp first so that every automorphism of one ciphertext part reuses it (a mixin);
+``bytes`` the versioned, checksummed format every value is written in. A scheme
+(``ren.schemes.ckks``) adds its encoding, its values and its evaluator.
 """

@@ -1,0 +1,49 @@
+"""The step-through realization debugger: walk one realization pass by pass and unit by unit.
+
+A realization (``docs/realize.md``) schedules a graph through the twelve passes, plans memory,
+builds exec units and runs them. The debugger shows each of those steps as it really happened:
+the passes' rewrites are the ones the scheduler recorded (``ren.viz.record``), the kernels and the
+memory plan are the realization's own, and the units run through ``Realization.run`` one batch at
+a time, so the buffers shown are the real ones at that point. Nothing is scheduled or compiled
+differently from a normal ``realize``.
+
+Three ways in:
+
+* ``Stepper(*values)``: the programmatic stepper, for notebooks and tests. Every method returns a
+  screen (a string)::
+
+      st = Stepper(c)              # c: a Poly (or a ckks.Ciphertext) not realized yet
+      print(st.step())             # the first pass: rules fired, nodes created, the graph after
+      print(st.kernels())
+      print(st.run(1))             # runs exec unit 0
+      print(st.buffer(0, "limbs")) # what kernel 0 wrote
+      st.finish()                  # runs the rest; c is realized exactly as realize() does
+
+* ``debug(*values)``: the same steps as an interactive prompt (``(ren)``; ``help`` lists the
+  commands).
+* ``python -m ren.viz debug SCRIPT.py`` (``main``): runs a script and stops at its first
+  realization (``--skip N`` lets ``N`` run first, ``--all`` stops at every one); when the prompt is
+  left, the rest of the units run and the script goes on.
+
+For CKKS, ``watch(ciphertext, context, expected)`` registers a ciphertext and its plaintext shadow
+(a NumPy array of the slots it should hold); once the kernels writing its parts ran, the ``slots``
+command decrypts the written buffers (with the context's secret key) and shows the first slots and
+the precision in bits against the shadow.
+"""
+
+from __future__ import annotations
+
+from ren.viz.debug.commands import Debugger, debug
+from ren.viz.debug.session import main
+from ren.viz.debug.stepper import Stepper
+from ren.viz.debug.watching import watch
+
+__all__ = ["Debugger", "Stepper", "debug", "main", "watch"]
+
+# ``ren.viz`` binds the name ``debug`` to the function, hiding this package's attribute there; the
+# function carries the package's other names so ``ren.viz.debug.watch(...)`` and
+# ``ren.viz.debug.Stepper`` read the same either way.
+debug.watch = watch  # type: ignore[attr-defined]
+debug.Stepper = Stepper  # type: ignore[attr-defined]
+debug.Debugger = Debugger  # type: ignore[attr-defined]
+debug.main = main  # type: ignore[attr-defined]

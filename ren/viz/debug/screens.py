@@ -1,0 +1,144 @@
+"""What the debugger's screens share: a buffer's facts, the stepper's state, text helpers."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from ren.device import Buffer
+from ren.engine.realize import Realization
+from ren.ir.facts import facts
+from ren.ir.node import Node, RingArg
+from ren.ring import Domain, RingSpec
+from ren.viz.trace import RealizationRecord
+
+
+@dataclasses.dataclass
+class BufferInfo:
+    """One buffer of the realization: its trace name, the kernels using it, its writer."""
+
+    buffer: Buffer
+    name: str
+    first: int
+    last: int
+    writer: int | None = None
+    ring: RingSpec | None = None
+    domain: Domain | None = None
+
+
+def _ms(seconds: float | None) -> str:
+    return "       -   " if seconds is None else f"{seconds * 1e3:8.3f} ms"
+
+
+def _count_text(counts: Counter) -> str:
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{name} {n}" for name, n in items)
+
+
+def _cut(text: str, max_lines: int | None, more: str) -> str:
+    lines = text.splitlines()
+    if max_lines is None or len(lines) <= max_lines:
+        return text
+    return "\n".join([*lines[:max_lines], f"... {len(lines) - max_lines} more lines ({more})"])
+
+
+def _describe(node: Node) -> str:
+    f = facts(node)
+    if f.ring is None:
+        return node.op.name
+    domain = f.domain.value if f.domain is not None else "?"
+    return f"{f.ring.short()} {domain} {f.device}"
+
+
+def _int_arg(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{what} must be a number, got {text!r}") from None
+
+
+def _short(node: Node, width: int = 48) -> str:
+    """``OP arg (SOURCE OPS)``: one node and what it reads, on one line."""
+    arg = "" if node.arg is None else f" {node.arg!r}"
+    text = f"{node.op.name}{arg}"
+    if len(text) > width:
+        text = text[: width - 3] + "..."
+    return f"{text}({', '.join(s.op.name for s in node.src)})"
+
+
+def _complex_row(values: np.ndarray) -> str:
+    return "  ".join(f"{z.real:+.9f}{z.imag:+.9f}j" for z in np.asarray(values, complex))
+
+
+def _mark_column(text: str, step: int, kernels: int, key: list[str], width: int) -> list[str]:
+    """``plan_text``'s lines with a ``^`` under kernel ``step``'s column, and its key replaced.
+
+    The ``^`` is there when the picture has one column per kernel. The picture's key (``b0``,
+    ``b1``, ... by drawing order, which would read as the trace's buffer names) is replaced by
+    ``key``: the symbols' arena regions.
+    """
+    lines = text.rstrip("\n").splitlines()
+    legend = next((i for i, line in enumerate(lines) if line.startswith("'<':")), None)
+    if legend is not None and key:
+        packed = [""]
+        for entry in key:
+            if packed[-1] and len(packed[-1]) + 3 + len(entry) > width:
+                packed.append("")
+            packed[-1] = f"{packed[-1]}   {entry}" if packed[-1] else entry
+        lines[legend + 1 :] = packed
+    for i, line in enumerate(lines):
+        m = re.fullmatch(r"(\s*offset \+)(-+)\+", line)
+        if m is None:
+            continue
+        if len(m.group(2)) == kernels and step < kernels:
+            bottom = next(
+                (j for j in range(len(lines) - 1, i, -1) if lines[j].strip().startswith("+-")),
+                None,
+            )
+            if bottom is not None:
+                pad = " " * (len(m.group(1)) + step)
+                lines.insert(bottom + 1, f"{pad}^ kernel {step} runs next")
+        break
+    return lines
+
+
+class StepperBase:
+    """What every part of a ``Stepper`` reads: the realization, its record and the buffers."""
+
+    realization: Realization
+    record: RealizationRecord
+    title: str
+    cursor: int
+    _watches: list[Any]  # of watching._Watch
+    _ring_of_input: dict[int, RingArg] | None
+    _unit_index: dict[int, int]
+    _infos: dict[int, BufferInfo]
+    _order: list[BufferInfo]
+
+    @property
+    def _kernels(self) -> list:
+        """The scheduled kernels, in execution order."""
+        return self.realization.kernels
+
+    @property
+    def ran(self) -> int:
+        """How many exec units ran."""
+        return self.realization.ran
+
+    @property
+    def done(self) -> bool:
+        """Whether every unit ran and the polys were repointed."""
+        return self.realization.done
+
+    def _kernel(self, i: int):
+        kernels = self._kernels
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(kernels):
+            raise ValueError(
+                f"no kernel {i!r}: this realization has {len(kernels)} kernels "
+                f"(0 to {len(kernels) - 1})"
+            )
+        return kernels[i]

@@ -1,0 +1,268 @@
+"""The report's building blocks: constants, style, HTML helpers, the graph drawer, inline SVG."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+from collections import Counter
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from ren.engine.dump import dot_error, draw_svg
+from ren.engine.schedule import PASSES, ScheduledKernel, kernels_of
+from ren.ir.facts import facts
+from ren.ir.node import Node
+from ren.viz.trace import RealizationRecord, Trace, buffer_names
+
+#: A graph with more nodes than this is shown as DOT text, not drawn: the picture is too large to
+#: read in a page, and ``dot`` can take seconds on it (the 350 nodes after ``indexify`` of the jit
+#: example's capture take it about 8 s, all in placing nodes and routing edges).
+GRAPH_NODE_LIMIT = 300
+
+#: What the report says when Graphviz's ``dot`` is not on ``PATH``.
+INSTALL_NOTE = (
+    "graphviz is not installed: apt-get install graphviz (or brew install graphviz), then run again"
+)
+
+#: The devices whose source is shown for every kernel, with what that source is.
+BACKENDS: tuple[tuple[str, str], ...] = (
+    ("python", "the IR body the NumPy backend interprets"),
+    ("cpu", "C"),
+    ("cuda", "CUDA C"),
+)
+
+_DASH = "\u2013"
+_LAST_PASS = PASSES[-1][0].__name__.rsplit(".", 1)[
+    -1
+]  # kernelize: its graph holds the kernels  # what a time reads as with times=False
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px;
+       padding: 0 1em; color: #1a1a1a; background: #ffffff; line-height: 1.4; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { border-bottom: 2px solid #ccc; padding-bottom: 0.2em; margin-top: 1.6em; }
+h3 { display: inline; font-size: 1.1em; }
+h4 { margin: 1.2em 0 0.4em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+th, td { border: 1px solid #d0d0d0; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+pre { background: #f6f8fa; border: 1px solid #e0e0e0; padding: 0.6em; overflow: auto;
+      font-size: 0.85em; max-height: 40em; }
+pre.summary { max-height: none; white-space: pre-wrap; }
+details { margin: 0.3em 0; }
+details > summary { cursor: pointer; }
+details.realization { border: 1px solid #bbb; border-radius: 4px; padding: 0.4em 0.8em;
+                      margin: 0.8em 0; }
+details.realization[open] { background: #fcfcff; }
+details.pass, details.kernel { border-left: 3px solid #ccd; padding-left: 0.6em; }
+.graph { overflow: auto; max-height: 85vh; border: 1px solid #e0e0e0; background: #ffffff;
+         margin: 0.4em 0; }
+.memory { overflow: auto; margin: 0.4em 0; }
+.note { background: #fff8e1; border: 1px solid #f0d48a; padding: 0.4em 0.7em; }
+.muted { color: #666666; }
+code, pre { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+code { font-size: 0.9em; }
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _ms(seconds: float | None, times: bool) -> str:
+    if not times:
+        return _DASH
+    if seconds is None:
+        return "not run"
+    return f"{seconds * 1e3:.3f} ms"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _ring(node: Node) -> str:
+    try:
+        ring = facts(node).ring
+    except Exception:  # a graph a pass left broken: the heading still reads
+        ring = None
+    return "?" if ring is None else f"n={ring.n} L={len(ring.moduli)}"
+
+
+def _outputs(rec: RealizationRecord) -> str:
+    """``2 x n=64 L=3``: the rings of the realization's outputs, counted."""
+    counts = Counter(_ring(s) for s in rec.input.src)
+    parts = [ring if n == 1 else f"{n} \u00d7 {ring}" for ring, n in counts.items()]
+    noun = "output" if len(rec.input.src) == 1 else "outputs"
+    return f"{noun} {', '.join(parts) or 'none'}"
+
+
+def _table(head: list[str], rows: Iterable[list[str]], num: Iterable[int] = ()) -> str:
+    """A table; cells are HTML already; columns in ``num`` are right-aligned."""
+    num = set(num)
+    out = ["<table>", "<tr>"]
+    out += [f"<th{' class=num' if i in num else ''}>{h}</th>" for i, h in enumerate(head)]
+    out.append("</tr>")
+    for row in rows:
+        cells = [f"<td{' class=num' if i in num else ''}>{c}</td>" for i, c in enumerate(row)]
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _rules(counts: list[tuple[str, int]]) -> str:
+    return ", ".join(f"{rule} \u00d7{n}" for rule, n in counts) or "none"
+
+
+def _created(nodes: frozenset[Node]) -> str:
+    counts = Counter(n.op.name for n in nodes)
+    return ", ".join(
+        f"{n} {op}" for op, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+
+
+def _kernels(rec: RealizationRecord) -> tuple[list[ScheduledKernel], dict[int, str]]:
+    """The realization's kernels and buffer names.
+
+    For one that was scheduled but never prepared (``schedule()`` called directly), the kernels
+    are read off the graph after the last pass.
+    """
+    if rec.kernels or not rec.passes or rec.passes[-1].name != _LAST_PASS:
+        return rec.kernels, rec.names
+    kernels = kernels_of(rec.passes[-1].graph)
+    return kernels, buffer_names(kernels)
+
+
+def _kernel_count(rec: RealizationRecord) -> str:
+    kernels = _kernels(rec)[0]
+    return _plural(len(kernels), "kernel") + ("" if rec.kernels else " (scheduled only, not run)")
+
+
+def _focus(trace: Trace, focus: Iterable[int] | None) -> set[int]:
+    if focus is not None:
+        return set(focus)
+    if not trace.realizations:
+        return set()
+    best = max(trace.realizations, key=lambda r: (len(r.kernels), len(r.passes), -r.index))
+    return {best.index}
+
+
+def _labels(trace: Trace, labels: dict[int, str] | None) -> dict[int, str]:
+    out = dict(labels or {})
+    for j, call in enumerate(trace.jit):
+        for i in call.realizations:
+            out.setdefault(i, f"jit capture of {call.function} (call {j})")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# graphs
+
+
+class _Graphs:
+    """DOT text to inline SVG, with ``dot -Tsvg`` run on every graph at once.
+
+    A few run in parallel, and each distinct text is drawn once; a failure keeps the DOT text and
+    says why.
+    """
+
+    def __init__(self, dot: str | None, max_nodes: int, enabled: bool) -> None:
+        self.program = shutil.which(dot) if (dot and enabled) else None
+        self.missing = enabled and self.program is None
+        self.enabled = enabled
+        self.max_nodes = max_nodes
+        self.wanted: dict[str, None] = {}
+        self.svgs: dict[str, str | None] = {}
+        self.errors: dict[str, str] = {}
+
+    def want(self, text: str, nodes: int) -> None:
+        if self.program is not None and nodes <= self.max_nodes:
+            self.wanted[text] = None
+
+    def draw(self) -> None:
+        todo = [t for t in self.wanted if t not in self.svgs]
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            for text, svg in zip(todo, pool.map(self._run, todo), strict=True):
+                self.svgs[text] = svg
+
+    def _run(self, text: str) -> str | None:
+        if self.program is None:  # want() asks for nothing then
+            return None
+        try:
+            return draw_svg(text, self.program)
+        except (OSError, subprocess.SubprocessError) as e:
+            self.errors[text] = dot_error(e)
+            return None
+
+    def html(self, text: str, nodes: int, prefix: str) -> str:
+        """The graph as inline SVG, or its DOT text with the reason it is not drawn."""
+        svg = self.svgs.get(text)
+        if svg is not None:
+            return f'<div class="graph">\n{inline_svg(_slim(svg), prefix)}</div>'
+        if not self.enabled:
+            why = "graphs are not drawn in this report (svg=False): the DOT text"
+        elif self.missing:
+            why = f"not drawn ({INSTALL_NOTE}): the DOT text"
+        elif nodes > self.max_nodes:
+            why = (
+                f"{nodes} nodes, more than {self.max_nodes}: too large to draw here; the DOT "
+                "text (save it and run <code>dot -Tsvg file.dot -o file.svg</code>)"
+            )
+        else:
+            why = f"dot could not draw it ({_e(self.errors.get(text, 'unknown error'))}): the DOT"
+        return f"<details><summary>{why}</summary><pre>{_e(text)}</pre></details>"
+
+
+_PROLOG = re.compile(r"\A.*?(?=<svg[\s>])", re.S)
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
+_XMLNS = re.compile(r'\s+xmlns(:\w+)?="[^"]*"')
+_ID = re.compile(r'(\s)id="')
+_TEXT_ATTRS = ("font-family", "text-anchor")  # the same on every label of a dot picture
+
+
+_DOT_TITLE = re.compile(r"<title>[^<]*</title>\n?")
+_DOT_G_ID = re.compile(r'<g id="[^"]*" class="(graph|node|edge)"')
+
+
+_DOT_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+
+
+def _slim(svg: str) -> str:
+    """A dot picture without what it does not need in a page, sized one pixel per point.
+
+    What goes is the ``<title>`` of the graph, of each node and edge (``n3``, ``n3->n7``: DOT
+    names, not worth a tooltip) and their ids. One pixel per point is three quarters of dot's
+    size (10-point labels read as 10 pixels), so more of a large graph fits in the window.
+    """
+    svg = _DOT_G_ID.sub(r'<g class="\1"', _DOT_TITLE.sub("", svg))
+    return _DOT_SIZE.sub(r'<svg width="\1" height="\2"', svg, count=1)
+
+
+def inline_svg(svg: str, prefix: str) -> str:
+    """An SVG document made fit to sit inside HTML.
+
+    It has no XML prolog, doctype or comments, no namespace declarations (the HTML parser knows
+    ``<svg>``; this keeps every URL out of the file), and every ``id`` prefixed with ``prefix`` so
+    the pictures of one page do not clash.
+    A text attribute that every ``<text>`` repeats with one value is said once, on the ``<svg>``
+    (it is inherited): a fifth of a dot picture's bytes.
+    """
+    svg = _PROLOG.sub("", svg, count=1)
+    svg = _COMMENT.sub("", svg)
+    svg = _XMLNS.sub("", svg)
+    svg = _ID.sub(lambda m: f'{m.group(1)}id="{prefix}-', svg)
+    texts = svg.count("<text ")
+    for attr in _TEXT_ATTRS:
+        values = set(re.findall(rf'<text\b[^>]*?\s{attr}="([^"]*)"', svg))
+        if texts and len(values) == 1 and svg.count(f' {attr}="') == texts:
+            (value,) = values
+            svg = svg.replace(f' {attr}="{value}"', "")
+            svg = svg.replace("<svg", f'<svg {attr}="{value}"', 1)
+    return svg if svg.endswith("\n") else svg + "\n"

@@ -1,0 +1,257 @@
+"""The report's HTML for one realization: passes, kernels, memory plan and exec units."""
+
+from __future__ import annotations
+
+from ren.engine.memory import MemoryPlan
+from ren.ir.dot import to_dot
+from ren.ir.node import Node, toposort
+from ren.viz.memory import buffer_order, plans_svg
+from ren.viz.report.blocks import (
+    BACKENDS,
+    _created,
+    _e,
+    _Graphs,
+    _kernel_count,
+    _kernels,
+    _ms,
+    _outputs,
+    _plural,
+    _rules,
+    _table,
+    inline_svg,
+)
+from ren.viz.trace import RealizationRecord, Trace, kernel_source
+
+
+class _RealizationSections:
+    """The HTML of one realization: its passes, kernels, memory plan and exec units."""
+
+    trace: Trace
+    labels: dict[int, str]
+    focus: set[int]
+    graphs: str
+    times: bool
+    drawer: _Graphs
+    sources: dict[tuple[Node, str], tuple[str, str]]
+
+    # --- which graphs ------------------------------------------------------------------------
+    def pass_graphs(self, rec: RealizationRecord) -> bool:
+        return self.graphs == "all" or (self.graphs == "focus" and rec.index in self.focus)
+
+    def lazy_graph(self, rec: RealizationRecord) -> bool:
+        return self.graphs != "none"
+
+    def realizations_section(self) -> str:
+        out = ['<section id="realizations">', "<h2>Realizations</h2>"]
+        if not self.trace.realizations:
+            out.append("<p>No realization was recorded.</p>")
+        for rec in self.trace.realizations:
+            out.append(self.realization(rec))
+        out.append("</section>")
+        return "\n".join(out)
+
+    def realization(self, rec: RealizationRecord) -> str:
+        i = rec.index
+        label = self.labels.get(i, "")
+        heading = f"Realization {i}" + (f": {label}" if label else "")
+        facts_ = f"{_outputs(rec)}, {_kernel_count(rec)}"
+        is_open = " open" if i in self.focus else ""
+        out = [
+            f'<details class="realization" id="r{i}"{is_open}>',
+            f"<summary><h3>{_e(heading)}</h3> <span class=muted>\u2014 {_e(facts_)}, "
+            f"{_ms(rec.seconds, self.times)}</span></summary>",
+            "<h4>The lazy graph</h4>",
+        ]
+        if self.lazy_graph(rec):
+            nodes = len(toposort(rec.input))
+            out.append(f"<p>{_plural(nodes, 'node')}, as handed to the scheduler.</p>")
+            out.append(self.drawer.html(to_dot(rec.input), nodes, f"r{i}-in"))
+        else:
+            out.append("<p class=muted>Not drawn (graphs='none').</p>")
+        out.append(self.passes(rec))
+        out.append(self.kernels(rec))
+        out.append(self.memory(rec))
+        out.append(self.units(rec))
+        out.append("</details>")
+        return "\n".join(out)
+
+    def passes(self, rec: RealizationRecord) -> str:
+        i = rec.index
+        out = ["<h4>Passes</h4>"]
+        if not rec.passes:
+            out.append("<p>No pass ran.</p>")
+            return "\n".join(out)
+        rows, previous = [], rec.input
+        for p in rec.passes:
+            same = p.graph is previous
+            rows.append(
+                [
+                    f'<span id="r{i}-row{p.step:02d}">{p.step}</span>',
+                    f'<a href="#r{i}-pass{p.step:02d}">{_e(p.name)}</a>'
+                    if self.pass_graphs(rec)
+                    else _e(p.name),
+                    _ms(p.seconds, self.times),
+                    str(len(toposort(p.graph))),
+                    "no change" if same else str(len(p.created)),
+                    _e(_rules(p.rule_counts())),
+                ]
+            )
+            previous = p.graph
+        head = ["step", "pass", "time", "nodes after", "created", "rules fired"]
+        out.append(_table(head, rows, num=(0, 2, 3, 4)))
+        if not self.pass_graphs(rec):
+            out.append(
+                '<p class="muted">The graph after each pass is drawn for the open realizations '
+                "only (<code>--all-graphs</code> draws every one).</p>"
+            )
+            return "\n".join(out)
+        out.append("<p>The graph after each pass (nodes the pass created: thick red border):</p>")
+        previous = rec.input
+        for p in rec.passes:
+            same = p.graph is previous
+            nodes = len(toposort(p.graph))
+            what = "no change" if same else f"{_plural(len(p.created), 'node')} created"
+            out.append(
+                f'<details class="pass" id="r{i}-pass{p.step:02d}"><summary>'
+                f"{p.step:02d} <b>{_e(p.name)}</b> \u2014 {what}, {_ms(p.seconds, self.times)}"
+                "</summary>"
+            )
+            out.append(f"<p>Rules fired: {_e(_rules(p.rule_counts()))}.</p>")
+            if same:
+                out.append("<p>The graph is the same as before this pass.</p>")
+            else:
+                if p.created:
+                    out.append(f"<p>Created: {_e(_created(p.created))}.</p>")
+                text = to_dot(p.graph, created=p.created)
+                out.append(f"<p>{_plural(nodes, 'node')} after the pass.</p>")
+                out.append(self.drawer.html(text, nodes, f"r{i}-p{p.step:02d}"))
+            out.append("</details>")
+            previous = p.graph
+        return "\n".join(out)
+
+    def kernels(self, rec: RealizationRecord) -> str:
+        i = rec.index
+        out = ["<h4>Scheduled kernels</h4>"]
+        kernels, names = _kernels(rec)
+        if not kernels:
+            out.append(
+                "<p>None recorded: the realization stopped before its kernels were made.</p>"
+            )
+            return "\n".join(out)
+        if not rec.kernels:
+            out.append(
+                '<p class="note">Read off the graph after the last pass: this realization was '
+                "scheduled only (the scheduler was called directly, or what followed it "
+                "failed), so nothing was planned or run.</p>"
+            )
+        rows = []
+        for k, kernel in enumerate(kernels):
+            bufs = [names.get(id(b), "?") for b in kernel.bufs]
+            rows.append(
+                [
+                    f'<a href="#r{i}-k{k}">{k}</a>',
+                    f"<code>{_e(kernel.info.name)}</code>",
+                    _e(kernel.info.kind),
+                    _e(kernel.info.device),
+                    _e(f"n={kernel.info.ring.n}\u00a0L={kernel.info.ring.L}"),
+                    _e(kernel.info.domain.value),
+                    _e(", ".join(bufs)),
+                ]
+            )
+        head = ["#", "kernel", "kind", "device", "ring", "writes", "buffers (slot 0 written)"]
+        out.append(_table(head, rows, num=(0,)))
+        out.append(
+            "<p>The source of each kernel for every backend (rendered, not compiled; a body "
+            "already shown links to where it is):</p>"
+        )
+        for k, kernel in enumerate(kernels):
+            out.append(
+                f'<details class="kernel" id="r{i}-k{k}"><summary>kernel {k}: '
+                f"<code>{_e(kernel.info.name)}</code></summary>"
+            )
+            for device, what in BACKENDS:
+                anchor = f"r{i}-k{k}-{device}"
+                first = self.sources.get((kernel.ast, device))
+                if first is not None:
+                    out.append(
+                        f'<p id="{anchor}">{device} ({_e(what)}): the same source as '
+                        f'<a href="#{first[0]}">{_e(first[1])}</a>.</p>'
+                    )
+                    continue
+                self.sources[(kernel.ast, device)] = (anchor, f"realization {i}, kernel {k}")
+                try:
+                    text = kernel_source(kernel, device)
+                except Exception as e:  # one backend failing to render keeps the others
+                    text = f"/* could not render for {device}: {type(e).__name__}: {e} */\n"
+                out.append(
+                    f'<details id="{anchor}"><summary>{device} ({_e(what)})</summary>'
+                    f"<pre>{_e(text)}</pre></details>"
+                )
+            out.append("</details>")
+        return "\n".join(out)
+
+    def memory(self, rec: RealizationRecord) -> str:
+        i = rec.index
+        out = ["<h4>Memory plan</h4>"]
+        if not rec.plan.devices:
+            out.append(
+                "<p>Nothing was planned: every buffer of this realization is an input, an output "
+                "or kept for another reason (see <code>docs/memory.md</code>).</p>"
+            )
+            return "\n".join(out)
+        names = [k.info.name for k in rec.kernels]
+        out += _plan_html(rec.plan, names, f"r{i}")
+        return "\n".join(out)
+
+    def units(self, rec: RealizationRecord) -> str:
+        out = ["<h4>Exec units, in the order they ran</h4>"]
+        if not rec.units:
+            out.append("<p>No exec unit was made.</p>")
+            return "\n".join(out)
+        rows = [
+            [
+                str(u.index),
+                f"<code>{_e(u.name)}</code>",
+                _e(u.kind),
+                _e(u.device),
+                _e(", ".join(u.buffers)),
+                _ms(u.seconds, self.times),
+            ]
+            for u in rec.units
+        ]
+        total = sum(u.seconds or 0.0 for u in rec.units)
+        rows.append(["", "<b>total</b>", "", "", "", _ms(total, self.times)])
+        out.append(_table(["#", "kernel", "kind", "device", "buffers", "time"], rows, (0, 5)))
+        return "\n".join(out)
+
+
+def _plan_html(plan: MemoryPlan, names: list[str] | None, prefix: str) -> list[str]:
+    """Each device's arena of ``plan``: its numbers, its picture and its buffers (a table)."""
+    out = []
+    svgs = dict(plans_svg(plan, names))
+    for d in plan.devices:
+        ratio = d.arena_bytes / d.lower_bound_bytes if d.lower_bound_bytes else 1.0
+        out.append(
+            f"<p><b>{_e(d.device)}</b>: {_plural(len(d.buffers), 'planned buffer')}; unshared "
+            f"{d.unshared_bytes} B, arena {d.arena_bytes} B, lower bound "
+            f"{d.lower_bound_bytes} B (arena / lower bound {ratio:.2f}x).</p>"
+        )
+        out.append(f'<div class="memory">\n{inline_svg(svgs[d.device], f"{prefix}-m-{d.device}")}')
+        out.append("</div>")
+        rows = [
+            [
+                f"b{j}",
+                _e(f"arena[{p.offset}:{p.offset + p.nbytes}]"),
+                str(p.nbytes),
+                _e(f"{p.size} \u00d7 {p.dtype}"),
+                f"{p.first}" if p.first == p.last else f"{p.first}\u2013{p.last}",
+            ]
+            for j, p in enumerate(buffer_order(d))
+        ]
+        out.append(
+            "<details><summary>The planned buffers (names as in the picture; the exec units "
+            "name them by their place in the arena)</summary>"
+        )
+        out.append(_table(["picture", "arena bytes", "bytes", "words", "kernels"], rows, (2,)))
+        out.append("</details>")
+    return out

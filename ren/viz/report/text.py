@@ -1,0 +1,138 @@
+"""The report as plain text (``text_report``), and the arenas a trace planned."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ren.engine.memory import DevicePlan
+from ren.ir.node import toposort
+from ren.viz.memory import plan_text
+from ren.viz.report.blocks import (
+    _DASH,
+    _focus,
+    _kernel_count,
+    _kernels,
+    _labels,
+    _ms,
+    _outputs,
+    _plural,
+    _rules,
+)
+from ren.viz.report.page import _pass_totals
+from ren.viz.trace import RealizationRecord, Trace
+
+
+def text_report(
+    trace: Trace,
+    title: str,
+    summary: str = "",
+    *,
+    labels: dict[int, str] | None = None,
+    focus: Iterable[int] | None = None,
+    times: bool = True,
+    error: str = "",
+) -> str:
+    """The report as plain text.
+
+    It holds the summary, each realization's passes (times, rules fired), kernels, memory plan
+    (drawn with characters for the focused ones) and exec units, the jit calls and the time per
+    pass. _Graphs and kernel sources are in the HTML report only. The arguments are those of
+    ``build_report``.
+    """
+    labels = _labels(trace, labels)
+    focused = _focus(trace, focus)
+
+    def ms(s: float | None) -> str:
+        return _ms(s, times).replace(_DASH, "-")
+
+    out = [title, "=" * len(title), ""]
+    if summary:
+        out += [summary.rstrip(), ""]
+    if error:
+        out += ["The program raised an error; what was recorded up to it:", error.rstrip(), ""]
+    kernels = sum(len(r.kernels) for r in trace.realizations)
+    out.append(
+        f"{_plural(len(trace.realizations), 'realization')}, "
+        f"{_plural(kernels, 'scheduled kernel')}, {_plural(len(trace.jit), 'ren.jit call')}"
+    )
+    for rec in trace.realizations:
+        out += ["", *_text_realization(rec, labels.get(rec.index, ""), rec.index in focused, ms)]
+    out += ["", "--- ren.jit calls ---"]
+    if not trace.jit:
+        out.append("none")
+    for j, c in enumerate(trace.jit):
+        ran = ", ".join(str(i) for i in c.realizations) or "-"
+        out.append(
+            f"  {j}: {c.kind:<7} {c.function}  {c.units} units ({c.pruned} pruned), "
+            f"runner {c.runner}, inputs {', '.join(c.inputs)}, {ms(c.seconds)}, realizations {ran}"
+        )
+        if c.kind == "capture" and c.memory is not None:
+            for d in c.memory.devices:
+                out.append("     memory plan of the captured plan:")
+                out += ["       " + line for line in plan_text(d).rstrip("\n").split("\n")]
+    out += ["", "--- time per pass ---"]
+    totals = _pass_totals(trace)
+    for name, t in totals.items():
+        out.append(
+            f"  {name:<20} {int(t['runs']):4d} runs {ms(t['seconds']):>12}  "
+            f"rules fired {int(t['rules']):5d}  nodes created {int(t['created']):5d}"
+        )
+    if totals:
+        out.append(f"  {'total':<20} {'':>9} {ms(sum(t['seconds'] for t in totals.values())):>12}")
+    if not trace.realizations:
+        out.append("  no pass ran")
+    return "\n".join(out) + "\n"
+
+
+def _text_realization(
+    rec: RealizationRecord, label: str, focused: bool, ms: Callable[[float | None], str]
+) -> list[str]:
+    """One realization for ``text_report``: in full when focused, else a few summary lines."""
+    head = f"realization {rec.index}" + (f": {label}" if label else "")
+    out = [
+        f"--- {head} ---" + ("  [focus]" if focused else ""),
+        f"{_outputs(rec)}, {_kernel_count(rec)}, "
+        f"lazy graph of {_plural(len(toposort(rec.input)), 'node')}, {ms(rec.seconds)}",
+    ]
+    if not focused:
+        rules = sum(len(p.rules) for p in rec.passes)
+        created = sum(len(p.created) for p in rec.passes)
+        out.append(
+            f"passes: {len(rec.passes)}, {ms(sum(p.seconds for p in rec.passes))}, "
+            f"{_plural(rules, 'rule')} fired, {_plural(created, 'node')} created"
+        )
+        out += [f"memory plan: {d.summary()}" for d in rec.plan.devices]
+        out.append(
+            f"exec units: {len(rec.units)}, {ms(sum(u.seconds or 0.0 for u in rec.units))} "
+            "(each pass, kernel and unit: in the HTML report, or for the focused realizations)"
+        )
+        return out
+    out.append("passes:")
+    previous = rec.input
+    for p in rec.passes:
+        change = "no change" if p.graph is previous else f"{len(p.created)} created"
+        out.append(
+            f"  {p.step:2d} {p.name:<20} {ms(p.seconds):>10}  {change:<12} "
+            f"rules: {_rules(p.rule_counts())}"
+        )
+        previous = p.graph
+    kernels, names = _kernels(rec)
+    if kernels:
+        scheduled = "" if rec.kernels else "; scheduled only, nothing ran"
+        out.append(f"kernels (buffers: slot 0 is written{scheduled}):")
+        for k, kernel in enumerate(kernels):
+            bufs = ", ".join(names.get(id(b), "?") for b in kernel.bufs)
+            out.append(f"  {k:3d} {kernel.info.name:<28} {kernel.info.kind:<12} {bufs}")
+    for d in rec.plan.devices:
+        out.append("memory plan:")
+        out += ["  " + line for line in plan_text(d).rstrip("\n").split("\n")]
+    if rec.units:
+        out.append("exec units:")
+        for u in rec.units:
+            out.append(f"  {u.index:3d} {u.name:<28} {ms(u.seconds):>10}  {', '.join(u.buffers)}")
+    return out
+
+
+def device_plans(trace: Trace) -> list[tuple[int, DevicePlan]]:
+    """``(realization index, device plan)`` for every arena the trace planned, in order."""
+    return [(rec.index, d) for rec in trace.realizations for d in rec.plan.devices]
