@@ -49,10 +49,9 @@ PASS_BUDGET = 150
 #: ceiling, and one that comes back under the budget leaves this table.
 OVER_BUDGET: dict[str, tuple[int, str]] = {
     "ren/codegen/templates.py": (
-        990,
+        740,
         "the C templates of the four polynomial kernel families (NTT, INTT, rescale, basis "
-        "extension) with their tables, read side by side, and the modular helpers every C and "
-        "CUDA kernel includes (written once, here)",
+        "extension): mostly C text, each family's source, tables and constants read side by side",
     ),
     "ren/codegen/cuda_templates.py": (
         670,

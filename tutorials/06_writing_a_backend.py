@@ -45,7 +45,7 @@ import ren.reference
 from ren import Poly, RingSpec, ntt_primes
 from ren.backends import python as python_backend
 from ren.backends.base import dispatch
-from ren.codegen import templates
+from ren.backends.cpu import TEMPLATES as C_TEMPLATES
 from ren.codegen.compiler import CompileError, compile_cached, find_compiler
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import Renderer
@@ -319,19 +319,10 @@ class TinyC:
         return Kernel(name, draft.replace("KERNEL", name), tables)
 
     def polynomial(self, info):
-        prm = info.params  # the ring it reads (from limb `limb_offset` on), `drop`, `target`
-        ring, tables = prm.source, ()
-        if info.family is Family.NTT:
-            kernel, tables = templates.ntt_source(ring), templates.ntt_tables(ring)
-        elif info.family is Family.INTT:
-            kernel, tables = templates.intt_source(ring), templates.intt_tables(ring)
-        elif info.family is Family.RESCALE:
-            kernel = templates.rescale_source(ring, prm.drop)
-        elif info.family is Family.BASE_CONVERT:
-            kernel = templates.base_convert_source(ring, prm.target)
-        else:
-            raise NotImplementedError(f"tinyc has no kernel for {info.kind}")
-        return Kernel(kernel.name, kernel.source, tuple(tables), prm.limb_offset * ring.n)
+        # the template set: Ren's C templates, picked by family (`ren.backends.base.Templates`)
+        kernel, tables = C_TEMPLATES.template(info)
+        prm = info.params  # the ring it reads, from limb `limb_offset` on
+        return Kernel(kernel.name, kernel.source, tuple(tables), prm.limb_offset * prm.source.n)
 
 
 tiny = TinyC(SerialC())

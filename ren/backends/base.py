@@ -15,36 +15,78 @@ The dispatch on a kernel's family is written once, here: ``dispatch`` picks the 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Protocol
+from typing import Generic, TypeVar
 
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import Renderer, render_named
 from ren.device import Buffer
+from ren.errors import RenError
 from ren.ir.kernels import Family, KernelInfo, TemplateParams
 from ren.ir.node import Node
+from ren.ring import RingSpec
 
 __all__ = ["Runner", "Templates", "dispatch", "kernel_source"]
+
+K = TypeVar("K")
 
 #: What a backend makes of a kernel: called with the kernel's buffers (output first), it runs it.
 Runner = Callable[[tuple[Buffer, ...]], None]
 
 
-class Templates(Protocol):
-    """A backend's template set: the source of each template family's kernel for ``info``.
+class Templates(ABC, Generic[K]):
+    """A backend's template set: the kernel of each template family, built for a ring.
 
-    ``info.params`` holds what the family needs (``source``, the ring read; ``drop`` for a
-    rescale; ``target`` for a basis extension). What is returned is the backend's own (a C
-    kernel and its tables, a CUDA program); ``source_text`` gives its text for tools.
+    ``template(info)`` picks the family (the switch is written here, once) and calls the
+    backend's own ``ntt``, ``intt``, ``rescale`` or ``base_convert`` with the parameters the
+    kernelize pass put on ``info.params``. What they return is the backend's own (a C kernel and
+    its tables, a CUDA program); ``text`` gives its source for tools.
     """
 
-    def template(self, info: KernelInfo) -> object:
-        """The compiled-to-be kernel of a template family for ``info``."""
-        ...
+    #: The device, for the error on a family without a template.
+    device = "this"
+
+    def template(self, info: KernelInfo) -> K:
+        """The kernel of ``info``'s template family, for the ring it reads.
+
+        Raises:
+            RenError: for a family with no template (elementwise, copy).
+        """
+        prm = info.need_params()
+        if info.family is Family.NTT:
+            return self.ntt(prm.source)
+        if info.family is Family.INTT:
+            return self.intt(prm.source)
+        if info.family is Family.RESCALE:
+            return self.rescale(prm.source, prm.drop)
+        if info.family is Family.BASE_CONVERT and prm.target is not None:
+            return self.base_convert(prm.source, prm.target)
+        raise RenError(f"the {self.device} backend has no template for {info.kind} kernels")
 
     def source_text(self, info: KernelInfo) -> str:
-        """The source text of that kernel."""
-        ...
+        """The source text of ``info``'s template."""
+        return self.text(self.template(info))
+
+    @abstractmethod
+    def ntt(self, ring: RingSpec) -> K:
+        """The forward NTT of every limb of ``ring``."""
+
+    @abstractmethod
+    def intt(self, ring: RingSpec) -> K:
+        """The inverse NTT of every limb of ``ring``."""
+
+    @abstractmethod
+    def rescale(self, ring: RingSpec, drop: tuple[int, ...]) -> K:
+        """The division by the product of ``drop`` (moduli of ``ring``), rounded."""
+
+    @abstractmethod
+    def base_convert(self, ring: RingSpec, target: RingSpec) -> K:
+        """The basis extension from ``ring`` to ``target``."""
+
+    @abstractmethod
+    def text(self, kernel: K) -> str:
+        """The source text of a kernel this set built."""
 
 
 def dispatch(
@@ -64,7 +106,7 @@ def dispatch(
 
 
 def kernel_source(
-    ast: Node, info: KernelInfo, renderer: Renderer, templates: Templates, copy_note: str
+    ast: Node, info: KernelInfo, renderer: Renderer, templates: Templates[K], copy_note: str
 ) -> str:
     """The source a backend runs for one kernel: rendered, or its template's, or ``copy_note``."""
     if info.family is Family.ELEMENTWISE:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ren import settings
 from ren.backends import cpu_threads
-from ren.backends.base import dispatch, kernel_source
+from ren.backends.base import Templates, dispatch, kernel_source
 from ren.codegen import templates
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import load_cached
@@ -28,10 +28,9 @@ from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.codegen.toolchain import find_compiler, supports_flag
 from ren.device import Buffer
-from ren.errors import RenError
-from ren.ir.kernels import Family, KernelInfo, TemplateParams
+from ren.ir.kernels import KernelInfo, TemplateParams
 from ren.ir.node import Node
-from ren.ring import automorphism_ntt_table
+from ren.ring import RingSpec, automorphism_ntt_table
 
 __all__ = ["CompiledKernel", "CopyKernel", "compile", "flags"]
 
@@ -118,26 +117,34 @@ def _copy(read: TemplateParams) -> CopyKernel:
     return CopyKernel(read.limb_offset * read.source.n, read.source.size)
 
 
-class CTemplates:
-    """The cpu backend's template set: the C template of each template family, and its tables."""
+#: A C template and the tables it takes.
+CTemplate = tuple[templates.CKernel, tuple[np.ndarray, ...]]
 
-    def template(self, info: KernelInfo) -> tuple[templates.CKernel, tuple[np.ndarray, ...]]:
-        """The C kernel of ``info``'s family for the ring it reads, and the tables it takes."""
-        prm = info.need_params()
-        ring = prm.source
-        if info.family is Family.NTT:
-            return templates.ntt_source(ring), templates.ntt_tables(ring)
-        if info.family is Family.INTT:
-            return templates.intt_source(ring), templates.intt_tables(ring)
-        if info.family is Family.RESCALE:
-            return templates.rescale_source(ring, prm.drop), ()
-        if info.family is Family.BASE_CONVERT and prm.target is not None:
-            return templates.base_convert_source(ring, prm.target), ()
-        raise RenError(f"the cpu backend has no template for {info.kind} kernels")
 
-    def source_text(self, info: KernelInfo) -> str:
-        """The C source of ``info``'s template."""
-        return self.template(info)[0].source
+class CTemplates(Templates[CTemplate]):
+    """The cpu backend's template set: Ren's C templates (``ren.codegen.templates``)."""
+
+    device = "cpu"
+
+    def ntt(self, ring: RingSpec) -> CTemplate:
+        """The C NTT and its twiddles."""
+        return templates.ntt_source(ring), templates.ntt_tables(ring)
+
+    def intt(self, ring: RingSpec) -> CTemplate:
+        """The C inverse NTT and its twiddles."""
+        return templates.intt_source(ring), templates.intt_tables(ring)
+
+    def rescale(self, ring: RingSpec, drop: tuple[int, ...]) -> CTemplate:
+        """The C rescale (its constants are in its source)."""
+        return templates.rescale_source(ring, drop), ()
+
+    def base_convert(self, ring: RingSpec, target: RingSpec) -> CTemplate:
+        """The C basis extension (its constants are in its source)."""
+        return templates.base_convert_source(ring, target), ()
+
+    def text(self, kernel: CTemplate) -> str:
+        """The C source."""
+        return kernel[0].source
 
 
 TEMPLATES = CTemplates()

@@ -25,21 +25,24 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ren import settings
-from ren.backends.base import dispatch, kernel_source
+from ren.backends.base import Templates, dispatch, kernel_source
 from ren.backends.cuda_runtime import EmulatedRuntime, PyCUDARuntime, Runtime, runtime
 from ren.codegen.cuda import BLOCK, CUDARenderer
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.device import Buffer
 from ren.errors import RenError
-from ren.ir.kernels import Family, KernelInfo, TemplateParams
+from ren.ir.kernels import KernelInfo, TemplateParams
 from ren.ir.node import Node
-from ren.ring import automorphism_ntt_table
+from ren.ring import RingSpec, automorphism_ntt_table
+
+if TYPE_CHECKING:
+    from ren.codegen.cuda_templates import CUDAProgram
 
 __all__ = ["EmulatedRuntime", "PyCUDARuntime", "Runtime", "compile", "runtime"]
 
@@ -212,28 +215,37 @@ def _from_program(prog, offsets: tuple[int, ...]) -> CUDAKernel:
     return CUDAKernel(prog.name, prog.source, tuple(launches), tables, offsets)
 
 
-class CUDATemplates:
-    """The cuda backend's template set: the CUDA program of each template family."""
+def _cuda_templates() -> Any:
+    """``ren.codegen.cuda_templates``, imported on first use (``import ren`` stays quick)."""
+    from ren.codegen import cuda_templates
 
-    def template(self, info: KernelInfo) -> Any:
-        """The ``CUDAProgram`` of ``info``'s family for the ring it reads."""
-        from ren.codegen import cuda_templates
+    return cuda_templates
 
-        prm = info.need_params()
-        ring = prm.source
-        if info.family is Family.NTT:
-            return cuda_templates.ntt_program(ring)
-        if info.family is Family.INTT:
-            return cuda_templates.intt_program(ring)
-        if info.family is Family.RESCALE:
-            return cuda_templates.rescale_program(ring, prm.drop)
-        if info.family is Family.BASE_CONVERT and prm.target is not None:
-            return cuda_templates.base_convert_program(ring, prm.target)
-        raise RenError(f"the cuda backend has no template for {info.kind} kernels")
 
-    def source_text(self, info: KernelInfo) -> str:
-        """The CUDA C of ``info``'s template."""
-        return str(self.template(info).source)
+class CUDATemplates(Templates["CUDAProgram"]):
+    """The cuda backend's template set: Ren's CUDA templates (``ren.codegen.cuda_templates``)."""
+
+    device = "cuda"
+
+    def ntt(self, ring: RingSpec) -> CUDAProgram:
+        """The CUDA NTT."""
+        return _cuda_templates().ntt_program(ring)
+
+    def intt(self, ring: RingSpec) -> CUDAProgram:
+        """The CUDA inverse NTT."""
+        return _cuda_templates().intt_program(ring)
+
+    def rescale(self, ring: RingSpec, drop: tuple[int, ...]) -> CUDAProgram:
+        """The CUDA rescale."""
+        return _cuda_templates().rescale_program(ring, drop)
+
+    def base_convert(self, ring: RingSpec, target: RingSpec) -> CUDAProgram:
+        """The CUDA basis extension."""
+        return _cuda_templates().base_convert_program(ring, target)
+
+    def text(self, kernel: CUDAProgram) -> str:
+        """The CUDA C source."""
+        return kernel.source
 
 
 TEMPLATES = CUDATemplates()

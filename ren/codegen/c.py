@@ -8,8 +8,8 @@ every value in ``[0, q)``; the ``u64`` Montgomery product takes its high words f
 
 from __future__ import annotations
 
+from ren.codegen.helpers import HELPER_NAMES, c_helpers, omp_for
 from ren.codegen.renderer import Renderer
-from ren.codegen.templates import HELPER_NAMES, c_helpers, omp_for
 from ren.ring import RingSpec
 
 __all__ = ["CRenderer"]

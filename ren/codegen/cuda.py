@@ -9,7 +9,7 @@ there is no native 64x64->128-bit multiply: the ``u64`` Montgomery product is de
 
 from __future__ import annotations
 
-from ren.codegen import templates
+from ren.codegen import helpers
 from ren.codegen.renderer import Renderer
 from ren.ring import RingSpec
 
@@ -31,10 +31,10 @@ MUL_HI = {"u32": "__umulhi", "u64": "__umul64hi"}
 def device_helpers(dtype: str) -> str:
     """The modular helpers as ``__device__`` functions, high words from CUDA's intrinsics.
 
-    The one text the CUDA renderer and the CUDA templates include (``templates.HELPERS``).
+    The one text the CUDA renderer and the CUDA templates include (``ren.codegen.helpers.HELPERS``).
     """
     inline = "__device__ __forceinline__"
-    return templates.helpers(dtype, inline, templates.MONT_MUL_HI, MUL_HI[dtype], "")
+    return helpers.helpers(dtype, inline, helpers.MONT_MUL_HI, MUL_HI[dtype], "")
 
 
 class CUDARenderer(Renderer):
@@ -46,7 +46,7 @@ class CUDARenderer(Renderer):
 
     def prelude(self, ring: RingSpec) -> str:
         """The word typedefs and modular helpers, built on CUDA's high-word multiply intrinsic."""
-        names = templates.HELPER_NAMES.replace("{w}", ring.dtype)
+        names = helpers.HELPER_NAMES.replace("{w}", ring.dtype)
         return _PRELUDE.format(word=self.word(ring)) + device_helpers(ring.dtype) + names
 
     def kernel_signature(self, name: str, params: list[str]) -> str:

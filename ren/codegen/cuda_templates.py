@@ -44,16 +44,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ren.codegen import templates
+from ren.codegen import helpers, templates
 from ren.codegen.cuda import BLOCK, device_helpers
-from ren.codegen.templates import (
-    _c_array,
-    _fill,
-    _limbs,
-    _tag,
-    intt_tables,
-    ntt_tables,
-)
+from ren.codegen.helpers import c_array, fill, limbs, tag
+from ren.codegen.templates import intt_tables, ntt_tables
 from ren.ring import RingSpec
 from ren.ring.arith import check_drop
 
@@ -112,18 +106,16 @@ _GIDX = "const long long gidx = (long long)blockIdx.x * blockDim.x + threadIdx.x
 
 def _header(title: str, ring: RingSpec, doc: str) -> str:
     """The C templates' header, naming this module and including only ``<stdint.h>``."""
-    return templates._header(title, ring, doc, "ren.codegen.cuda_templates", ("stdint.h",))
+    return helpers.header(title, ring, doc, "ren.codegen.cuda_templates", ("stdint.h",))
 
 
 def _constant(name: str, ctype: str, values, per_line: int = 4) -> str:
     """``__constant__ const <ctype> NAME[len] = {...};``, a C array in constant memory.
 
-    It is :func:`templates._c_array` with ``__constant__`` for ``static``; the literals are
+    It is :func:`ren.codegen.helpers.c_array` with ``__constant__`` for ``static``; the literals are
     exact, and an empty list becomes one unused ``0``.
     """
-    return _c_array(name, ctype, values, per_line).replace(
-        "static const ", "__constant__ const ", 1
-    )
+    return c_array(name, ctype, values, per_line).replace("static const ", "__constant__ const ", 1)
 
 
 def _helpers(dtype: str) -> str:
@@ -267,9 +259,9 @@ def ntt_program(ring: RingSpec) -> CUDAProgram:
     :func:`ren.codegen.templates.ntt_tables`. Matches :func:`ren.ring.arith.ntt` word
     for word.
     """
-    name = f"ren_cuda_ntt_{_tag(ring)}"
+    name = f"ren_cuda_ntt_{tag(ring)}"
     threads, half = ring.L * ring.n // 2, ring.n // 2
-    body = _fill(
+    body = fill(
         NTT,
         word=_WORD[ring.dtype],
         w=ring.dtype,
@@ -283,7 +275,7 @@ def ntt_program(ring: RingSpec) -> CUDAProgram:
         stage_entry=_entry(f"{name}_stage", f"{_OUT}, {_NTT_PARAMS}, int stage_m, int stage_t"),
         last_entry=_entry(f"{name}_last", f"{_OUT}, {_NTT_PARAMS}"),
     )
-    doc = _fill(NTT_DOC, L=ring.L, n=ring.n, threads=threads, name=name)
+    doc = fill(NTT_DOC, L=ring.L, n=ring.n, threads=threads, name=name)
     source = _header(f"{name}: forward negacyclic NTT", ring, doc) + _helpers(ring.dtype) + body
     stages = _stages(ring.n, inverse=False)
     launches = [_launch(f"{name}_first", threads, "out", "in", "tw", "tw_shoup")]
@@ -392,16 +384,16 @@ def intt_program(ring: RingSpec) -> CUDAProgram:
     :func:`ren.codegen.templates.intt_tables`. Matches :func:`ren.ring.arith.intt` word
     for word.
     """
-    name = f"ren_cuda_intt_{_tag(ring)}"
+    name = f"ren_cuda_intt_{tag(ring)}"
     threads, half = ring.L * ring.n // 2, ring.n // 2
     common = dict(w=ring.dtype, n=ring.n, half=half, threads=threads, gidx=_GIDX)
     first = ""
     if ring.n >= 4:
         first_entry = _entry(f"{name}_first", f"{_OUT}, {_IN}, {_NTT_PARAMS}")
-        first = _fill(INTT_FIRST, first_entry=first_entry, **common)
+        first = fill(INTT_FIRST, first_entry=first_entry, **common)
     only = ring.n == 2  # the last stage is the only one: it reads `in`
     last_params = f"{_OUT}, {_IN}, {_NTT_PARAMS}" if only else f"{_OUT}, {_NTT_PARAMS}"
-    body = _fill(
+    body = fill(
         INTT,
         word=_WORD[ring.dtype],
         moduli=_constant("MODULI", "word", list(ring.moduli)),
@@ -411,7 +403,7 @@ def intt_program(ring: RingSpec) -> CUDAProgram:
         last_src="in" if only else "out",
         **common,
     )
-    doc = _fill(INTT_DOC, L=ring.L, n=ring.n, threads=threads, name=name)
+    doc = fill(INTT_DOC, L=ring.L, n=ring.n, threads=threads, name=name)
     source = _header(f"{name}: inverse negacyclic NTT", ring, doc) + _helpers(ring.dtype) + body
     stages = _stages(ring.n, inverse=True)
     launches = []
@@ -470,8 +462,8 @@ def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CUDAProgram:
         )
     )
     digest = hashlib.sha256(repr(drop).encode()).hexdigest()[:8]
-    name = f"ren_cuda_rescale_d{len(drop)}_{digest}_{_tag(ring)}"
-    doc = _fill(
+    name = f"ren_cuda_rescale_d{len(drop)}_{digest}_{tag(ring)}"
+    doc = fill(
         templates.RESCALE_DOC,
         launch=f"One launch, one thread per coefficient ({ring.n} threads), each looping over "
         "the limbs.\n",
@@ -482,7 +474,7 @@ def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CUDAProgram:
         L_out=len(keep),
         n=ring.n,
     )
-    body = _fill(
+    body = fill(
         RESCALE,
         word=_WORD[ring.dtype],
         w=ring.dtype,
@@ -603,8 +595,8 @@ def base_convert_program(ring: RingSpec, target: RingSpec) -> CUDAProgram:
         )
     )
     digest = hashlib.sha256(repr(target).encode()).hexdigest()[:8]
-    name = f"ren_cuda_base_convert_to{target.L}_{digest}_{_tag(ring)}"
-    doc = _fill(
+    name = f"ren_cuda_base_convert_to{target.L}_{digest}_{tag(ring)}"
+    doc = fill(
         templates.BASE_CONVERT_DOC,
         rounding=" CUDA's double division and uint64 -> double conversion round to nearest, "
         "as the host's do.",
@@ -612,13 +604,13 @@ def base_convert_program(ring: RingSpec, target: RingSpec) -> CUDAProgram:
         "target limb.\n",
         constants="__constant__",
         fma=" (and it is compiled with --fmad=false)",
-        targets=_limbs(target),
+        targets=limbs(target),
         t_dtype=target.dtype,
         L=ring.L,
         L_out=target.L,
         n=ring.n,
     )
-    body = _fill(
+    body = fill(
         BASE_CONVERT,
         s_word=_WORD[ring.dtype],
         t_word=_WORD[target.dtype],

@@ -145,27 +145,26 @@ def lifetimes(schedule: Sequence[_Bound]) -> dict[int, tuple[Buffer, int, int]]:
     return life
 
 
+def _written_first(schedule: Sequence[_Bound]) -> dict[int, tuple[Buffer, int, int]]:
+    """The buffers a kernel of the schedule writes before any reads them: not inputs."""
+    writers: dict[int, int] = {}
+    for i, k in enumerate(schedule):
+        writers.setdefault(id(k.bufs[0]), i)
+    return {key: t for key, t in lifetimes(schedule).items() if writers.get(key) == t[1]}
+
+
 def _planned(
     schedule: list[ScheduledKernel], outputs: set[int]
 ) -> dict[int, tuple[Buffer, int, int]]:
     """The buffers the planner may place: temporaries first written by a kernel of the schedule."""
     copies = {id(k.bufs[0]) for k in schedule if k.info.family is Family.COPY}
-    writers: dict[int, int] = {}
-    for i, k in enumerate(schedule):
-        writers.setdefault(id(k.bufs[0]), i)
-    out = {}
-    for key, (buf, first, last) in lifetimes(schedule).items():
-        keep = (
-            key in outputs
-            or key in copies
-            or buf.allocated
-            or buf.no_opt
-            or buf.base is not None
-            or writers.get(key) != first  # read before written: an input
+    return {
+        key: (buf, first, last)
+        for key, (buf, first, last) in _written_first(schedule).items()
+        if not (
+            key in outputs or key in copies or buf.allocated or buf.no_opt or buf.base is not None
         )
-        if not keep:
-            out[key] = (buf, first, last)
-    return out
+    }
 
 
 def captured_temporaries(
@@ -176,13 +175,8 @@ def captured_temporaries(
     A capture runs several realizations; their temporaries (views of each one's arena) are placed
     again by their lifetimes over the whole plan, in one arena per device.
     """
-    writers: dict[int, int] = {}
-    for i, u in enumerate(units):
-        writers.setdefault(id(u.bufs[0]), i)
     return {
-        key: (buf, first, last)
-        for key, (buf, first, last) in lifetimes(units).items()
-        if key not in keep and writers.get(key) == first and buf.dtype != "u8"
+        key: t for key, t in _written_first(units).items() if key not in keep and t[0].dtype != "u8"
     }
 
 

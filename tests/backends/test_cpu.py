@@ -22,7 +22,7 @@ from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 import ren.codegen.c
-import ren.codegen.templates
+import ren.codegen.helpers
 from ren import Poly, RingSpec
 from ren.backends import cpu, cpu_threads
 from ren.codegen.c import CRenderer
@@ -282,11 +282,11 @@ def test_ren_validate_passes_correct_kernels(monkeypatch, fresh_kernels):
 
 def test_ren_validate_catches_a_sabotaged_renderer(monkeypatch, fresh_kernels):
     assert RING.dtype == "u32"
-    mont_mul = ren.codegen.templates.MONT_MUL_HI  # the Montgomery product the renderer includes
+    mont_mul = ren.codegen.helpers.MONT_MUL_HI  # the Montgomery product the renderer includes
     assert _CORRECTION in mont_mul
     # drop mont_mul's final correction: results land in [q, 2q) where they should be reduced
     sabotaged = mont_mul.replace(_CORRECTION, _SABOTAGED)
-    monkeypatch.setattr(ren.codegen.templates, "MONT_MUL_HI", sabotaged)
+    monkeypatch.setattr(ren.codegen.helpers, "MONT_MUL_HI", sabotaged)
     (a, pa), (b, pb) = ntt_pair(RING, 3), ntt_pair(RING, 4)
     # without validation the wrong words go unnoticed by the engine ...
     wrong = (a * b).realize()

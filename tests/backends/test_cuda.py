@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ren.codegen.cuda
-import ren.codegen.templates
+import ren.codegen.helpers
 from ren import Poly, RingSpec, ntt_primes, realize
 from ren.backends import cuda
 from ren.codegen.cuda import CUDARenderer
@@ -79,10 +79,10 @@ _CORRECTION = "return t_hi >= mq_hi ? t_hi - mq_hi : t_hi - mq_hi + q;"
 
 @pytest.mark.parametrize("device", CUDA, indirect=True)
 def test_ren_validate_catches_a_sabotaged_cuda_renderer(device, monkeypatch, fresh_kernels):
-    mont_mul = ren.codegen.templates.MONT_MUL_HI  # the Montgomery product the renderer includes
+    mont_mul = ren.codegen.helpers.MONT_MUL_HI  # the Montgomery product the renderer includes
     assert _CORRECTION in mont_mul
     sabotaged = mont_mul.replace(_CORRECTION, "return t_hi - mq_hi + q;")
-    monkeypatch.setattr(ren.codegen.templates, "MONT_MUL_HI", sabotaged)
+    monkeypatch.setattr(ren.codegen.helpers, "MONT_MUL_HI", sabotaged)
     monkeypatch.setenv("REN_VALIDATE", "1")
     a = Poly.uniform(RING, rng=4).ntt().realize()
     x = a.to(device) * a.to(device)

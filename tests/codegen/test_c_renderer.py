@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from ren.codegen.c import CRenderer
+from ren.codegen.helpers import c_helpers
 from ren.codegen.linearize import Program, Table, linearize
-from ren.codegen.templates import c_helpers
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.ir import DType, Node, Op
 from ren.poly import Poly
@@ -268,7 +268,8 @@ def test_a_coefficient_form_gather_is_refused_not_rendered_wrong():
 
 
 def test_openmp_only_where_there_is_work_for_it():
-    from ren.codegen.templates import OMP_MIN_WORDS, omp_for, rescale_source
+    from ren.codegen.helpers import OMP_MIN_WORDS, omp_for
+    from ren.codegen.templates import rescale_source
 
     big = RingSpec(4096, ntt_primes(4096, 50, 4))
     assert big.L * big.n >= OMP_MIN_WORDS

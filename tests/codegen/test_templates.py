@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ren.codegen import helpers
 from ren.codegen import templates as tp
 from ren.ring import RingSpec, ntt_primes
 from ren.ring import arith as rk
@@ -336,10 +337,10 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="degrees n differ"):
         tp.base_convert_source(ring, RingSpec(32, ntt_primes(32, 30, 1)))
     with pytest.raises(KeyError, match="placeholders"):
-        tp._fill("x = {a} + {b};", a=1)
+        helpers.fill("x = {a} + {b};", a=1)
 
 
 def test_c_array_writes_exact_literals():
-    text = tp._c_array("F", "double", [float(2**61 - 1), 0.1])
+    text = helpers.c_array("F", "double", [float(2**61 - 1), 0.1])
     assert "0x1.0000000000000p+61" in text and float.hex(0.1) in text
-    assert tp._c_array("E", "int", []) == "static const int E[1] = {\n    0\n};"
+    assert helpers.c_array("E", "int", []) == "static const int E[1] = {\n    0\n};"

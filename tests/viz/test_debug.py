@@ -310,52 +310,6 @@ def test_ckks_watch_registers_for_every_stepper():
         watch(xs)
 
 
-class _Masked:
-    """A toy scheme the debugger has never heard of: ``m + k`` with the key ``k`` (a Poly).
-
-    It speaks only the watch protocol, so the ``slots`` screen must work through it alone.
-    """
-
-    def __init__(self, m: Poly, key: Poly):
-        self.parts = (m + key,)
-        self.key = key
-
-    def __ren_watch__(self, context=None):
-        if context is not None and not isinstance(context, Poly):
-            raise TypeError(f"context must be a key Poly, got {type(context).__name__}")
-        return _MaskedView(self, context if context is not None else self.key)
-
-
-class _MaskedView:
-    def __init__(self, value: _Masked, key: Poly):
-        self.summary = "toy, one part"
-        self.key = key
-
-    def decrypt(self, parts):
-        (c,) = parts
-        return np.array((c - self.key).tolist(centered=True), dtype=complex)
-
-    @staticmethod
-    def precision_bits(got, expected):
-        return 99.0 if np.array_equal(got, expected) else 0.0
-
-
-def test_the_debugger_shows_any_value_that_speaks_the_watch_protocol():
-    m = Poly.uniform(RING, rng=3)
-    key = Poly.uniform(RING, rng=4).realize()
-    value = _Masked(m, key)
-    expected = np.array(m.tolist(centered=True), dtype=complex)  # the oracle: the plain value
-    st = Stepper(value)
-    st.watch(value, None, expected)
-    st.finish()
-    screen = st.slots(limit=3)
-    assert "ct0: toy, one part" in screen
-    assert "precision: 99.00 bits" in screen
-    np.testing.assert_array_equal(st.decrypt(value), expected)
-    with pytest.raises(TypeError, match="context must be a key Poly, got str"):
-        watch(value, "not a key")
-
-
 # --------------------------------------------------------------------------------------------
 # the prompt
 
