@@ -43,6 +43,7 @@ __all__ = [
     "JIT_GRAPH",
     "NO_PLAN",
     "POISON",
+    "SCHEDULE_CACHE",
     "THREADS",
     "VALIDATE",
     "XDG_CACHE_HOME",
@@ -331,25 +332,22 @@ CACHE_MAX_MB: Setting[float] = Setting(
     _parse_positive,
     _check_positive("REN_CACHE_MAX_MB"),
 )
+SCHEDULE_CACHE: Setting[int] = _int(
+    "REN_SCHEDULE_CACHE", 256, 0, None,
+    "a non-negative integer: how many schedules to keep (0 turns the cache off)",
+    "The schedule cache: how many scheduled graphs a process keeps (0: schedule every time).",
+)  # fmt: skip
 THREADS: Setting[int | None] = _int(
-    "REN_THREADS",
-    None,
-    1,
-    None,
-    "a positive integer (the number of threads)",
+    "REN_THREADS", None, 1, None, "a positive integer (the number of threads)",
     "The cpu backend's threads (unset: Ren's default; 1: no OpenMP).",
-)
+)  # fmt: skip
 CUDA_EMULATE: Setting[bool] = _bool(
     "REN_CUDA_EMULATE", False, "Run the rendered CUDA C on the host emulator (no GPU)."
 )
 CUDA_DEVICE: Setting[int] = _int(
-    "REN_CUDA_DEVICE",
-    0,
-    0,
-    None,
-    "a GPU index: an integer >= 0",
+    "REN_CUDA_DEVICE", 0, 0, None, "a GPU index: an integer >= 0",
     "The index of the GPU the cuda device uses.",
-)
+)  # fmt: skip
 CC: Setting[str | None] = _str(
     "CC", None, "a C compiler's name or path", "The C compiler (unset: cc, gcc, clang on PATH)."
 )

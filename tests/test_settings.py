@@ -57,6 +57,7 @@ DEFAULTS = {
     "REN_CCACHE": True,
     "REN_CACHE_DIR": None,
     "REN_CACHE_MAX_MB": 1024.0,
+    "REN_SCHEDULE_CACHE": 256,
     "REN_THREADS": None,
     "REN_CUDA_EMULATE": False,
     "REN_CUDA_DEVICE": 0,

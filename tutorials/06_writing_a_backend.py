@@ -167,7 +167,7 @@ for ins in program.instrs:
     if ins.op is Op.LOAD:
         what = f"slot {ins.slot}, limb i, word k"
     elif ins.op is Op.IMM:
-        what = f"the constant {ins.arg.value}, in {ins.arg.layout} words"
+        what = f"row {ins.arg.row} of the constants (slot {ins.slot}), in {ins.arg.layout} words"
     else:
         what = ", ".join(f"v{s}" for s in ins.srcs)
     print(f"v{ins.dest} = {ins.op.name:<4} {what}")

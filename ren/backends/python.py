@@ -6,7 +6,8 @@ kernels of ``ren.ring.arith``:
 
 * ``LOAD``: rows ``limb_offset .. limb_offset + L`` of the slot's buffer, gathered by the
   NTT-form automorphism permutation when the load has a Galois element;
-* ``IMM``: the constant's Montgomery words per limb, in every word or in coefficient 0 only;
+* ``IMM``: the constant's Montgomery words per limb (a row of the kernel's constants argument,
+  its last slot), in every word or in coefficient 0 only;
 * ``ADD``/``SUB``/``NEG``/``MUL``: modular add, sub, negate, Montgomery product, per limb;
 * ``NTT``/``INTT``/``RESCALE``/``TO_RING`` (basis extension)/``COPY``: the whole-polynomial
   kernels.
@@ -22,7 +23,8 @@ import numpy as np
 from ren.device import Buffer
 from ren.errors import RenError
 from ren.ir.facts import need_ring
-from ren.ir.node import KernelInfo, Node
+from ren.ir.kernels import const_words
+from ren.ir.node import ConstRowArg, KernelInfo, Node
 from ren.ir.op import Op
 from ren.ring import Domain, automorphism_ntt_table
 from ren.ring import arith as rk
@@ -30,12 +32,14 @@ from ren.ring import arith as rk
 __all__ = ["compile", "interpret"]
 
 
-def _imm(node: Node) -> np.ndarray:
+def _imm(node: Node, bufs: tuple[Buffer, ...]) -> np.ndarray:
     arg = node.arg
     ring = arg.ring
-    col = np.array(
-        [[arg.value % q * (1 << ring.word_bits) % q] for q in ring.moduli], dtype=ring.np_dtype
-    )
+    if isinstance(arg, ConstRowArg):  # row ``row`` of the kernel's constants argument
+        words = bufs[node.src[0].arg.index].need_array().reshape(-1, ring.L)
+        col = words[arg.row].reshape(ring.L, 1)
+    else:  # a body not kernelized: the value itself
+        col = const_words(ring, (arg.value,)).reshape(ring.L, 1)
     if arg.layout == "all":
         return np.broadcast_to(col, (ring.L, ring.n))
     out = np.zeros((ring.L, ring.n), dtype=ring.np_dtype)
@@ -60,7 +64,7 @@ def _eval(node: Node, src: list[np.ndarray], bufs: tuple[Buffer, ...]) -> np.nda
     if op is Op.LOAD:
         return _load(node, bufs)
     if op is Op.IMM:
-        return _imm(node)
+        return _imm(node, bufs)
     ring = need_ring(node)
     if op is Op.ADD:
         return rk.add(ring, *src)

@@ -342,9 +342,16 @@ def external_reads(plan: CapturedPlan, names: dict[int, str]) -> list[tuple[Buff
 
 
 def rebound(u: ExecUnit, swap: Mapping[int, Buffer | None]) -> ExecUnit:
-    """``u`` with the buffers whose ``id`` is in ``swap`` replaced (``None``: an input slot)."""
+    """``u`` with the buffers whose ``id`` is in ``swap`` replaced (``None``: an input slot).
+
+    The unit's buffers are its kernel's and then, for a kernel with constants, the constants
+    argument (which the plan keeps: it is never swapped).
+    """
     kernel = rebind(u.kernel, swap)
-    return u if kernel is u.kernel else ExecUnit(u.name, u.device, kernel.bufs, u.fn, kernel)
+    if kernel is u.kernel:
+        return u
+    bufs = kernel.bufs + u.bufs[len(kernel.bufs) :]
+    return ExecUnit(u.name, u.device, bufs, u.fn, kernel)
 
 
 def _run_units(plan: CapturedPlan, new: list[Buffer | None], validate: bool) -> None:

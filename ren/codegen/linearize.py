@@ -5,7 +5,7 @@ An elementwise kernel body is ``STORE(SLOT 0, value)``, ``value`` a tree of modu
 graph's toposort), each define one value ``v<i>`` for the word at limb ``i``, slot ``k``::
 
     v0 = LOAD  slot 1, limb +0, slot k            (INDEX arg: limb offset, gather table)
-    v1 = IMM   3, all                              (the constant's Montgomery word per limb)
+    v1 = IMM   slot 2, row 0, all                  (a constant: its Montgomery word for limb i)
     v2 = MUL   v0, v1                              (Montgomery product modulo q_i)
     STORE slot 0 <- v2
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ren.ir.node import ImmArg, IndexArg, Node
+from ren.ir.node import ConstRowArg, ImmArg, IndexArg, Node
 from ren.ir.op import Op
 from ren.ring import Domain, RingSpec
 
@@ -42,13 +42,14 @@ class Table:
 class Instr:
     """``dest = op(srcs)`` with the node's arg; ``dest`` is the index of the value defined.
 
-    ``arg`` is the ``IndexArg`` of a ``LOAD``, the ``ImmArg`` of an ``IMM``, else ``None``.
+    ``arg`` is the ``IndexArg`` of a ``LOAD``, the ``ConstRowArg`` (or, in a body not kernelized,
+    the ``ImmArg``) of an ``IMM``, else ``None``.
     """
 
     dest: int
     op: Op
     srcs: tuple[int, ...]
-    arg: IndexArg | ImmArg | None
+    arg: IndexArg | ConstRowArg | ImmArg | None
     slot: int | None = None  # LOAD/STORE: the buffer parameter
     table: Table | None = None  # LOAD with a gather
 
@@ -94,7 +95,10 @@ def linearize(ast: Node) -> Program:
                     tables.append(table)
             instrs.append(Instr(dest, Op.LOAD, (), node.arg, slot, table))
         elif node.op is Op.IMM:
-            instrs.append(Instr(dest, Op.IMM, (), node.arg))
+            slot = node.src[0].arg.index if node.src else None  # the constants argument
+            if slot is not None:
+                slots = max(slots, slot + 1)
+            instrs.append(Instr(dest, Op.IMM, (), node.arg, slot))
         elif node.op in (Op.ADD, Op.SUB, Op.NEG, Op.MUL):
             instrs.append(Instr(dest, node.op, tuple(index[s] for s in node.src), None))
         else:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 from ren.codegen.linearize import Instr, Program
-from ren.ir.node import ImmArg, IndexArg
+from ren.ir.node import ConstRowArg, ImmArg, IndexArg
 from ren.ir.op import Op
 from ren.ring import RingSpec
 
@@ -67,16 +67,20 @@ class Renderer(ABC):
         """The expression that computes ``ins`` for limb ``i`` and slot ``k``.
 
         A ``LOAD`` reads its buffer (through its permutation table, if any, and from its limb
-        window), an ``IMM`` reads its per-limb constant array, and every other op is written by
-        ``code_for_op`` on the values of its sources.
+        window), an ``IMM`` reads its word for limb ``i`` from the kernel's constants argument
+        (row ``row``), and every other op is written by ``code_for_op`` on the values of its
+        sources.
         """
         ring, arg = prog.ring, ins.arg
         if isinstance(arg, IndexArg):  # a LOAD
             k = f"{ins.table.name}[k]" if ins.table is not None else "k"
             row = f"(i + {arg.limb_offset})" if arg.limb_offset else "i"
             return f"b{ins.slot}[{row} * {ring.n} + {k}]"
-        if isinstance(arg, ImmArg):  # an IMM: the per-limb words are the array IMM<dest>
-            word = f"IMM{ins.dest}[i]"
+        if isinstance(arg, (ConstRowArg, ImmArg)):  # an IMM
+            if isinstance(arg, ConstRowArg):  # the constants argument, row by row
+                word = f"b{ins.slot}[{arg.row * ring.L} + i]" if arg.row else f"b{ins.slot}[i]"
+            else:  # a body not kernelized: the words are the literal array IMM<dest>
+                word = f"IMM{ins.dest}[i]"
             return word if arg.layout == "all" else f"(k == 0 ? {word} : 0)"
         return self.code_for_op[ins.op](*(f"v{s}" for s in ins.srcs))
 

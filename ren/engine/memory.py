@@ -14,6 +14,7 @@ are already allocated (inputs), buffers written by a copy between devices, and b
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -286,4 +287,4 @@ def rebind(kernel: ScheduledKernel, views: Mapping[int, Buffer | None]) -> Sched
     bufs = cast("tuple[Buffer, ...]", tuple(views.get(id(b), b) for b in kernel.bufs))
     if all(a is b for a, b in zip(bufs, kernel.bufs, strict=True)):
         return kernel
-    return type(kernel)(kernel.ast, bufs, kernel.info)
+    return dataclasses.replace(kernel, bufs=bufs)

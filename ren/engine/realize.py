@@ -23,11 +23,12 @@ import numpy as np
 
 from ren import settings
 from ren.device import Buffer, registered_backend
-from ren.engine import debug_level
+from ren.engine import debug_level, dump, schedule_cache
 from ren.engine.memory import MemoryPlan, plan_memory
 from ren.engine.observe import active, notify
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.errors import RenError
+from ren.ir.kernels import const_words
 from ren.ir.node import KernelInfo, Node, base_buffer
 from ren.ir.op import DType, Op
 from ren.passes import ScheduleContext
@@ -43,6 +44,7 @@ __all__ = [
     "realize_nodes",
     "run_exec_units",
     "uncaptured",
+    "unit_buffers",
 ]
 
 
@@ -132,11 +134,28 @@ def backend(device: str) -> Backend:
         return _backends[device]
 
 
+def unit_buffers(kernel: ScheduledKernel) -> tuple[Buffer, ...]:
+    """The buffers of ``kernel``'s exec unit: its own, then its constants' words, if it has any.
+
+    The constants argument is a small buffer on the kernel's device, made here from
+    ``kernel.consts`` (``ren.ir.kernels.const_words``): the kernel body reads it as its last slot.
+    """
+    if not kernel.consts:
+        return kernel.bufs
+    ring = kernel.info.ring
+    words = const_words(ring, kernel.consts)
+    return (*kernel.bufs, Buffer(kernel.info.device, ring.dtype, words.size, words))
+
+
 def make_exec_units(sched: list[ScheduledKernel]) -> list[ExecUnit]:
-    """Compile each scheduled kernel for its device and bind it to its buffers."""
+    """Compile each scheduled kernel for its device and bind it to its buffers (and constants)."""
     return [
         ExecUnit(
-            k.info.name, k.info.device, k.bufs, backend(k.info.device).compile(k.ast, k.info), k
+            k.info.name,
+            k.info.device,
+            unit_buffers(k),
+            backend(k.info.device).compile(k.ast, k.info),
+            k,
         )
         for k in sched
     ]
@@ -294,6 +313,38 @@ class Realization:
         return self.ctx
 
 
+def _scheduled(sink: Node) -> tuple[list[ScheduledKernel], ScheduleContext]:
+    """The kernels of ``sink`` with memory planned: from the schedule cache, or the passes.
+
+    While a tool that shows passes watches (an observer, ``REN_DUMP``), the passes run even on a
+    hit, so every realization can be shown; the context says it was a hit all the same.
+    """
+    if not schedule_cache.enabled():
+        return _plan(*schedule(sink))
+    key = schedule_cache.graph_key(sink)
+    entry = schedule_cache.lookup(key)
+    if entry is not None and not (active() or dump.dump_dir() is not None):
+        sched, buf = schedule_cache.bind(entry, key)
+        realized = schedule_cache.realized(entry, buf)
+        ctx = ScheduleContext(outputs=sink.src, cache="hit", cache_key=key.digest)
+        ctx.becomes_map.update(zip(sink.src, realized, strict=True))
+        ctx.memory_plan = entry.memory_plan
+        return sched, ctx
+    sched, ctx = _plan(*schedule(sink))
+    ctx.cache, ctx.cache_key = ("miss" if entry is None else "hit, scheduled again"), key.digest
+    if entry is None:
+        schedule_cache.remember(key, sched, ctx)
+    return sched, ctx
+
+
+def _plan(
+    sched: list[ScheduledKernel], ctx: ScheduleContext
+) -> tuple[list[ScheduledKernel], ScheduleContext]:
+    outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
+    sched, ctx.memory_plan = plan_memory(sched, outputs)
+    return sched, ctx
+
+
 def prepare(
     nodes: tuple[Node, ...], finish: Callable[[dict[Node, Node]], None] | None = None
 ) -> Realization:
@@ -303,9 +354,7 @@ def prepare(
     the ``becomes_map`` after the last unit ran.
     """
     sink = Node(Op.SINK, DType.VOID, tuple(nodes))
-    sched, ctx = schedule(sink)
-    outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
-    sched, ctx.memory_plan = plan_memory(sched, outputs)
+    sched, ctx = _scheduled(sink)
     _check_inputs(sched)
     prepared = Realization(sink, sched, ctx, make_exec_units(sched), finish)
     notify("on_prepared", prepared)

@@ -60,12 +60,15 @@ PASSES = (
 class ScheduledKernel:
     """One kernel to run: its body, the buffers bound to its slots, and what it is.
 
-    The body is a ``STORE`` over ``SLOT``s; slot 0 is the buffer written.
+    The body is a ``STORE`` over ``SLOT``s; slot 0 is the buffer written. ``consts`` are the
+    values of its constants by row (``KernelArg.consts``): the exec unit passes their words as
+    one more argument after the buffers.
     """
 
     ast: Node
     bufs: tuple[Buffer, ...]
     info: KernelInfo
+    consts: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
         return f"<ScheduledKernel {self.info.name} bufs={[b.id for b in self.bufs]}>"
@@ -112,5 +115,5 @@ def kernels_of(sink: Node) -> list[ScheduledKernel]:
     for node in sink.toposort():
         if node.op is Op.KERNEL:
             bufs = tuple(base_buffer(s).arg.buffer for s in node.src)
-            out.append(ScheduledKernel(node.arg.ast, bufs, node.arg.info))
+            out.append(ScheduledKernel(node.arg.ast, bufs, node.arg.info, node.arg.consts))
     return out

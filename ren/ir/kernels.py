@@ -12,10 +12,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+import numpy as np
+
 from ren.ir.op import Op
 from ren.ring import Domain, RingSpec
 
-__all__ = ["FAMILY_OF_OP", "Family", "KernelInfo", "TemplateParams"]
+__all__ = ["FAMILY_OF_OP", "Family", "KernelInfo", "TemplateParams", "const_words"]
 
 
 class Family(enum.Enum):
@@ -103,3 +105,14 @@ class KernelInfo:
 
     def __repr__(self) -> str:
         return f"{self.name} [{self.kind}] {self.device} n={self.ring.n} L={self.ring.L}"
+
+
+def const_words(ring: RingSpec, consts: tuple[int, ...]) -> np.ndarray:
+    """A kernel's constants argument: row ``j`` holds ``consts[j] * R mod q_i`` for each limb.
+
+    The words are in Montgomery form (``R = 2^word_bits``), ``len(consts) * L`` of them, row by
+    row, in the ring's word type: what an ``IMM`` with a ``ConstRowArg`` reads.
+    """
+    R = 1 << ring.word_bits
+    words = [c % q * R % q for c in consts for q in ring.moduli]
+    return np.array(words, dtype=ring.np_dtype)

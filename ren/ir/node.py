@@ -24,6 +24,7 @@ from ren.ring import Domain, RingSpec
 __all__ = [
     "BufferArg",
     "ConstArg",
+    "ConstRowArg",
     "CopyArg",
     "GaloisArg",
     "ImmArg",
@@ -309,6 +310,26 @@ class ImmArg:
 
 
 @dataclass(frozen=True)
+class ConstRowArg:
+    """``IMM`` in a kernel body: the constant's words are a row of the kernel's constants.
+
+    Row ``row`` of the constants argument (the ``SLOT`` the ``IMM`` reads) holds the words per
+    limb; they are not literals in the body.
+    ``kernelize`` moves every constant's value out of the body into ``KernelArg.consts``, so
+    kernels that differ only in constant values have one body (one compiled library). ``layout``
+    is ``ImmArg``'s: ``"all"`` or ``"first"`` (coefficient 0 of each limb, zeros elsewhere).
+    """
+
+    row: int
+    ring: RingSpec
+    device: str
+    layout: str = "all"
+
+    def __repr__(self) -> str:
+        return f"row {self.row} {self.layout} n={self.ring.n} q={self.ring.moduli}"
+
+
+@dataclass(frozen=True)
 class IndexArg:
     """``INDEX``/``LOAD``: read a value of ``ring`` in ``domain`` from a buffer.
 
@@ -340,10 +361,16 @@ class SlotArg:
 
 @dataclass(frozen=True)
 class KernelArg:
-    """``KERNEL``: the kernel body ``ast`` (a ``STORE`` over ``SLOT`` parameters) and its info."""
+    """``KERNEL``: the kernel body ``ast`` (a ``STORE`` over ``SLOT`` parameters) and its info.
+
+    ``consts`` are the values of the body's constants, by row (an ``IMM`` with a ``ConstRowArg``
+    reads row ``row``): a backend gets their Montgomery words per limb as one more argument,
+    after the buffers, so the body itself holds no constant value.
+    """
 
     ast: Node
     info: KernelInfo
+    consts: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
         return repr(self.info)

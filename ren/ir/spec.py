@@ -18,6 +18,7 @@ from ren.ir.facts import facts, is_const, is_view, need_ring
 from ren.ir.node import (
     BufferArg,
     ConstArg,
+    ConstRowArg,
     CopyArg,
     GaloisArg,
     ImmArg,
@@ -204,7 +205,10 @@ def _after(node: Node) -> str | None:
 
 
 def _imm(node: Node) -> str | None:
-    if err := _nsrc(node, 0) or _arg(node, ImmArg):
+    if isinstance(node.arg, ConstRowArg):  # in a kernel body: a row of the constants argument
+        if len(node.src) != 1 or node.src[0].op is not Op.SLOT:
+            return "a constant read from the kernel's constants takes one SLOT"
+    elif err := _nsrc(node, 0) or _arg(node, ImmArg):
         return err
     if node.arg.layout not in ("all", "first"):
         return f"layout {node.arg.layout!r} is not 'all' or 'first'"
@@ -251,8 +255,12 @@ def _kernel(node: Node) -> str | None:
     if ast.op is not Op.STORE:
         return f"its body is a {ast.op.name}, not a STORE"
     slots = {n.arg.index for n in ast.toposort() if n.op is Op.SLOT}
-    if slots != set(range(len(node.src))):
-        return f"its body uses slots {sorted(slots)} but it has {len(node.src)} parameters"
+    params = len(node.src) + (1 if node.arg.consts else 0)  # the constants come last
+    if slots != set(range(params)):
+        return f"its body uses slots {sorted(slots)} but it has {params} parameters"
+    rows = {n.arg.row for n in ast.toposort() if isinstance(n.arg, ConstRowArg)}
+    if rows != set(range(len(node.arg.consts))):
+        return f"its body reads constant rows {sorted(rows)} of {len(node.arg.consts)}"
     return None
 
 

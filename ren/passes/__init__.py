@@ -27,6 +27,10 @@ class ScheduleContext:
         record: every rule that fired, per pass name (``Rewrite(rule, before, after)``).
         timings: seconds each pass took, per pass name.
         memory_plan: the ``MemoryPlan`` of the realization, once planned.
+        cache: what the schedule cache did: ``"off"``, ``"miss"`` (the passes ran and their
+            result was kept), ``"hit"`` (no pass ran: a kept schedule was bound), or
+            ``"hit, scheduled again"`` (a tool that shows the passes was watching, so they ran).
+        cache_key: a short hash of the graph's structure, the schedule cache's key.
     """
 
     outputs: tuple[Node, ...] = ()
@@ -34,6 +38,8 @@ class ScheduleContext:
     record: dict[str, list[Rewrite]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     memory_plan: object = None
+    cache: str = "off"
+    cache_key: str = ""
 
     def rewrites(self, name: str) -> list[Rewrite]:
         """The list a pass appends the rules it fired to."""

@@ -7,8 +7,10 @@ or ``ntt``, ``intt``, ``rescale``, ``base_convert``, ``copy``), the ring and dom
 device, and a short name. The ``KERNEL``'s sources are the buffers in slot order; the ones that
 other kernels fill are ``AFTER`` nodes, so a walk of the graph meets kernels in a valid order.
 
-Because buffers become slots, two kernels that do the same thing to different buffers have the
-same body (the same interned node): a code cache keyed on the body compiles it once.
+Because buffers become slots, and each constant's value moves out of the body into
+``KernelArg.consts`` (an ``IMM`` reads row ``j`` of one more slot, the constants argument),
+two kernels that do the same thing to other buffers or with other constants have the same body
+(the same interned node): a code cache keyed on the body compiles it once.
 
 *Requires*: ``indexify`` ran.
 
@@ -20,13 +22,13 @@ from __future__ import annotations
 from ren.errors import RenError
 from ren.ir.facts import facts
 from ren.ir.kernels import FAMILY_OF_OP, Family, KernelInfo, TemplateParams
-from ren.ir.node import ImmArg, IndexArg, KernelArg, Node, SlotArg
+from ren.ir.node import ConstRowArg, ImmArg, IndexArg, KernelArg, Node, SlotArg
 from ren.ir.op import DType, Op
 from ren.ir.rewrite import Pat, Rules, graph_rewrite
 from ren.passes import ScheduleContext
 from ren.ring import Domain
 
-__all__ = ["copy_read", "rules", "run", "template_params"]
+__all__ = ["const_rows", "rules", "run", "template_params"]
 
 
 def _slots(value: Node, out: Node) -> tuple[Node, tuple[Node, ...]]:
@@ -52,12 +54,34 @@ def _slots(value: Node, out: Node) -> tuple[Node, tuple[Node, ...]]:
     return new[value], tuple(bases)
 
 
+def const_rows(body: Node, slot: int) -> tuple[Node, tuple[int, ...]]:
+    """``body`` with each constant read from row ``j`` of ``SLOT slot``, and the rows' values.
+
+    ``imm(c, layout) -> imm(slot, row j, layout)`` with ``consts[j] = c``; equal values share a
+    row. A body without constants is returned as it is, with no rows.
+    """
+    consts: list[int] = []
+    new: dict[Node, Node] = {}
+    param = Node(Op.SLOT, body.dtype, (), SlotArg(slot))
+    for node in body.toposort():
+        if node.op is Op.IMM and isinstance(node.arg, ImmArg):
+            arg = node.arg
+            if arg.value not in consts:
+                consts.append(arg.value)
+            row = ConstRowArg(consts.index(arg.value), arg.ring, arg.device, arg.layout)
+            new[node] = Node(Op.IMM, node.dtype, (param,), row)
+        elif node.src and any(s in new for s in node.src):
+            new[node] = node.replace(src=tuple(new.get(s, s) for s in node.src))
+    return new.get(body, body), tuple(consts)
+
+
 def kernelize(buf: Node, value: Node) -> Node:
     """A store becomes a kernel: its body with slots for buffers, and the buffers in slot order.
 
     ``after(B, store(B, value)) -> after(B, kernel(B, inputs...))``
     """
     body, bases = _slots(value, buf)
+    body, consts = const_rows(body, len(bases))
     out_slot = Node(Op.SLOT, buf.dtype, (), SlotArg(0))
     ast = Node(Op.STORE, DType.VOID, (out_slot, body))
     f = facts(value)
@@ -73,18 +97,22 @@ def kernelize(buf: Node, value: Node) -> Node:
     name = f"{family.value}_n{ring.n}_L{ring.L}_{ring.dtype}"
     params = None if family is Family.ELEMENTWISE else template_params(value)
     info = KernelInfo(family, ring, domain, buf.arg.buffer.device, name, params)
-    kernel = Node(Op.KERNEL, DType.VOID, bases, KernelArg(ast, info))
+    kernel = Node(Op.KERNEL, DType.VOID, bases, KernelArg(ast, info, consts))
     return Node(Op.AFTER, buf.dtype, (buf, kernel))
 
 
 def template_params(value: Node) -> TemplateParams:
     """What a template or copy kernel storing ``value`` reads, from the ``LOAD`` of its input.
 
+    The input is a stored value or a window of limbs of one (a copy never reads a fused or
+    gathered value: ``bufferize`` materializes those first).
+
     Raises:
         RenError: if the input is not a load of a stored value (or a window of limbs of one).
     """
-    read = copy_read(value) if value.op is Op.COPY else value.src[0].arg
-    if not isinstance(read, IndexArg):
+    load = value.src[0]
+    read = load.arg
+    if load.op is not Op.LOAD or not isinstance(read, IndexArg) or read.galois is not None:
         raise RenError(f"a {value.op.name} kernel reads a stored value, not:\n{value}")
     return TemplateParams(
         read.ring,
@@ -92,22 +120,6 @@ def template_params(value: Node) -> TemplateParams:
         value.arg.moduli if value.op is Op.RESCALE else (),
         value.arg.ring if value.op is Op.TO_RING else None,
     )
-
-
-def copy_read(ast: Node) -> IndexArg:
-    """What a copy kernel reads: the ``IndexArg`` of the load in ``STORE(SLOT 0, COPY(LOAD))``.
-
-    The copy's input is a stored value or a window of limbs of one (a limb view), so a backend
-    copies the ``L * n`` words of the arg's ring from word ``limb_offset * n`` of slot 1 on.
-
-    Raises:
-        RenError: if ``ast`` is not such a body (a copy never reads a fused or gathered value:
-            ``bufferize`` materializes those first).
-    """
-    value = ast.src[1] if ast.op is Op.STORE else ast
-    if value.op is not Op.COPY or value.src[0].op is not Op.LOAD or value.src[0].arg.galois:
-        raise RenError(f"a copy kernel copies a stored value or a window of one, not:\n{ast}")
-    return value.src[0].arg
 
 
 rules = Rules(

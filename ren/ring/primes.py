@@ -18,7 +18,15 @@ _MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
 
 
 def is_prime(x: int) -> bool:
-    """Deterministic Miller-Rabin primality test, exact for every ``x < 3.3 * 10**24``."""
+    """Deterministic Miller-Rabin primality test, exact for every ``x < 3.3 * 10**24``.
+
+    Answers are remembered (every ring checks its moduli, and eager code makes rings often).
+    """
+    return _is_prime(int(x))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_prime(x: int) -> bool:
     if x < 2:
         return False
     for p in _MR_BASES:

@@ -20,6 +20,7 @@ from ren.codegen.helpers import c_helpers
 from ren.codegen.linearize import Program, Table, linearize
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.ir import DType, Node, Op
+from ren.ir.kernels import const_words
 from ren.poly import Poly
 from ren.ring import RingSpec, galois_for_rotation, ntt_primes
 
@@ -67,10 +68,10 @@ PRELUDE_NAMES = """\
 GOLDEN = """\
 static const uint32_t Q[2] = {17u, 97u};
 static const uint32_t QINV[2] = {4042322161u, 1594008481u};
-static const uint32_t IMM4[2] = {1u, 35u};
 
 void k(uint32_t *restrict b0, const uint32_t *restrict b1, const uint32_t *restrict b2, \
-const uint32_t *restrict b3, const uint32_t *restrict b4, const int64_t *restrict perm_g13) {
+const uint32_t *restrict b3, const uint32_t *restrict b4, const uint32_t *restrict b5, \
+const int64_t *restrict perm_g13) {
   /* one thread: L * n = 16 words is too little work for OpenMP */
   for (int i = 0; i < 2; i++) {
     for (int k = 0; k < 8; k++) {
@@ -79,7 +80,7 @@ const uint32_t *restrict b3, const uint32_t *restrict b4, const int64_t *restric
       const uint32_t v1 = b2[i * 8 + perm_g13[k]];
       const uint32_t v2 = add_mod(v0, v1, q);
       const uint32_t v3 = b3[i * 8 + perm_g13[k]];
-      const uint32_t v4 = IMM4[i];
+      const uint32_t v4 = b5[i];
       const uint32_t v5 = sub_mod(v3, v4, q);
       const uint32_t v6 = mont_mul(v2, v5, q, qinv);
       const uint32_t v7 = b4[i * 8 + k];
@@ -93,9 +94,10 @@ const uint32_t *restrict b3, const uint32_t *restrict b4, const int64_t *restric
 
 def test_golden_source_of_a_rotated_product_plus_a_sum():
     # ((a + b) * (c - 1)).rotate(3) + d, all NTT form: the rotation is a gather of the three
-    # loads under it (perm_g13), d is read in place, the constant 1 is one word per limb
+    # loads under it (perm_g13), d is read in place, the constant 1 is one word per limb, read
+    # from the constants argument b5 (after the buffers): no constant is in the source
     prog = linearize(rotated_sum())
-    assert prog.slots == 5 and prog.out == 8
+    assert prog.slots == 6 and prog.out == 8
     assert prog.tables == (Table("perm", 8, 13),)
     prelude = PRELUDE_HEAD + c_helpers("u32") + PRELUDE_NAMES
     assert CRenderer().render(prog, "k") == prelude + "\n" + GOLDEN
@@ -104,12 +106,16 @@ def test_golden_source_of_a_rotated_product_plus_a_sum():
 
 
 def test_the_golden_constants_are_what_they_claim():
+    # Q and QINV are literals of the ring; the constant 1 is an argument, its words c * R mod q
     w = 1 << 32
     consts = dict(re.findall(r"static const uint32_t (\w+)\[2\] = \{(.*)\};", GOLDEN))
     words = {name: [int(x.rstrip("ul")) for x in text.split(", ")] for name, text in consts.items()}
     assert words["Q"] == list(RING.moduli)
     assert [q * qi % w for q, qi in zip(RING.moduli, words["QINV"], strict=True)] == [1, 1]
-    assert words["IMM4"] == [1 * w % q for q in RING.moduli]  # the constant 1, Montgomery form
+    a, b, c, d = ntt_inputs(RING, 4)
+    (k,) = kernels(((a + b) * (c - 1)).rotate(3) + d)
+    assert k.consts == (1,)  # the value of the constants argument's one row
+    assert const_words(RING, k.consts).tolist() == [1 * w % q for q in RING.moduli]  # Montgomery
     assert galois_for_rotation(8, 3) == pow(5, 3, 16) == 13  # perm_g13 is rotate(3)
 
 
@@ -118,23 +124,28 @@ def test_coefficient_form_u64_constants_scalars_everywhere_a_constant_poly_at_k0
     a = Poly([1, 2, 3, 4], ring)
     b = Poly([5, 6, 7, 8], ring)
     huge = -(2**100) - 12345
-    src = CRenderer().render(linearize(only_elementwise(a * huge + 5 - (-b))), "k")
+    (k,) = kernels(a * huge + 5 - (-b))
+    src = CRenderer().render(linearize(k.ast), "k")
     w = 1 << 64
     assert "typedef uint64_t word_t;\n" in src and "__int128" not in src  # vectorizable
     assert c_helpers("u64") in src and "#define mont_mul mont_mul_u64" in src
     consts = dict(re.findall(r"static const uint64_t (\w+)\[2\] = \{(.*)\};", src))
     words = {name: [int(x.rstrip("ul")) for x in text.split(", ")] for name, text in consts.items()}
+    assert set(words) == {"Q", "QINV"}  # the constants are not in the source
     assert words["Q"] == list(ring.moduli)
     assert [q * qi % w for q, qi in zip(ring.moduli, words["QINV"], strict=True)] == [1, 1]
-    assert words["IMM1"] == [huge % q * w % q for q in ring.moduli]  # c * R mod q, c < 0
-    assert words["IMM3"] == [5 * w % q for q in ring.moduli]
+    assert k.consts == (huge, 5)  # rows of the constants argument, b3
+    assert const_words(ring, k.consts).tolist() == [
+        *(huge % q * w % q for q in ring.moduli),  # c * R mod q, c < 0
+        *(5 * w % q for q in ring.moduli),
+    ]
     body = src[src.index("const uint64_t q = Q[i]") :].splitlines()
     assert [line.strip() for line in body[:9]] == [
         "const uint64_t q = Q[i], qinv = QINV[i];",
         "const uint64_t v0 = b1[i * 4 + k];",
-        "const uint64_t v1 = IMM1[i];",  # a scalar: every slot
+        "const uint64_t v1 = b3[i];",  # a scalar: every slot, row 0
         "const uint64_t v2 = mont_mul(v0, v1, q, qinv);",
-        "const uint64_t v3 = (k == 0 ? IMM3[i] : 0);",  # a constant poly: coefficient 0 only
+        "const uint64_t v3 = (k == 0 ? b3[2 + i] : 0);",  # a constant poly: coefficient 0, row 1
         "const uint64_t v4 = add_mod(v2, v3, q);",
         "const uint64_t v5 = b2[i * 4 + k];",
         "const uint64_t v6 = neg_mod(v5, q);",

@@ -513,6 +513,7 @@ class Run:
 def realize_program(prog: Program, *, plan: bool, poison: bool, check: bool = True) -> Run:
     """Build and realize ``prog`` (planned or not, poisoned or not), checking every plan made."""
     env = {"REN_NO_PLAN": "0" if plan else "1", "REN_POISON": "1" if poison else "0"}
+    env["REN_SCHEDULE_CACHE"] = "0"  # every realization is planned, so every plan is checked
     plans: list[MemoryPlan] = []
     views: list[Buffer] = []
     real = realize_mod.plan_memory

@@ -9,6 +9,7 @@ import pytest
 import ren
 from ren.device import Buffer
 from ren.engine import realize as realize_mod
+from ren.engine import schedule_cache
 from ren.engine.schedule import schedule
 from ren.errors import RenError
 from ren.ir import DType, Node, Op
@@ -246,9 +247,15 @@ def test_exec_units_are_consumed_and_recorded():
 
 def test_debug_output(monkeypatch, capsys):
     monkeypatch.setenv("REN_DEBUG", "2")
+    schedule_cache.clear()
     (Poly(A, RING) * 3).realize()
     err = capsys.readouterr().err
+    assert "schedule cache miss" in err
     assert "pass  1 simplify" in err and "pass 12 kernelize" in err
+    assert "elementwise_n8_L2_u32" in err
+    (Poly(B, RING) * 4).realize()  # the same graph over other values: no pass runs
+    err = capsys.readouterr().err
+    assert "schedule cache hit (1 kernels)" in err and "pass" not in err
     assert "elementwise_n8_L2_u32" in err
     monkeypatch.setenv("REN_DEBUG", "yes")  # not a level: a clear error, not silently off
     with pytest.raises(ValueError, match=r"REN_DEBUG='yes' is not accepted.*0 to 4"):

@@ -1,0 +1,346 @@
+"""The schedule cache: a graph scheduled once is bound and run again without the passes.
+
+Eager code builds the same graph shape over and over (every CKKS multiply at one level is the
+same graph over other buffers, often with other constants), and the twelve passes would make the
+same kernels each time. The cache keeps what scheduling and memory planning made of a graph,
+under a key of the graph's *structure*:
+
+* the key is ``REN_NO_PLAN`` and the graph in topological order, each node as its op, dtype,
+  arg and the positions of its sources, with each input buffer replaced by its position among
+  the inputs (and its device, dtype and size) and each constant's value replaced by its position
+  among the constants. Rings, domains, devices, limb windows and Galois elements are in the
+  args, so graphs that differ in them have different keys;
+* the entry holds the kernels (bodies, infos and where each buffer comes from: an input, a view
+  of the arena at an offset, or a buffer the schedule made), the memory plan, what each output
+  becomes, and the values of the constants that had to match (below);
+* a hit makes a fresh arena and fresh output buffers, binds the new inputs, puts the new
+  constants into the kernels' constants arguments (kernel bodies hold no constant values) and
+  runs: no pass and no planner runs.
+
+Constants. A constant's value is abstracted only where the schedule cannot depend on it: its
+residue is not 0, 1 or -1 (the values ``simplify`` rewrites by), it is centered (the form
+``simplify`` keeps constants in), no two constants of the graph share a value, no pass made a new
+constant value (folding two constants, ``x * 0``, ``x - x``), and the value appears as such in
+the kernels' constants. Any other constant is part of the entry: a graph with another value there
+misses, and is scheduled (and cached) on its own.
+
+The cache is bounded (``REN_SCHEDULE_CACHE`` schedules, least recently used go; ``0`` turns it
+off), shared by the threads of a process (behind a lock; an entry is never changed after it is
+stored), and kept in memory only. ``REN_DEBUG>=1`` prints each hit and miss.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from ren import settings
+from ren.device import Buffer
+from ren.engine import debug_level
+from ren.engine.memory import MemoryPlan
+from ren.engine.schedule import ScheduledKernel
+from ren.ir.kernels import KernelInfo
+from ren.ir.node import BufferArg, Node
+from ren.ir.op import Op
+
+__all__ = ["CacheStats", "Key", "clear", "graph_key", "lookup", "remember", "stats"]
+
+#: Rules of ``simplify`` that make a constant value no input holds.
+_NEW_VALUES = frozenset({"fold_constants", "mul_zero", "sub_self"})
+
+#: A constant's class in the key: residue 0, 1 or -1 (rewritten by simplify), centered, other.
+_ZERO, _ONE, _MINUS_ONE, _CENTERED, _OTHER = range(5)
+
+
+@dataclass(frozen=True)
+class Key:
+    """A graph's structure and what it binds: the key, its inputs and its constants, in order."""
+
+    structure: tuple[Any, ...]
+    inputs: tuple[Buffer, ...]
+    consts: tuple[int, ...]
+    classes: tuple[int, ...]
+
+    @property
+    def digest(self) -> str:
+        """A short hash of the structure, as ``REN_DEBUG`` and the report show it.
+
+        It names the key within one process (ops hash by identity); it is not a file name.
+        """
+        return format(hash(self.structure) & 0xFFFFFFFFFFFF, "012x")
+
+
+def _class(value: int, Q: int) -> int:
+    r = value % Q
+    if r == 0:
+        return _ZERO
+    if r == 1:
+        return _ONE
+    if r == Q - 1:
+        return _MINUS_ONE
+    return _CENTERED if -(Q // 2) <= value <= Q // 2 else _OTHER
+
+
+def graph_key(sink: Node) -> Key:
+    """The cache key of the graph below ``sink``, with its inputs and constants in key order."""
+    index: dict[Node, int] = {}
+    inputs: list[Buffer] = []
+    consts: list[int] = []
+    classes: list[int] = []
+    const_index: dict[Node, int] = {}
+    structure: list[Any] = [("no_plan", settings.NO_PLAN.get())]  # REN_NO_PLAN: no arena
+    for i, node in enumerate(sink.toposort()):
+        index[node] = i
+        op, arg = node.op, node.arg
+        if op is Op.BUFFER:
+            buf = arg.buffer
+            arg = ("buffer", len(inputs), buf.device, buf.dtype, buf.size)
+            inputs.append(buf)
+        elif op is Op.CONST:
+            const_index[node] = len(consts)
+            arg = ("const", len(consts), arg.device)
+            consts.append(node.arg.value)
+            classes.append(_CENTERED)
+        elif op is Op.AS_RING and node.src[0].op is Op.CONST:
+            c = node.src[0]
+            cls = _class(c.arg.value, arg.ring.Q)
+            k = const_index[c]
+            if cls != _CENTERED:
+                classes[k] = cls
+            arg = (arg, cls)
+        structure.append((op, node.dtype, arg, tuple(index[s] for s in node.src)))
+    return Key(tuple(structure), tuple(inputs), tuple(consts), tuple(classes))
+
+
+# ---------------------------------------------------------------------------------------------
+# entries
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    """One kernel of an entry: its body and info, its buffers as refs, its constants as refs.
+
+    A buffer ref is ``("in", i)`` (input ``i`` of the key), ``("view", v)`` (planned view ``v``)
+    or ``("new", j)`` (buffer ``j`` the schedule made). A constant ref is ``("const", k)``
+    (constant ``k`` of the key) or ``("value", c)`` (the value ``c`` itself).
+    """
+
+    ast: Node
+    info: KernelInfo
+    bufs: tuple[tuple[str, int], ...]
+    consts: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the cache keeps of one scheduled graph (no buffer: refs, sizes and offsets)."""
+
+    digest: str
+    literal: tuple[tuple[int, int], ...]  # (constant position, value) that must match
+    kernels: tuple[_Kernel, ...]
+    arenas: tuple[tuple[str, int], ...]  # (device, bytes)
+    views: tuple[tuple[int, str, int, int], ...]  # (arena, dtype, size, byte offset)
+    news: tuple[tuple[str, str, int], ...]  # (device, dtype, size)
+    becomes: tuple[Any, ...]  # per output: its realized node, buffers as refs
+    memory_plan: MemoryPlan
+    timings: tuple[tuple[str, float], ...]
+
+    def matches(self, consts: tuple[int, ...]) -> bool:
+        """Whether the constants this entry fixed have the same values in ``consts``."""
+        return all(consts[k] == v for k, v in self.literal)
+
+
+def _generic(key: Key, kernels: list[ScheduledKernel], record: dict[str, list[Any]]) -> set[int]:
+    """The constants whose values the entry may leave out (see the module's docstring)."""
+    if len(set(key.consts)) != len(key.consts):
+        return set()
+    if any(r.rule in _NEW_VALUES for r in record.get("simplify", ())):
+        return set()
+    used = {c for k in kernels for c in k.consts}
+    return {
+        k
+        for k, (v, cls) in enumerate(zip(key.consts, key.classes, strict=True))
+        if cls == _CENTERED and v in used
+    }
+
+
+class _Uncacheable(Exception):
+    """A schedule refers to a buffer that is neither an input, a planned view nor its own."""
+
+
+def _entry(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry:
+    generic = _generic(key, kernels, ctx.record)
+    by_value = {key.consts[k]: k for k in generic}
+    inputs = {id(b): i for i, b in enumerate(key.inputs)}
+    arenas: dict[int, int] = {}
+    arena_list: list[tuple[str, int]] = []
+    views: dict[int, int] = {}
+    view_list: list[tuple[int, str, int, int]] = []
+    news: dict[int, int] = {}
+    new_list: list[tuple[str, str, int]] = []
+
+    def ref(buf: Buffer) -> tuple[str, int]:
+        if id(buf) in inputs:
+            return ("in", inputs[id(buf)])
+        if buf.base is not None:
+            if id(buf) not in views:
+                root = buf.base
+                if id(root) not in arenas:
+                    arenas[id(root)] = len(arena_list)
+                    arena_list.append((root.device, root.size))
+                views[id(buf)] = len(view_list)
+                view_list.append((arenas[id(root)], buf.dtype, buf.size, buf.offset))
+            return ("view", views[id(buf)])
+        if buf.allocated:  # holds data the schedule did not write: not something to re-make
+            raise _Uncacheable
+        if id(buf) not in news:
+            news[id(buf)] = len(new_list)
+            new_list.append((buf.device, buf.dtype, buf.size))
+        return ("new", news[id(buf)])
+
+    entries = tuple(
+        _Kernel(
+            k.ast,
+            k.info,
+            tuple(ref(b) for b in k.bufs),
+            tuple(("const", by_value[c]) if c in by_value else ("value", c) for c in k.consts),
+        )
+        for k in kernels
+    )
+    becomes = tuple(_encode(ctx.becomes_map[out], ref) for out in ctx.outputs)
+    literal = tuple((k, v) for k, v in enumerate(key.consts) if k not in generic)
+    return Entry(
+        key.digest,
+        literal,
+        entries,
+        tuple(arena_list),
+        tuple(view_list),
+        tuple(new_list),
+        becomes,
+        ctx.memory_plan if isinstance(ctx.memory_plan, MemoryPlan) else MemoryPlan(),
+        tuple(ctx.timings.items()),
+    )
+
+
+def _encode(node: Node, ref: Any) -> Any:
+    """A realized output node with its buffers as refs (no buffer is kept)."""
+    if node.op is Op.BUFFER:
+        return ("buffer", node.dtype, ref(node.arg.buffer))
+    return (node.op, node.dtype, node.arg, tuple(_encode(s, ref) for s in node.src))
+
+
+def _decode(code: Any, buf: Any) -> Node:
+    if code[0] == "buffer":
+        return Node(Op.BUFFER, code[1], (), BufferArg(buf(code[2])))
+    op, dtype, arg, src = code
+    return Node(op, dtype, tuple(_decode(s, buf) for s in src), arg)
+
+
+# ---------------------------------------------------------------------------------------------
+# the cache
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """Hits, misses, schedules held and the bound (``REN_SCHEDULE_CACHE``)."""
+
+    hits: int
+    misses: int
+    currsize: int
+    maxsize: int
+
+
+_LOCK = threading.Lock()
+_CACHE: OrderedDict[tuple[Any, ...], list[Entry]] = OrderedDict()
+_COUNTS = {"hits": 0, "misses": 0, "size": 0}
+
+
+def enabled() -> bool:
+    """Whether the schedule cache is on (``REN_SCHEDULE_CACHE`` is not 0)."""
+    return settings.SCHEDULE_CACHE.get() > 0
+
+
+def lookup(key: Key) -> Entry | None:
+    """The entry for ``key`` whose fixed constants match, or ``None`` (a miss)."""
+    with _LOCK:
+        variants = _CACHE.get(key.structure)
+        hit = next((e for e in variants if e.matches(key.consts)), None) if variants else None
+        if hit is not None:
+            _CACHE.move_to_end(key.structure)
+        _COUNTS["hits" if hit is not None else "misses"] += 1
+    if debug_level() >= 1:
+        what = f"hit ({len(hit.kernels)} kernels)" if hit is not None else "miss"
+        print(f"  schedule cache {what} {key.digest}", file=sys.stderr)
+    return hit
+
+
+def remember(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry | None:
+    """Keep what scheduling made of ``key``'s graph; ``None`` if it cannot be kept."""
+    try:
+        entry = _entry(key, kernels, ctx)
+    except _Uncacheable:
+        return None
+    bound = settings.SCHEDULE_CACHE.get()
+    with _LOCK:
+        variants = _CACHE.setdefault(key.structure, [])
+        if any(e.literal == entry.literal for e in variants):
+            return entry  # another thread kept the same one meanwhile
+        variants.append(entry)
+        _CACHE.move_to_end(key.structure)
+        _COUNTS["size"] += 1
+        while _COUNTS["size"] > bound and _CACHE:
+            _, dropped = _CACHE.popitem(last=False)
+            _COUNTS["size"] -= len(dropped)
+    return entry
+
+
+def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
+    """The entry's kernels over fresh arenas and outputs, the key's inputs and constants.
+
+    Returns the kernels in execution order and a function from a buffer ref to its buffer (for
+    the outputs' realized nodes, ``realized``).
+    """
+    arenas = [Buffer(device, "u8", nbytes, no_opt=True) for device, nbytes in entry.arenas]
+    views = [
+        Buffer(arenas[a].device, dtype, size, base=arenas[a], offset=offset)
+        for a, dtype, size, offset in entry.views
+    ]
+    news = [Buffer(device, dtype, size) for device, dtype, size in entry.news]
+    pools = {"in": key.inputs, "view": views, "new": news}
+
+    def buf(ref: tuple[str, int]) -> Buffer:
+        return pools[ref[0]][ref[1]]
+
+    kernels = [
+        ScheduledKernel(
+            k.ast,
+            tuple(buf(r) for r in k.bufs),
+            k.info,
+            tuple(key.consts[v] if kind == "const" else v for kind, v in k.consts),
+        )
+        for k in entry.kernels
+    ]
+    return kernels, buf
+
+
+def realized(entry: Entry, buf: Any) -> list[Node]:
+    """The realized node of each output of a bound entry, in order."""
+    return [_decode(code, buf) for code in entry.becomes]
+
+
+def stats() -> CacheStats:
+    """The cache's hits, misses and size in this process."""
+    with _LOCK:
+        return CacheStats(
+            _COUNTS["hits"], _COUNTS["misses"], _COUNTS["size"], settings.SCHEDULE_CACHE.get()
+        )
+
+
+def clear() -> None:
+    """Drop every schedule and reset the counts."""
+    with _LOCK:
+        _CACHE.clear()
+        _COUNTS.update(hits=0, misses=0, size=0)
