@@ -42,7 +42,7 @@ import re
 import numpy as np
 
 import ren.reference
-from ren import Poly, RingSpec, ntt_primes
+from ren import Poly, RingSpec, ntt_primes, settings
 from ren.backends import python as python_backend
 from ren.backends.base import dispatch
 from ren.backends.cpu import TEMPLATES as C_TEMPLATES
@@ -101,19 +101,24 @@ for ast, info in spy.requests:
 
 # %% [markdown]
 # The product needs NTT form, so `a` and `b` are transformed first; `a * b + 3` is one fused
-# elementwise kernel (`+ 3` in NTT form is `3` in every slot: `IMM 3 all`); rescale needs
-# coefficient form, so an inverse NTT comes before it.
+# elementwise kernel (`+ 3` in NTT form is `3` in every slot: `IMM row 0 all`, which reads row 0
+# of the kernel's *constants*, one more buffer after the others, slot 3 here: the value `3` is
+# not in the body); rescale needs coefficient form, so an inverse NTT comes before it.
 #
 # The two NTT bodies are the same object: a body is made of *slots*, not buffers, and nodes are
-# interned, so the same work on other data has the same body. Realizing the program again on new
-# inputs asks for the same bodies again. A backend builds each body once and keeps it, in a dict
-# keyed by `ast`.
+# interned, so the same work on other data (or with other constants) has the same body.
+# Realizing the program again on new inputs asks for nothing: the schedule cache kept its kernels
+# and their runners. With the cache off (`REN_SCHEDULE_CACHE=0`) it asks for the same bodies
+# again, so a backend builds each body once and keeps it, in a dict keyed by `ast`.
 
 # %%
 first = len(spy.requests)
 x = Poly.uniform(ring, rng=5, device="spy")
 y = Poly.uniform(ring, rng=6, device="spy")
 (x * y + 3).rescale().realize()
+print("asked again, the schedule cache on:", len(spy.requests) - first)
+with settings.override(SCHEDULE_CACHE=0):
+    (x * y + 3).rescale().realize()
 again = [ast for ast, _ in spy.requests[first:]]
 before = [ast for ast, _ in spy.requests[:first]]
 print("same bodies as before:", [new is old for new, old in zip(again, before, strict=True)])

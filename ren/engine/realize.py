@@ -23,15 +23,16 @@ import numpy as np
 
 from ren import settings
 from ren.device import Buffer, registered_backend
-from ren.engine import debug_level, dump, schedule_cache
-from ren.engine.memory import MemoryPlan, plan_memory
+from ren.engine import debug_level, schedule_cache
+from ren.engine.memory import MemoryPlan
 from ren.engine.observe import active, notify
-from ren.engine.schedule import ScheduledKernel, schedule
+from ren.engine.schedule import ScheduledKernel
 from ren.errors import RenError
 from ren.ir.kernels import const_words
-from ren.ir.node import KernelInfo, Node, base_buffer
+from ren.ir.node import KernelInfo, Node
 from ren.ir.op import DType, Op
 from ren.passes import ScheduleContext
+from ren.ring import RingSpec
 
 __all__ = [
     "Backend",
@@ -80,6 +81,9 @@ class Backend(Protocol):
     def compile(self, ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
         """The runner of the kernel body ``ast``."""
 
+
+#: What a backend makes of a kernel: called with the kernel's buffers (output first), it runs it.
+Runner = Callable[[tuple[Buffer, ...]], None]
 
 _backends: dict[str, Backend] = {}
 _backends_lock = threading.Lock()
@@ -137,28 +141,51 @@ def backend(device: str) -> Backend:
 def unit_buffers(kernel: ScheduledKernel) -> tuple[Buffer, ...]:
     """The buffers of ``kernel``'s exec unit: its own, then its constants' words, if it has any.
 
-    The constants argument is a small buffer on the kernel's device, made here from
-    ``kernel.consts`` (``ren.ir.kernels.const_words``): the kernel body reads it as its last slot.
+    The constants argument is a small buffer on the kernel's device, made from ``kernel.consts``
+    (``ren.ir.kernels.const_words``): the kernel body reads it as its last slot. Kernels only
+    read it, so on the host devices one buffer serves every kernel with the same constants.
     """
     if not kernel.consts:
         return kernel.bufs
-    ring = kernel.info.ring
-    words = const_words(ring, kernel.consts)
-    return (*kernel.bufs, Buffer(kernel.info.device, ring.dtype, words.size, words))
+    return (*kernel.bufs, _constants(kernel.info.device, kernel.info.ring, kernel.consts))
 
 
-def make_exec_units(sched: list[ScheduledKernel]) -> list[ExecUnit]:
-    """Compile each scheduled kernel for its device and bind it to its buffers (and constants)."""
-    return [
-        ExecUnit(
-            k.info.name,
-            k.info.device,
-            unit_buffers(k),
-            backend(k.info.device).compile(k.ast, k.info),
-            k,
-        )
-        for k in sched
-    ]
+_CONSTANTS: dict[tuple, Buffer] = {}
+_CONSTANTS_LOCK = threading.Lock()
+
+
+def _constants(device: str, ring: RingSpec, consts: tuple[int, ...]) -> Buffer:
+    """The constants argument of a kernel (kept for ``python`` and ``cpu``: host memory)."""
+    key = (device, ring, consts)
+    buf = _CONSTANTS.get(key)
+    if buf is None:
+        words = const_words(ring, consts)
+        buf = Buffer(device, ring.dtype, words.size, words)
+        if device in ("python", "cpu"):
+            with _CONSTANTS_LOCK:
+                if len(_CONSTANTS) >= 4096:
+                    _CONSTANTS.pop(next(iter(_CONSTANTS)))
+                buf = _CONSTANTS.setdefault(key, buf)
+    return buf
+
+
+def make_exec_units(
+    sched: list[ScheduledKernel], runners: list[tuple[Backend, Runner]] | None = None
+) -> list[ExecUnit]:
+    """Compile each scheduled kernel for its device and bind it to its buffers (and constants).
+
+    ``runners`` are the compiled kernels of a schedule cache hit, with the backend each came from
+    (a kernel whose device has another backend since is compiled again).
+    """
+    units = []
+    for i, k in enumerate(sched):
+        owner = backend(k.info.device)
+        if runners is not None and runners[i][0] is owner:
+            fn = runners[i][1]
+        else:
+            fn = owner.compile(k.ast, k.info)
+        units.append(ExecUnit(k.info.name, k.info.device, unit_buffers(k), fn, k))
+    return units
 
 
 #: The byte a freed arena region is filled with in poison mode (no valid residue is all ones).
@@ -313,38 +340,6 @@ class Realization:
         return self.ctx
 
 
-def _scheduled(sink: Node) -> tuple[list[ScheduledKernel], ScheduleContext]:
-    """The kernels of ``sink`` with memory planned: from the schedule cache, or the passes.
-
-    While a tool that shows passes watches (an observer, ``REN_DUMP``), the passes run even on a
-    hit, so every realization can be shown; the context says it was a hit all the same.
-    """
-    if not schedule_cache.enabled():
-        return _plan(*schedule(sink))
-    key = schedule_cache.graph_key(sink)
-    entry = schedule_cache.lookup(key)
-    if entry is not None and not (active() or dump.dump_dir() is not None):
-        sched, buf = schedule_cache.bind(entry, key)
-        realized = schedule_cache.realized(entry, buf)
-        ctx = ScheduleContext(outputs=sink.src, cache="hit", cache_key=key.digest)
-        ctx.becomes_map.update(zip(sink.src, realized, strict=True))
-        ctx.memory_plan = entry.memory_plan
-        return sched, ctx
-    sched, ctx = _plan(*schedule(sink))
-    ctx.cache, ctx.cache_key = ("miss" if entry is None else "hit, scheduled again"), key.digest
-    if entry is None:
-        schedule_cache.remember(key, sched, ctx)
-    return sched, ctx
-
-
-def _plan(
-    sched: list[ScheduledKernel], ctx: ScheduleContext
-) -> tuple[list[ScheduledKernel], ScheduleContext]:
-    outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
-    sched, ctx.memory_plan = plan_memory(sched, outputs)
-    return sched, ctx
-
-
 def prepare(
     nodes: tuple[Node, ...], finish: Callable[[dict[Node, Node]], None] | None = None
 ) -> Realization:
@@ -354,9 +349,14 @@ def prepare(
     the ``becomes_map`` after the last unit ran.
     """
     sink = Node(Op.SINK, DType.VOID, tuple(nodes))
-    sched, ctx = _scheduled(sink)
+    sched, ctx, entry = schedule_cache.scheduled(sink)
     _check_inputs(sched)
-    prepared = Realization(sink, sched, ctx, make_exec_units(sched), finish)
+    runners = entry.runners if entry is not None else None
+    hit = runners is not None and ctx.cache == "hit" and len(runners) == len(sched)
+    units = make_exec_units(sched, runners if hit else None)
+    if runners is not None and not hit:
+        runners[:] = [(backend(u.device), u.fn) for u in units]
+    prepared = Realization(sink, sched, ctx, units, finish)
     notify("on_prepared", prepared)
     return prepared
 

@@ -34,19 +34,31 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ren import settings
 from ren.device import Buffer
-from ren.engine import debug_level
-from ren.engine.memory import MemoryPlan
-from ren.engine.schedule import ScheduledKernel
+from ren.engine import debug_level, dump
+from ren.engine.memory import MemoryPlan, plan_memory
+from ren.engine.observe import active
+from ren.engine.schedule import ScheduledKernel, schedule
 from ren.ir.kernels import KernelInfo
-from ren.ir.node import BufferArg, Node
+from ren.ir.node import BufferArg, Node, base_buffer
 from ren.ir.op import Op
+from ren.passes import ScheduleContext
 
-__all__ = ["CacheStats", "Key", "clear", "graph_key", "lookup", "remember", "stats"]
+__all__ = [
+    "CacheStats",
+    "Entry",
+    "Key",
+    "clear",
+    "graph_key",
+    "lookup",
+    "remember",
+    "scheduled",
+    "stats",
+]
 
 #: Rules of ``simplify`` that make a constant value no input holds.
 _NEW_VALUES = frozenset({"fold_constants", "mul_zero", "sub_self"})
@@ -147,6 +159,8 @@ class Entry:
     becomes: tuple[Any, ...]  # per output: its realized node, buffers as refs
     memory_plan: MemoryPlan
     timings: tuple[tuple[str, float], ...]
+    #: ``(backend, runner)`` per kernel once a realization compiled them (filled once)
+    runners: list[Any] = field(default_factory=list, compare=False)
 
     def matches(self, consts: tuple[int, ...]) -> bool:
         """Whether the constants this entry fixed have the same values in ``consts``."""
@@ -329,6 +343,40 @@ def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
 def realized(entry: Entry, buf: Any) -> list[Node]:
     """The realized node of each output of a bound entry, in order."""
     return [_decode(code, buf) for code in entry.becomes]
+
+
+def scheduled(
+    sink: Node,
+) -> tuple[list[ScheduledKernel], ScheduleContext, Entry | None]:
+    """The kernels of ``sink`` with memory planned: from the schedule cache, or the passes.
+
+    Also returns the cache's entry (kept or hit), whose ``runners`` the exec units reuse. While a
+    tool that shows passes watches (an observer, ``REN_DUMP``), the passes run even on a hit, so
+    every realization can be shown; the context says it was a hit all the same.
+    """
+    if not enabled():
+        return (*_plan(*schedule(sink)), None)
+    key = graph_key(sink)
+    entry = lookup(key)
+    if entry is not None and not (active() or dump.dump_dir() is not None):
+        sched, buf = bind(entry, key)
+        ctx = ScheduleContext(outputs=sink.src, cache="hit", cache_key=key.digest)
+        ctx.becomes_map.update(zip(sink.src, realized(entry, buf), strict=True))
+        ctx.memory_plan = entry.memory_plan
+        return sched, ctx, entry
+    sched, ctx = _plan(*schedule(sink))
+    ctx.cache, ctx.cache_key = ("miss" if entry is None else "hit, scheduled again"), key.digest
+    if entry is None:
+        entry = remember(key, sched, ctx)
+    return sched, ctx, None if ctx.cache != "miss" else entry
+
+
+def _plan(
+    sched: list[ScheduledKernel], ctx: ScheduleContext
+) -> tuple[list[ScheduledKernel], ScheduleContext]:
+    outputs = tuple(base_buffer(n).arg.buffer for n in ctx.becomes_map.values())
+    sched, ctx.memory_plan = plan_memory(sched, outputs)
+    return sched, ctx
 
 
 def stats() -> CacheStats:

@@ -100,6 +100,8 @@ class RealizationRecord:
         plan: the memory plan.
         units: one record per exec unit, in order.
         names: buffer name per buffer ``id`` (``buffer_names``).
+        cache: what the schedule cache did (``ScheduleContext.cache``): a realization the trace
+            watches runs every pass, so a hit is ``"hit, scheduled again"``.
     """
 
     index: int
@@ -109,6 +111,7 @@ class RealizationRecord:
     plan: MemoryPlan = dataclasses.field(default_factory=MemoryPlan)
     units: list[UnitRecord] = dataclasses.field(default_factory=list)
     names: dict[int, str] = dataclasses.field(default_factory=dict)
+    cache: str = "off"
 
     @property
     def seconds(self) -> float:
@@ -231,6 +234,7 @@ class Trace:
         if rec is None:
             return
         rec.kernels = list(realization.kernels)
+        rec.cache = realization.ctx.cache
         rec.plan = realization.memory_plan or MemoryPlan()
         rec.names = buffer_names(rec.kernels)
         self._units = {}

@@ -34,6 +34,7 @@ import ren
 from ren.device import Buffer
 from ren.engine import memory as memory_mod
 from ren.engine import realize as realize_mod
+from ren.engine import schedule_cache
 from ren.engine.memory import (
     ALIGN,
     TLSF,
@@ -516,7 +517,7 @@ def realize_program(prog: Program, *, plan: bool, poison: bool, check: bool = Tr
     env["REN_SCHEDULE_CACHE"] = "0"  # every realization is planned, so every plan is checked
     plans: list[MemoryPlan] = []
     views: list[Buffer] = []
-    real = realize_mod.plan_memory
+    real = schedule_cache.plan_memory
 
     def recorder(sched, outputs=None):
         expected = expected_plan(sched, outputs)
@@ -530,7 +531,10 @@ def realize_program(prog: Program, *, plan: bool, poison: bool, check: bool = Tr
         views.extend(b for k in new for b in k.bufs if b.base is not None)
         return new, memory
 
-    with mock.patch.dict(os.environ, env), mock.patch.object(realize_mod, "plan_memory", recorder):
+    with (
+        mock.patch.dict(os.environ, env),
+        mock.patch.object(schedule_cache, "plan_memory", recorder),
+    ):
         outs = build(prog)
         want = evaluate(Node(Op.SINK, DType.VOID, tuple(p.node for p in outs)))
         ren.realize(*outs)

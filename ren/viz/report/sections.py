@@ -68,6 +68,8 @@ class _RealizationSections:
             out.append(self.drawer.html(to_dot(rec.input), nodes, f"r{i}-in"))
         else:
             out.append("<p class=muted>Not drawn (graphs='none').</p>")
+        if self.times:  # like times, it depends on what ran before in the process
+            out.append(f"<p class=muted>{_e(cache_line(rec))}</p>")
         out.append(self.passes(rec))
         out.append(self.kernels(rec))
         out.append(self.memory(rec))
@@ -255,3 +257,13 @@ def _plan_html(plan: MemoryPlan, names: list[str] | None, prefix: str) -> list[s
         out.append(_table(["picture", "arena bytes", "bytes", "words", "kernels"], rows, (2,)))
         out.append("</details>")
     return out
+
+
+def cache_line(rec: RealizationRecord) -> str:
+    """What the schedule cache did for the realization, in words."""
+    return {
+        "miss": "Schedule cache: miss (the passes below ran, and their result was kept).",
+        "hit, scheduled again": "Schedule cache: hit. Outside the report no pass would run; "
+        "the passes below ran again so that they can be shown.",
+        "hit": "Schedule cache: hit (no pass ran).",
+    }.get(rec.cache, "Schedule cache: off (REN_SCHEDULE_CACHE=0).")

@@ -19,6 +19,7 @@ from ren.viz.report.blocks import (
     _rules,
 )
 from ren.viz.report.page import _pass_totals
+from ren.viz.report.sections import cache_line
 from ren.viz.trace import RealizationRecord, Trace
 
 
@@ -56,7 +57,8 @@ def text_report(
         f"{_plural(kernels, 'scheduled kernel')}, {_plural(len(trace.jit), 'ren.jit call')}"
     )
     for rec in trace.realizations:
-        out += ["", *_text_realization(rec, labels.get(rec.index, ""), rec.index in focused, ms)]
+        label = labels.get(rec.index, "")
+        out += ["", *_text_realization(rec, label, rec.index in focused, ms, times)]
     out += ["", "--- ren.jit calls ---"]
     if not trace.jit:
         out.append("none")
@@ -85,7 +87,11 @@ def text_report(
 
 
 def _text_realization(
-    rec: RealizationRecord, label: str, focused: bool, ms: Callable[[float | None], str]
+    rec: RealizationRecord,
+    label: str,
+    focused: bool,
+    ms: Callable[[float | None], str],
+    times: bool,
 ) -> list[str]:
     """One realization for ``text_report``: in full when focused, else a few summary lines."""
     head = f"realization {rec.index}" + (f": {label}" if label else "")
@@ -94,6 +100,8 @@ def _text_realization(
         f"{_outputs(rec)}, {_kernel_count(rec)}, "
         f"lazy graph of {_plural(len(toposort(rec.input)), 'node')}, {ms(rec.seconds)}",
     ]
+    if times:  # like times, what the cache did depends on what ran before in the process
+        out.append(cache_line(rec))
     if not focused:
         rules = sum(len(p.rules) for p in rec.passes)
         created = sum(len(p.created) for p in rec.passes)
