@@ -17,7 +17,7 @@ quick mode with few repeats), and turns each script's figures into rows of one s
 ``bench`` names what is timed (``ntt.forward``, ``schedule``, ``realize``, ``memory.plan``,
 ``jit.seed``, ``ckks.multiply``, ...), ``backend`` where (``python``, ``cpu``, ``cuda``, or a
 peer: ``seal``), ``params`` the ring or parameter set in a few words, ``mode`` ``eager`` or
-``jit``; the other keys are each script's own figures under stable names (``min_ms``, ``check``,
+``jit`` (``saved.py``: ``capture`` or ``load``, each in a new process); the other keys are each script's own figures under stable names (``min_ms``, ``check``,
 ``kernels``, ``arena_ratio``, ...). Ren runs with ``REN_THREADS=--threads`` (default 1) and the
 same ``OMP_NUM_THREADS``.
 
@@ -286,6 +286,28 @@ def skipped_of(name: str, data: Mapping[str, Any], stderr: str) -> list[Row]:
     return out
 
 
+def saved_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]:
+    """``saved.py``: per program a ``capture`` row (a new process captures) and a ``load`` row (a
+    new process loads the saved plan and runs it once), with the ratio on the ``load`` row."""
+    del env
+    ratios = {f"saved.{r['bench']}": r["capture_over_load"] for r in data["ratios"]}
+    rows = []
+    for r in data["results"]:
+        extra = {"capture_over_load": ratios[r["bench"]]} if r["mode"] == "load" else {}
+        rows.append(
+            row(
+                r["bench"],
+                r["backend"],
+                f"{r['units']} units",
+                r["mode"],
+                r["median_ms"],
+                check=r["check"],
+                **extra,
+            )
+        )
+    return rows
+
+
 # --------------------------------------------------------------------------------------------
 # the scripts
 
@@ -315,6 +337,7 @@ BENCHES: dict[str, Bench] = {
         ("--quick", "--repeat", "15", "--repeat-python", "3", "--trials", "2"),
         ckks_rows,
     ),
+    "saved": Bench("saved.py", "--out", (), ("--quick", "--repeat", "1", "--steps", "40"), saved_rows),
 }
 
 

@@ -7,37 +7,26 @@ that a backend runs. See ``docs/`` for the conventions and the pipeline.
 a ``py.typed`` marker (PEP 561), so a type checker reads its annotations.
 """
 
-import functools
 from typing import TYPE_CHECKING
 
 from ren.capture.function import clear_jit, jit
+from ren.capture.loaded import load
 from ren.errors import JitError
 from ren.poly import Poly, realize
 from ren.ring import Domain, RingSpec, ntt_primes
+from ren.version import version as _version
 
-__all__ = ["Domain", "JitError", "Poly", "RingSpec", "clear_jit", "jit", "ntt_primes", "realize"]
-
-
-@functools.cache
-def _version() -> str:
-    """The installed distribution's version, else the one ``pyproject.toml`` declares.
-
-    The version is written once, in ``pyproject.toml``; an install records it in the metadata.
-    """
-    from importlib import metadata  # here, not at import: it takes a sixth of Ren's import time
-
-    try:
-        return metadata.version("ren")
-    except metadata.PackageNotFoundError:
-        import tomllib
-        from pathlib import Path
-
-        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
-        try:
-            with pyproject.open("rb") as f:
-                return str(tomllib.load(f)["project"]["version"])
-        except (OSError, KeyError, tomllib.TOMLDecodeError):
-            return "0+unknown"  # neither installed nor in its source tree
+__all__ = [
+    "Domain",
+    "JitError",
+    "Poly",
+    "RingSpec",
+    "clear_jit",
+    "jit",
+    "load",
+    "ntt_primes",
+    "realize",
+]
 
 
 if TYPE_CHECKING:

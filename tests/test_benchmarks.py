@@ -229,7 +229,7 @@ def _timing(ms: float) -> dict:
 def _common(rows: list[dict]) -> None:
     for r in rows:
         assert list(r)[:5] == ROW_KEYS
-        assert r["mode"] in {"eager", "jit"}
+        assert r["mode"] in {"eager", "jit", "capture", "load"}
 
 
 def test_run_benchmark_writes_one_json_and_a_table(tmp_path: Path):
@@ -454,3 +454,40 @@ def test_contention_benchmark_writes_its_json(tmp_path: Path):
     assert {(r["load"], r["mode"], r["setting"]) for r in data["ratios"]} == {
         (ld, m, "default") for ld in loads for m in ("eager", "jit")
     }
+
+
+def test_saved_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "saved.json"
+    script = ROOT / "benchmarks" / "saved.py"
+    cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--steps", "10"]
+    proc = subprocess.run(
+        [*cmd, "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert [(r["bench"], r["mode"]) for r in data["results"]] == [
+        ("saved.ckks.multiply", "capture"),
+        ("saved.ckks.multiply", "load"),
+        ("saved.program", "capture"),
+        ("saved.program", "load"),
+    ]
+    for r in data["results"]:
+        assert r["check"] == "ok" and r["median_ms"] > 0 and len(r["times_ms"]) == 1
+    assert [r["bench"] for r in data["ratios"]] == ["ckks.multiply", "program"]
+    assert "goal program load" in proc.stdout
+
+
+def test_run_converts_saved_rows(run_py):
+    data = {
+        "results": [
+            {"bench": "saved.program", "backend": "cpu", "mode": m, "median_ms": ms,
+             "units": 30, "check": "ok", "times_ms": [ms]}
+            for m, ms in (("capture", 100.0), ("load", 5.0))
+        ],
+        "ratios": [{"bench": "program", "capture_over_load": 20.0, "goal_met": True}],
+    }  # fmt: skip
+    rows = run_py.saved_rows(data, {})
+    _common(rows)
+    capture, load = rows
+    assert (capture["mode"], load["mode"], load["params"]) == ("capture", "load", "30 units")
+    assert load["capture_over_load"] == 20.0 and "capture_over_load" not in capture

@@ -18,7 +18,7 @@ REN = ROOT / "ren"
 #: The floors, bottom first: ``(name, module prefixes)``. A module belongs to the floor of its
 #: longest matching prefix and may import from its own floor and every floor below it.
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
-    ("ground", ("ren.errors", "ren.settings", "ren.device")),
+    ("ground", ("ren.errors", "ren.settings", "ren.device", "ren.version")),
     ("ring", ("ren.ring",)),
     ("ir", ("ren.ir",)),
     ("passes", ("ren.reference", "ren.passes")),

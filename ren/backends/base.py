@@ -48,11 +48,17 @@ class Templates(ABC, Generic[K]):
     device = "this"
 
     def template(self, info: KernelInfo) -> K:
-        """The kernel of ``info``'s template family, for the ring it reads.
+        """The kernel of ``info``'s template family, for the ring it reads (made once per info).
 
         Raises:
             RenError: for a family with no template (elementwise, copy).
         """
+        made = self.__dict__.setdefault("_made", {})  # the source and the compiled kernel share it
+        if info not in made:
+            made[info] = self._template(info)
+        return made[info]
+
+    def _template(self, info: KernelInfo) -> K:
         prm = info.need_params()
         if info.family is Family.NTT:
             return self.ntt(prm.source)

@@ -38,6 +38,7 @@ import numpy as np
 
 from ren.capture.arguments import rebuild, spec, storage_of, walk
 from ren.capture.plan import CapturedPlan, PlanRunner, rebound, replan
+from ren.capture.saved import Saving
 from ren.device import Buffer
 from ren.engine import debug_level
 from ren.engine.observe import notify
@@ -88,7 +89,7 @@ class CacheInfo(NamedTuple):
 # the jitted function
 
 
-class JitFunction(Generic[P, R]):
+class JitFunction(Saving, Generic[P, R]):
     """A function wrapped by :func:`jit`, called like the function, typed like it.
 
     ``JitFunction[P, R]`` wraps a ``Callable[P, R]``.

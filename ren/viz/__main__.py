@@ -24,7 +24,8 @@ python -m ren.viz [options] SCRIPT.py [script args ...]
        python -m ren.viz [options] --example NAME
        python -m ren.viz --list
        python -m ren.viz memory [--out DIR] [--text] (SCRIPT.py [script args ...] | --example NAME)
-       python -m ren.viz debug [--all] [--skip N] SCRIPT.py [script args ...]"""
+       python -m ren.viz debug [--all] [--skip N] SCRIPT.py [script args ...]
+       python -m ren.viz PLAN_FILE.renplan [--out DIR]"""
 
 DESCRIPTION = """\
 Run a program (a Python script, or a built-in example) while recording everything Ren does, and
@@ -33,7 +34,8 @@ that fired, the kernels with their source for each backend, the memory plan, the
 order, the ren.jit captures and replays, and the time of each pass.
 
 'memory' writes only the memory plan pictures (one SVG per realization and device) and prints
-them as text; 'debug' steps through a script's realizations (ren.viz.debug).
+them as text; 'debug' steps through a script's realizations (ren.viz.debug); a saved plan file
+(ren.jit's save) is shown as its manifest, kernels and memory picture.
 
 Options come before SCRIPT.py: everything after it is passed to the script (as sys.argv[1:])."""
 
@@ -314,7 +316,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return main_memory(argv[1:])
     if argv and argv[0] == "debug":
         return main_debug(argv[1:])
+    if argv and argv[0].endswith(PLAN_SUFFIX):
+        return main_plan(argv)
     return main_report(argv)
+
+
+#: The suffix of the plan files ``python -m ren.viz PLAN_FILE`` shows.
+PLAN_SUFFIX = ".renplan"
+
+
+def main_plan(argv: Sequence[str]) -> int:
+    """``python -m ren.viz PLAN_FILE [--out DIR]``: a saved plan's manifest, kernels and arena."""
+    from ren.capture.planfile import PlanFileError
+    from ren.viz.planfile import plan_file_text, write_plan_pictures
+
+    parser = argparse.ArgumentParser(prog="python -m ren.viz PLAN_FILE")
+    parser.add_argument("plan", help="a plan file written by a jitted function's save()")
+    parser.add_argument("--out", type=Path, default=Path("ren-viz-plan"), help="SVG folder")
+    opts = parser.parse_args(argv)
+    try:
+        print(plan_file_text(opts.plan), end="")
+        for picture in write_plan_pictures(opts.plan, opts.out):
+            print(f"memory picture: {picture.resolve()}")
+    except (OSError, PlanFileError) as e:
+        return _fail(str(e), 1)
+    return 0
 
 
 if __name__ == "__main__":

@@ -46,3 +46,14 @@ def _context_arg(context: Any) -> Context:
     if not isinstance(context, Context):
         raise TypeError(f"context must be a ckks.Context, got {_fmt.describe(context)}")
     return context
+
+
+def _plan_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """A loaded plan's result fields for a ciphertext or plaintext, with the active context."""
+    stack = _ACTIVE.get()
+    return {
+        "scale": float(fields["scale"]),
+        "level": int(fields["level"]),
+        "real": bool(fields["real"]),
+        "context": stack[-1] if stack else None,
+    }

@@ -9,7 +9,7 @@ import numpy as np
 
 from ren.poly import Poly, realize
 from ren.ring import RingSpec
-from ren.schemes.ckks.active import _context_arg, current
+from ren.schemes.ckks.active import _context_arg, _plan_fields, current
 from ren.schemes.ckks.encoding import precision_bits
 from ren.schemes.ckks.params import Params, _read_value
 from ren.schemes.ckks.types import _check_down, _check_fields, _copy_poly
@@ -140,6 +140,15 @@ class Ciphertext:
         from ren.schemes.ckks.api import _ciphertext_from_pickle  # it imports this module
 
         return (_ciphertext_from_pickle, (self.to_bytes(), self.parts[0].device))
+
+    def __ren_plan_fields__(self) -> dict[str, Any]:
+        """What a saved plan (``ren.jit``'s ``save``) keeps of a result ciphertext: no key."""
+        return {"parts": self.parts, "scale": self.scale, "level": self.level, "real": self.real}
+
+    @classmethod
+    def __ren_plan_rebuild__(cls, fields: dict[str, Any]) -> Ciphertext:
+        """The result ciphertext of a loaded plan, in the context active at load (if any)."""
+        return cls(tuple(fields["parts"]), **_plan_fields(fields))
 
     # --- operators ------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Ciphertext:

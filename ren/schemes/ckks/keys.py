@@ -61,6 +61,15 @@ class EvaluationKeys:
             self._fingerprint = _fmt.fingerprint(self.public)
         return self._fingerprint
 
+    def __ren_stored__(self) -> dict[str, Poly]:
+        """The keys' polys by name, for a saved plan that reads them (``stored={"keys": ...}``)."""
+        out = {"public[0]": self.public[0], "public[1]": self.public[1]}
+        named = [("relin", self.relin)] + [(f"galois[{g}]", self.galois[g]) for g in self.galois]
+        for name, key in named:
+            for j, (b, a) in enumerate(key.parts):
+                out[f"{name}[{j}].b"], out[f"{name}[{j}].a"] = b, a
+        return out
+
     def __reduce__(self) -> tuple:
         from ren.schemes.ckks.api import _evaluation_keys_from_pickle  # it imports this module
 

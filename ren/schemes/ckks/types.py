@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import math
 import numbers
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -141,6 +141,17 @@ class Plaintext:
         from ren.schemes.ckks.api import _plaintext_from_pickle  # it imports this module
 
         return (_plaintext_from_pickle, (self.to_bytes(), self.poly.device))
+
+    def __ren_plan_fields__(self) -> dict[str, Any]:
+        """What a saved plan (``ren.jit``'s ``save``) keeps of a result plaintext."""
+        return {"poly": self.poly, "scale": self.scale, "level": self.level, "real": self.real}
+
+    @classmethod
+    def __ren_plan_rebuild__(cls, fields: dict[str, Any]) -> Plaintext:
+        """The result plaintext of a loaded plan, in the context active at load (if any)."""
+        from ren.schemes.ckks.active import _plan_fields  # it imports this module
+
+        return cls(fields["poly"], **_plan_fields(fields))
 
     def at_level(self, level: int) -> Plaintext:
         """The same plaintext at a lower ``level`` (a limb view)."""

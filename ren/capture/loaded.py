@@ -1,0 +1,266 @@
+"""``ren.load``: a saved plan, read back and replayed without the scheduler or the memory planner.
+
+Loading checks everything before anything runs, and each check is a clear error naming what
+differs: the file's format version and fingerprint (a changed byte), the device of each kernel
+(available here?), each kernel's source (rendered again from its body, it must hash as the file
+says: a Ren whose kernels differ refuses the plan), and the stored inputs (each named value
+given, with the spec the plan was saved with). Each call then checks its inputs' specs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ren.capture.arguments import spec, storage_of, walk
+from ren.capture.plan import CapturedPlan
+from ren.capture.planfile import PlanFileError, decode, decode_body, encode
+from ren.capture.planfile import read as read_file
+from ren.capture.saved import source_hash, stored_values
+from ren.device import Buffer
+from ren.engine.memory import MemoryPlan
+from ren.engine.realize import ExecUnit, backend
+from ren.engine.schedule import ScheduledKernel
+from ren.errors import RenError
+from ren.ir.facts import is_const
+from ren.ir.kernels import const_words
+from ren.ir.node import BufferArg, Node
+from ren.ir.op import DType, Op
+from ren.poly import Poly, realize
+from ren.version import version
+
+__all__ = ["LoadedPlan", "load"]
+
+
+def load(path: str | os.PathLike[str], stored: Mapping[str, Any] | None = None) -> LoadedPlan:
+    """Read the plan file at ``path``: a callable that replays it.
+
+    Args:
+        path: a file written by ``JitFunction.save`` or ``export``.
+        stored: the stored inputs the plan reads, by the names it was saved with (the evaluation
+            keys of a CKKS plan: ``stored={"keys": ctx.evaluation_keys()}``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        PlanFileError: a damaged file, another format version, or kernels this Ren renders
+            differently (the message names the kernel and both Ren versions).
+        RenError: a device of the plan that is not available here.
+        ValueError: a stored input missing, or of another spec than the plan's.
+    """
+    return LoadedPlan(path, read_file(path), stored)
+
+
+class LoadedPlan:
+    """A plan read from a file. Call it as the jitted function it was saved from.
+
+    ``plan`` is the ``CapturedPlan`` it replays (units, memory plan); ``data`` the file's fields.
+    Safe to call from several threads at once, as a jitted function is.
+    """
+
+    def __init__(self, path: Any, data: dict[str, Any], stored: Mapping[str, Any] | None):
+        self.path, self.data = str(path), data
+        self.name = f"{data.get('function', '?')} (loaded from {Path(self.path).name})"
+        self.fn = _nothing  # read by CapturedPlan.seal for names of stored values: there are none
+        manifest = data["manifest"]
+        self._params = manifest.get("params")
+        named = stored_values(stored)
+        missing = sorted(set(manifest["stored"]) - set(named))
+        if missing:
+            raise ValueError(
+                f"the plan {self.path} reads the stored inputs {missing}: give them as "
+                "ren.load(path, stored={...}) under the names they were saved with"
+            )
+        for name, want in manifest["stored"].items():
+            got = encode(spec(name, named[name])[1:]) if not is_const(named[name].node) else None
+            if got != want:
+                raise ValueError(
+                    f"stored input {name} is {_spec_text(got)}; the plan was saved with "
+                    f"{_spec_text(want)}"
+                )
+        self.plan = self._build(data, named)
+
+    # --- building ---------------------------------------------------------------------------
+    def _build(self, data: dict[str, Any], named: dict[str, Poly]) -> CapturedPlan:
+        bufs = data["buffers"]
+        arenas = [Buffer(d, "u8", n, no_opt=True).ensure_allocated() for d, n in bufs["arenas"]]
+        views = [
+            Buffer(arenas[a].device, dt, size, base=arenas[a], offset=off).ensure_allocated()
+            for a, dt, size, off in bufs["views"]
+        ]
+        own = [Buffer(d, dt, size).ensure_allocated() for d, dt, size in bufs["own"]]
+
+        def buffer(ref: list[Any]) -> Buffer:
+            kind, where = ref[0], ref[1]
+            if kind == "view":
+                return views[where]
+            if kind == "own":
+                return own[where]
+            if kind == "stored":
+                return storage_of(named[where])[0]
+            raise PlanFileError(f"unknown buffer {ref!r} in the plan file")
+
+        kernels = []
+        for i, k in enumerate(data["kernels"]):
+            ast, info = decode_body(k["body"]), decode(k["info"])
+            _check_device(info.device, self.path)
+            if source_hash(ast, info) != k["source_sha256"]:
+                raise PlanFileError(
+                    f"kernel {i} ({info.name}) of {self.path} renders differently in this Ren "
+                    f"({version()}) than in the Ren that saved the plan ({data['ren']}): "
+                    "capture and save the plan again with this Ren"
+                )
+            kernels.append((ast, info, backend(info.device).compile(ast, info)))
+        units, bindings = [], []
+        for i, u in enumerate(data["units"]):
+            ast, info, fn = kernels[u["kernel"]]
+            slots: list[Buffer | None] = []
+            for j, ref in enumerate(u["bufs"]):
+                if ref[0] == "input":
+                    bindings.append((i, j, ref[1]))
+                    slots.append(None)
+                else:
+                    slots.append(buffer(ref))
+            consts = tuple(int(c) for c in u["consts"])
+            kernel = ScheduledKernel(ast, tuple(slots), info, consts)  # type: ignore[arg-type]
+            extra: tuple[Buffer, ...] = ()
+            if consts:
+                words = const_words(info.ring, consts)
+                extra = (Buffer(info.device, info.ring.dtype, words.size, words),)
+            units.append(ExecUnit(info.name, info.device, (*slots, *extra), fn, kernel))  # type: ignore[arg-type]
+        passthrough: list[Any] = []
+        for src, dst in data["passthrough"]:
+            source: Any = (src[1], (src[2], src[3])) if src[0] == "input" else named[src[1]]
+            passthrough.append((source, buffer(dst)))
+        inputs = data["manifest"]["inputs"]
+        plan = CapturedPlan(
+            key=("loaded", data["fingerprint"]),
+            units=units,
+            inputs=[entry["buffer"] for entry in inputs],
+            paths=[entry["path"] for entry in inputs],
+            bindings=bindings,
+            written={id(b) for b in arenas} | {id(b) for b in own},
+            passthrough=passthrough,
+            result=_rebuild(data["result"], buffer),
+        )  # the memory plan is read when a tool asks for it (``LoadedPlan.memory``)
+        plan.seal(self)  # type: ignore[arg-type]
+        return plan
+
+    # --- calling ----------------------------------------------------------------------------
+    def _named(self, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+        if self._params is None:
+            return [(f"args[{i}]", a) for i, a in enumerate(args)] + list(kwargs.items())
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        sig = inspect.Signature([inspect.Parameter(n, kind) for n in self._params])
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.name} takes ({', '.join(self._params)}): {e}") from None
+        return list(bound.arguments.items())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Replay the plan on these arguments; returns its result (the same structure each call).
+
+        Raises:
+            ValueError: an input at another path, or of another spec (ring, dtype, device, domain,
+                size, limb window), than the plan's, or inputs that share a buffer where the
+                plan's did not (each named).
+        """
+        polys: list[tuple[str, Poly]] = []
+        for name, value in self._named(args, kwargs):
+            walk(value, name, polys, None)
+        want = self.data["manifest"]["inputs"]
+        paths = [p for p, _ in polys]
+        if paths != [w["path"] for w in want]:
+            raise ValueError(
+                f"{self.name} takes Poly inputs at {[w['path'] for w in want]}, got {paths}"
+            )
+        realize(*(p for _, p in polys if not is_const(p.node)))
+        for (path, p), w in zip(polys, want, strict=True):
+            got = encode(spec(path, p)[1:])
+            if got != w["spec"]:
+                raise ValueError(
+                    f"input {path} of {self.name} is {_spec_text(got)}; the plan was saved for "
+                    f"{_spec_text(w['spec'])}"
+                )
+        first: dict[int, int] = {}
+        alias = [
+            None if is_const(p.node) else first.setdefault(id(storage_of(p)[0]), i)
+            for i, (_, p) in enumerate(polys)
+        ]
+        if alias != self.data["manifest"]["alias"]:
+            raise ValueError(
+                f"inputs of {self.name} share buffers as {alias} (each input's first position); "
+                f"the plan was saved for {self.data['manifest']['alias']}: pass copies"
+            )
+        return self.plan.replay(self, polys)  # type: ignore[arg-type]
+
+    @property
+    def memory(self) -> MemoryPlan:
+        """The plan's arena layout, as saved (read from the file on first use)."""
+        if not self.plan.memory.devices and self.data["memory"]["devices"]:
+            memory = decode(self.data["memory"])
+            assert isinstance(memory, MemoryPlan)
+            self.plan.memory = memory
+        return self.plan.memory
+
+    def __repr__(self) -> str:
+        units = len(self.plan.units)
+        return f"<LoadedPlan {self.name}: {units} units, runner={self.plan.runner_kind}>"
+
+
+def _nothing() -> None:
+    """The stand-in function of a loaded plan (it closes over nothing)."""
+
+
+def _check_device(device: str, path: str) -> None:
+    try:
+        backend(device)
+    except (RenError, ImportError, ValueError) as e:
+        raise RenError(
+            f"the plan {path} runs kernels on device {device!r}, which is not available here: {e}"
+        ) from None
+
+
+def _spec_text(code: Any) -> str:
+    if code is None:
+        return "a constant"
+    try:
+        value = decode(code)
+    except PlanFileError:
+        return str(code)
+    return ", ".join(str(v) for v in value)
+
+
+def _rebuild(code: dict[str, Any], buffer: Any) -> Any:
+    """The result structure of a plan file, over the loaded plan's buffers."""
+    if "poly" in code:
+        return Poly._wrap(_node(code["poly"], buffer))
+    if "list" in code:
+        return [_rebuild(v, buffer) for v in code["list"]]
+    if "tuple" in code:
+        return tuple(_rebuild(v, buffer) for v in code["tuple"])
+    if "dict" in code:
+        return {k: _rebuild(v, buffer) for k, v in code["dict"].items()}
+    if "value" in code:
+        return decode(code["value"])
+    if "object" in code:
+        module, _, qualname = code["object"].partition(":")
+        if not module.startswith("ren."):
+            raise PlanFileError(f"a plan's result names {code['object']}, not a type of Ren's")
+        cls = getattr(importlib.import_module(module), qualname, None)
+        make = getattr(cls, "__ren_plan_rebuild__", None)
+        if make is None:
+            raise PlanFileError(f"{code['object']} cannot be a saved plan's result")
+        return make({k: _rebuild(v, buffer) for k, v in code["fields"].items()})
+    raise PlanFileError(f"a plan's result is malformed: {str(code)[:80]}")
+
+
+def _node(code: list[Any], buffer: Any) -> Node:
+    if code[0] == "buffer":
+        return Node(Op.BUFFER, DType[code[1]], (), BufferArg(buffer(code[2])))
+    op, dtype, arg, src = code
+    return Node(Op[op], DType[dtype], tuple(_node(s, buffer) for s in src), decode(arg))
