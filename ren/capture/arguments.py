@@ -80,9 +80,16 @@ def rebuild(obj: Any, swap: dict[int, Poly]) -> Any:
 
 
 def spec(path: str, p: Poly) -> tuple[Any, ...]:
-    """The key part of the input at ``path``: its ring, device, domain and storage (a value)."""
+    """The key part of the input at ``path``: its ring, device, domain and storage.
+
+    A ``Poly.const`` input's value is ``"any"`` unless it is 0, 1 or -1 modulo ``Q`` (values the
+    scheduler rewrites by): a plan that cannot take another value keys it again (``JitFunction``).
+    """
     if is_const(p.node):
         value = p.node.src[0].arg.value if p.node.op is Op.AS_RING else p.node.arg.value
+        if p.node.op is Op.AS_RING and p.node.src[0].op is Op.CONST:
+            Q = p.ring.Q  # a Poly.const: a plan may take another value (ren.capture.constants)
+            value = value if value % Q in (0, 1, Q - 1) else "any"
         return (path, "const", p.ring, value, p.device, p.domain)
     buf, view = storage_of(p)
     return (path, "buffer", p.ring, buf.size, buf.dtype, p.device, p.domain, view)

@@ -4,18 +4,15 @@ A jitted function is called with arguments that hold ``Poly`` values (directly, 
 tuples, dicts and dataclasses). On each call:
 
 1. the ``Poly`` inputs are found and realized (the replay boundary is concrete buffers);
-2. the cache key is built: per input, ``("buffer", ring, size, dtype, device, domain, view)`` for
-   a realized value, ``("const", ring, value, device, domain)`` for a constant, plus the path of
-   each input in the arguments and every other hashable argument (an int such as a rotation
-   amount changes the program, so it is part of the key);
-3. on a miss, the function is *captured*: it is called once, its output ``Poly`` values are
-   realized, and every exec unit any realization ran meanwhile is recorded. With
-   ``prune=True`` the units that read no input are run once and dropped. The temporaries are
-   planned again into one arena per device (the plan keeps that ``MemoryPlan``), the places each
-   input is read are noted, and the backend is asked for a graph runner (``cpu``: one C function
-   calling every kernel);
-4. on a hit, the plan is replayed on the new input buffers (``ren.capture.plan``): the *same*
-   output structure as at capture is returned, its buffers holding the new values.
+2. the key: per input its path and ``("buffer", ring, size, dtype, device, domain, view)``, or
+   ``("const", ring, "any" or the value, device, domain)`` (``ren.capture.constants``), and every
+   other hashable argument (an int rotation amount changes the program: it is in the key);
+3. on a miss, the function is *captured*: called once, its outputs realized, every exec unit any
+   realization ran meanwhile recorded (``prune=True``: those that read no input run once and are
+   dropped); the temporaries planned again into one arena per device (the plan keeps that
+   ``MemoryPlan``), the places each input is read noted, and a graph runner asked for;
+4. on a hit, the plan is replayed on the new inputs (``ren.capture.plan``): the *same* output
+   structure as at capture is returned, its buffers holding the new values.
 
 Threads: a capture records only its own thread's realizations (a context variable), each thread
 replays into buffers of its own, and the table of plans is locked.
@@ -37,9 +34,9 @@ from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
 import numpy as np
 
 from ren.capture.arguments import rebuild, spec, storage_of, walk
-from ren.capture.plan import CapturedPlan, PlanRunner, rebound, replan
+from ren.capture.constants import const_node, own_constants, rebindable
+from ren.capture.plan import CapturedPlan, PlanRunner, rebound, replan, run_pruned
 from ren.capture.saved import Saving
-from ren.device import Buffer
 from ren.engine import debug_level
 from ren.engine.observe import notify
 from ren.engine.realize import CAPTURE_RECORDER, ExecUnit
@@ -153,17 +150,14 @@ class JitFunction(Saving, Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the function: replay the plan captured for these inputs, or capture a new one.
 
-        The key of a plan is where each ``Poly`` input sits in the arguments (in lists, tuples,
-        dicts and dataclasses) with its ring, device, domain and storage (a constant's value),
-        which inputs share a buffer, and every other leaf of the arguments. A new key runs the
-        function and captures its plan (the least recently used of ``max_plans`` plans goes); a
-        known key replays the plan on the new inputs.
+        The key: where each ``Poly`` input sits in the arguments (lists, tuples, dicts,
+        dataclasses) with its ring, device, domain and storage, which inputs share a buffer, and
+        every other leaf. A new key captures (the least recently used of ``max_plans`` plans
+        goes); a known key replays, with the values of ``Poly.const`` inputs the plan rebinds.
 
         Returns:
-            What the function returns, with every ``Poly`` in it realized.
-
-        Safe to call from several threads at once: each thread replays into buffers of its own
-        and gets its own result structure (the same one at each of its calls).
+            What the function returns, with every ``Poly`` in it realized. Safe from several
+            threads at once: each gets its own result structure (the same at each of its calls).
 
         Raises:
             JitError: if the call is nested in another capture in this thread, no argument (or,
@@ -200,9 +194,14 @@ class JitFunction(Saving, Generic[P, R]):
             None if is_const(p.node) else first.setdefault(id(storage_of(p)[0]), i)
             for i, (_, p) in enumerate(polys)
         )
-        key = (tuple(spec(path, p) for path, p in polys), alias, tuple(leaves))
+        key: tuple[Any, ...] = (tuple(spec(path, p) for path, p in polys), alias, tuple(leaves))
+        # a plan that cannot take other values of its constant inputs is kept under them too
+        values = tuple(None if (c := const_node(p)) is None else c.arg.value for _, p in polys)
         with self._lock:
             plan = self.plans.get(key)
+            if plan is None and any(v is not None for v in values):
+                plan = self.plans.get((key, values))
+                key = (key, values) if plan is not None else key
             if plan is not None:
                 self.plans.move_to_end(key)
                 self.hits += 1
@@ -217,6 +216,8 @@ class JitFunction(Saving, Generic[P, R]):
         notify("on_jit_start", self)
         start = time.perf_counter()
         plan = self._capture(key, lambda: self.fn(*args, **kwargs), polys)
+        if plan.fixed_consts:
+            key = (key, values)
         with self._lock:
             kept = self.plans.get(key)
             if kept is None:
@@ -304,22 +305,7 @@ class JitFunction(Saving, Generic[P, R]):
                 pruned.append(u)
             else:
                 units.append(u)
-        if pruned:
-            # their results must outlive every replay: give arena temporaries buffers of their
-            # own and run the pruned units once more, into those
-            own: dict[int, Buffer] = {}
-            for u in pruned:
-                out = u.bufs[0]
-                if out.base is not None:
-                    own[id(out)] = Buffer(out.device, out.dtype, out.size)
-            units = [rebound(u, own) for u in units]
-            for u in (rebound(u, own) for u in pruned):
-                for b in u.bufs:
-                    b.ensure_allocated()
-                u()
-            keep = out_bufs | {id(b) for b in own.values()}
-        else:
-            keep = set(out_bufs)
+        units, keep = run_pruned(units, pruned, out_bufs)
         units, memory = replan(units, keep | set(input_ids))
 
         bindings = [
@@ -330,6 +316,8 @@ class JitFunction(Saving, Generic[P, R]):
         ]
         # the plan keeps no input buffer of the capture: their slots are filled at each replay
         units = [rebound(u, dict.fromkeys(input_ids)) for u in units]
+        const_rows, fixed = rebindable(units, polys)
+        units = own_constants(units, const_rows)
         written_roots = {id(u.bufs[0].root) for u in units} | {id(dst) for _, dst in passthrough}
         plan = CapturedPlan(
             key=key,
@@ -342,6 +330,8 @@ class JitFunction(Saving, Generic[P, R]):
             result=result,
             pruned=len(pruned),
             memory=memory,
+            const_rows=const_rows,
+            fixed_consts=fixed,
         )
         plan.seal(self)
         plan.capture_s = time.perf_counter() - start

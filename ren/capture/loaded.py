@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ren.capture.arguments import spec, storage_of, walk
+from ren.capture.constants import const_node
 from ren.capture.plan import CapturedPlan
 from ren.capture.planfile import PlanFileError, decode, decode_body, encode
 from ren.capture.planfile import read as read_file
@@ -145,6 +146,8 @@ class LoadedPlan:
             written={id(b) for b in arenas} | {id(b) for b in own},
             passthrough=passthrough,
             result=_rebuild(data["result"], buffer),
+            const_rows=[(ui, j, i) for ui, j, i in data["const_rows"]],
+            fixed_consts={int(i): int(v) for i, v in data["fixed_consts"].items()},
         )  # the memory plan is read when a tool asks for it (``LoadedPlan.memory``)
         plan.seal(self)  # type: ignore[arg-type]
         return plan
@@ -185,6 +188,13 @@ class LoadedPlan:
                 raise ValueError(
                     f"input {path} of {self.name} is {_spec_text(got)}; the plan was saved for "
                     f"{_spec_text(w['spec'])}"
+                )
+        for i, value in self.plan.fixed_consts.items():
+            node = const_node(polys[i][1])
+            if node is None or node.arg.value != value:
+                raise ValueError(
+                    f"input {polys[i][0]} of {self.name} must be the constant {value}: the plan "
+                    "was saved for that value only (ren.capture.constants)"
                 )
         first: dict[int, int] = {}
         alias = [

@@ -14,12 +14,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
 from ren import settings
 from ren.capture.arguments import rebuild, storage_of, walk
+from ren.capture.constants import write_constants
+from ren.capture.reads import external_reads, stored_names
 from ren.device import Buffer
 from ren.engine import debug_level
 from ren.engine.memory import MemoryPlan, captured_temporaries, plan_memory, rebind
@@ -28,12 +30,11 @@ from ren.errors import JitError
 from ren.ir.node import BufferArg, Node
 from ren.ir.op import Op
 from ren.poly import Poly
-from ren.repoint import stored
 
 if TYPE_CHECKING:
     from ren.capture.function import JitFunction
 
-__all__ = ["CapturedPlan", "PlanRunner", "external_reads", "rebound", "replan"]
+__all__ = ["CapturedPlan", "PlanRunner", "rebound", "replan", "run_pruned"]
 
 
 class PlanRunner(Protocol):
@@ -54,6 +55,9 @@ class CapturedPlan:
     is copied first); ``passthrough`` lists ``(source, output buffer)`` for outputs no kernel
     computes, the source being ``(input position, (offset, size))`` (a window of an input) or a
     ``Poly`` stored before the call; ``result`` is the output structure every call returns.
+    ``const_rows`` lists ``(unit, row, input)`` for each constants row a replay writes with the
+    value of a ``Poly.const`` input, and ``fixed_consts`` the constant inputs whose value the
+    plan was captured for and cannot change (``ren.capture.constants``).
     ``external`` lists ``(buffer, array, what)`` for every stored value the plan reads that it
     neither writes nor is given (a key, a value the function closes over): a replay checks each
     still holds the array it held at capture, and names ``what`` if not. ``memory`` is the plan's
@@ -78,6 +82,8 @@ class CapturedPlan:
     staging: dict[int, Buffer] = dataclasses.field(default_factory=dict)
     replays: int = 0
     external: list[tuple[Buffer, Any, str]] = dataclasses.field(default_factory=list)
+    const_rows: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
+    fixed_consts: dict[int, int] = dataclasses.field(default_factory=dict)
     owned: list[tuple[Buffer, Any]] = dataclasses.field(default_factory=list)
     _local: Any = dataclasses.field(default_factory=threading.local, repr=False)
     _lock: Any = dataclasses.field(default_factory=threading.Lock, repr=False)
@@ -134,7 +140,7 @@ class CapturedPlan:
 
     def seal(self, fn: JitFunction[..., Any]) -> None:
         """Finish a new plan: what it reads and owns, its graph runner; its thread replays it."""
-        self.external = external_reads(self, _stored_names(fn.fn))
+        self.external = external_reads(self, stored_names(fn.fn))
         self.owned = _owned(self)
         self._local.plan = self
         self.runner = _graph_runner(self)
@@ -164,6 +170,8 @@ class CapturedPlan:
                 np.copyto(stage.need_array(), buf.need_array())
                 buf = stage
             new.append(buf)
+        if plan.const_rows:
+            write_constants(plan.units, plan.const_rows, polys)
         try:
             validate = settings.VALIDATE.get()
             if plan.runner is not None and not validate:
@@ -232,6 +240,9 @@ def _copy_for_thread(plan: CapturedPlan) -> CapturedPlan:
         roots.setdefault(id(root), root)
     for _, dst in plan.passthrough:
         roots.setdefault(id(dst), dst)
+    for ui in {ui for ui, _, _ in plan.const_rows}:  # rows each replay writes: the thread's own
+        const = plan.units[ui].bufs[-1]
+        roots.setdefault(id(const), const)
     swap: dict[int, Buffer] = {
         k: Buffer(r.device, r.dtype, r.size).ensure_allocated() for k, r in roots.items()
     }
@@ -291,67 +302,37 @@ def _with_storage(node: Node, moved: Callable[[Buffer], Buffer]) -> Node:
     return node.replace(src=(new,))
 
 
-def _stored_names(fn: Callable[..., Any]) -> dict[int, str]:
-    """Buffer id -> how the function reaches that stored value (a closure cell, a global).
+def run_pruned(
+    units: list[ExecUnit], pruned: list[ExecUnit], out_bufs: set[int]
+) -> tuple[list[ExecUnit], set[int]]:
+    """Run the pruned units once more, into buffers of their own; the units and what to keep.
 
-    For error messages only: a plan that reads a freed value names it this way when it can.
+    Their results must outlive every replay, so the arena temporaries they write get buffers of
+    their own (``units`` rebound to those). The kept buffers are the outputs and those.
     """
-    names: dict[int, str] = {}
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return names
-    found: list[tuple[str, Any]] = []
-    for var, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False):
-        try:
-            found.append((f"the value {var} the function closes over", cell.cell_contents))
-        except ValueError:  # an empty cell
-            continue
-    glob = getattr(fn, "__globals__", {})
-    found += [(f"the global {g}", glob[g]) for g in code.co_names if g in glob]
-    for what, value in found:
-        polys: list[tuple[str, Poly]] = []
-        walk(value, "", polys, None)
-        for path, p in polys:
-            where = stored(p.node)
-            if where is not None:
-                names.setdefault(id(where[0]), f"{what}{' at ' + path if path else ''}")
-    return names
-
-
-def external_reads(plan: CapturedPlan, names: dict[int, str]) -> list[tuple[Buffer, Any, str]]:
-    """Every root buffer the plan reads but neither writes nor binds, with its array and name."""
-    out: dict[int, tuple[Buffer, Any, str]] = {}
-    bound = {(i, j) for i, j, _ in plan.bindings}
-    reads = [
-        b.root
-        for i, u in enumerate(plan.units)
-        for j, b in enumerate(u.bufs)
-        if j > 0 and b is not None and (i, j) not in bound
-    ]
-    reads += [storage_of(src)[0].root for src, _ in plan.passthrough if isinstance(src, Poly)]
-    for root in reads:
-        if id(root) in plan.written or id(root) in out:
-            continue
-        what = names.get(
-            id(root),
-            f"buffer #{root.id} ({root.size} {root.dtype} words on {root.device}, a value stored "
-            "before the capture: a key, a constant table or a value the function closes over)",
-        )
-        out[id(root)] = (root, root._array, what)
-    return list(out.values())
+    own: dict[int, Buffer] = {}
+    for u in pruned:
+        out = u.bufs[0]
+        if out.base is not None:
+            own[id(out)] = Buffer(out.device, out.dtype, out.size)
+    for u in (rebound(u, own) for u in pruned):
+        for b in u.bufs:
+            b.ensure_allocated()
+        u()
+    return [rebound(u, own) for u in units], out_bufs | {id(b) for b in own.values()}
 
 
 def rebound(u: ExecUnit, swap: Mapping[int, Buffer | None]) -> ExecUnit:
     """``u`` with the buffers whose ``id`` is in ``swap`` replaced (``None``: an input slot).
 
     The unit's buffers are its kernel's and then, for a kernel with constants, the constants
-    argument (which the plan keeps: it is never swapped).
+    argument (swapped too when it is in ``swap``: a thread's own copy of rows a replay writes).
     """
     kernel = rebind(u.kernel, swap)
-    if kernel is u.kernel:
+    extra = tuple(cast(Buffer, swap.get(id(b), b)) for b in u.bufs[len(u.kernel.bufs) :])
+    if kernel is u.kernel and extra == u.bufs[len(kernel.bufs) :]:  # buffers: by identity
         return u
-    bufs = kernel.bufs + u.bufs[len(kernel.bufs) :]
-    return ExecUnit(u.name, u.device, bufs, u.fn, kernel)
+    return ExecUnit(u.name, u.device, (*kernel.bufs, *extra), u.fn, kernel)
 
 
 def _run_units(plan: CapturedPlan, new: list[Buffer | None], validate: bool) -> None:

@@ -183,6 +183,8 @@ def plan_data(
         "units": units,
         "sources": sources,
         "passthrough": passthrough,
+        "const_rows": [list(r) for r in plan.const_rows],
+        "fixed_consts": {str(i): str(v) for i, v in sorted(plan.fixed_consts.items())},
         "result": result,
         "memory": encode(_numbered(plan.memory)),
     }

@@ -72,6 +72,7 @@ from ren.codegen.helpers import (
 )
 from ren.ring import RingSpec
 from ren.ring.arith import check_drop
+from ren.ring.tables import modulus_powers
 
 __all__ = [
     "CArg",
@@ -376,17 +377,17 @@ def _shoup(w: list[int], q: int, bits: int) -> list[int]:
     return [(x << bits) // q for x in w]
 
 
-def _plain_powers_brv(ring: RingSpec, inverse: bool) -> list[list[int]]:
-    """Per limb, ``psi**(+-brv(k)) mod q`` for ``k < n`` (plain, not Montgomery)."""
-    brv = ring.tables().brv.tolist()
-    out = []
-    for m in ring.tables().mods:
-        base = m.psi_inv if inverse else m.psi
-        pw, p = [0] * ring.n, 1
-        for e in range(ring.n):
-            pw[e], p = p, p * base % m.q
-        out.append([pw[b] for b in brv])
-    return out
+@functools.lru_cache(maxsize=1024)
+def _twiddle_row(q: int, n: int, bits: int, inverse: bool) -> tuple[list[int], list[int]]:
+    """One limb's ``(tw, tw_shoup)`` row of :func:`ntt_tables` or :func:`intt_tables`.
+
+    Made once per modulus: the rings of a CKKS chain share their moduli.
+    """
+    row = modulus_powers(q, n, bits, inverse, False).tolist()  # psi**(+-brv(k)), plain
+    if inverse:
+        n_inv = pow(n, -1, q)
+        row[0], row[1] = n_inv, row[1] * n_inv % q
+    return row, _shoup(row, q, bits)
 
 
 def _frozen_words(ring: RingSpec, rows: list[list[int]]) -> np.ndarray:
@@ -402,9 +403,8 @@ def ntt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
     ``tw[i, k] = psi_i**brv(k) mod q_i`` (plain; ``k = 0`` is not read) and ``tw_shoup[i, k] =
     floor(tw[i, k] * R / q_i)``. Read-only and cached.
     """
-    tw = _plain_powers_brv(ring, inverse=False)
-    shoup = [_shoup(row, q, ring.word_bits) for row, q in zip(tw, ring.moduli, strict=True)]
-    return _frozen_words(ring, tw), _frozen_words(ring, shoup)
+    rows = [_twiddle_row(q, ring.n, ring.word_bits, False) for q in ring.moduli]
+    return _frozen_words(ring, [r[0] for r in rows]), _frozen_words(ring, [r[1] for r in rows])
 
 
 @functools.cache
@@ -416,12 +416,8 @@ def intt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
     q_i``, which the last stage applies to its sums. ``tw_shoup = floor(tw * R / q_i)``. Read-only
     and cached.
     """
-    tw = _plain_powers_brv(ring, inverse=True)
-    for row, q in zip(tw, ring.moduli, strict=True):
-        n_inv = pow(ring.n, -1, q)
-        row[0], row[1] = n_inv, row[1] * n_inv % q
-    shoup = [_shoup(row, q, ring.word_bits) for row, q in zip(tw, ring.moduli, strict=True)]
-    return _frozen_words(ring, tw), _frozen_words(ring, shoup)
+    rows = [_twiddle_row(q, ring.n, ring.word_bits, True) for q in ring.moduli]
+    return _frozen_words(ring, [r[0] for r in rows]), _frozen_words(ring, [r[1] for r in rows])
 
 
 # --------------------------------------------------------------------------------------------

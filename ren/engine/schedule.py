@@ -62,13 +62,17 @@ class ScheduledKernel:
 
     The body is a ``STORE`` over ``SLOT``s; slot 0 is the buffer written. ``consts`` are the
     values of its constants by row (``KernelArg.consts``): the exec unit passes their words as
-    one more argument after the buffers.
+    one more argument after the buffers. ``const_sources`` says, when the schedule cache could
+    tell, which ``CONST`` node of the realized graph each row holds the value of, such that the
+    schedule does not depend on that value (``None`` for a row that is not so, an empty tuple when
+    nobody looked): ``ren.jit`` rebinds those rows to a new value of a constant input.
     """
 
     ast: Node
     bufs: tuple[Buffer, ...]
     info: KernelInfo
     consts: tuple[int, ...] = ()
+    const_sources: tuple[Node | None, ...] = ()
 
     def __repr__(self) -> str:
         return f"<ScheduledKernel {self.info.name} bufs={[b.id for b in self.bufs]}>"

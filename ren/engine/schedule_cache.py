@@ -1,36 +1,31 @@
 """The schedule cache: a graph scheduled once is bound and run again without the passes.
 
-Eager code builds the same graph shape over and over (every CKKS multiply at one level is the
-same graph over other buffers, often with other constants), and the twelve passes would make the
-same kernels each time. The cache keeps what scheduling and memory planning made of a graph,
-under a key of the graph's *structure*:
+Eager code builds the same graph shape over and over (every CKKS multiply at one level is one
+graph over other buffers, often with other constants). The cache keeps what scheduling and memory
+planning made of a graph, under a key of its *structure*:
 
-* the key is ``REN_NO_PLAN`` and the graph in topological order, each node as its op, dtype,
-  arg and the positions of its sources, with each input buffer replaced by its position among
-  the inputs (and its device, dtype and size) and each constant's value replaced by its position
-  among the constants. Rings, domains, devices, limb windows and Galois elements are in the
-  args, so graphs that differ in them have different keys;
-* the entry holds the kernels (bodies, infos and where each buffer comes from: an input, a view
-  of the arena at an offset, or a buffer the schedule made), the memory plan, what each output
-  becomes, and the values of the constants that had to match (below);
-* a hit makes a fresh arena and fresh output buffers, binds the new inputs, puts the new
-  constants into the kernels' constants arguments (kernel bodies hold no constant values) and
-  runs: no pass and no planner runs.
+* the key: ``REN_NO_PLAN`` and the graph in topological order, each node as its op, dtype, arg
+  and the positions of its sources, each input buffer replaced by its position among the inputs
+  (with its device, dtype and size), each constant's value by its position among the constants.
+  Rings, domains, devices, limb windows and Galois elements are args: they change the key;
+* the entry: the kernels (bodies, infos, and where each buffer comes from: an input, a view of
+  the arena, a buffer the schedule made), the memory plan, what each output becomes, and the
+  values of the constants that had to match (below); no buffer;
+* a hit makes a fresh arena and outputs, binds the new inputs and constants, and runs.
 
-Constants. A constant's value is abstracted only where the schedule cannot depend on it: its
-residue is not 0, 1 or -1 (the values ``simplify`` rewrites by), it is centered (the form
-``simplify`` keeps constants in), no two constants of the graph share a value, no pass made a new
-constant value (folding two constants, ``x * 0``, ``x - x``), and the value appears as such in
-the kernels' constants. Any other constant is part of the entry: a graph with another value there
-misses, and is scheduled (and cached) on its own.
+Constants. A value is abstracted only where the schedule cannot depend on it: its residue is not
+0, 1 or -1 (what ``simplify`` rewrites by), it is centered, no two constants of the graph share it,
+no pass made a new constant value (folding, ``x * 0``, ``x - x``), and it appears as such in the
+kernels' constants. Any other constant is part of the entry: another value there misses.
 
-The cache is bounded (``REN_SCHEDULE_CACHE`` schedules, least recently used go; ``0`` turns it
-off), shared by the threads of a process (behind a lock; an entry is never changed after it is
-stored), and kept in memory only. ``REN_DEBUG>=1`` prints each hit and miss.
+Bounded (``REN_SCHEDULE_CACHE`` schedules, least recently used go; ``0``: off), shared by the
+threads of a process (a lock; entries never change once kept), in memory only. ``REN_DEBUG>=1``
+prints each hit and miss.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 from collections import OrderedDict
@@ -75,6 +70,7 @@ class Key:
     inputs: tuple[Buffer, ...]
     consts: tuple[int, ...]
     classes: tuple[int, ...]
+    const_nodes: tuple[Node, ...] = ()
 
     @property
     def digest(self) -> str:
@@ -103,6 +99,7 @@ def graph_key(sink: Node) -> Key:
     consts: list[int] = []
     classes: list[int] = []
     const_index: dict[Node, int] = {}
+    const_nodes: list[Node] = []
     structure: list[Any] = [("no_plan", settings.NO_PLAN.get())]  # REN_NO_PLAN: no arena
     for i, node in enumerate(sink.toposort()):
         index[node] = i
@@ -113,6 +110,7 @@ def graph_key(sink: Node) -> Key:
             inputs.append(buf)
         elif op is Op.CONST:
             const_index[node] = len(consts)
+            const_nodes.append(node)
             arg = ("const", len(consts), arg.device)
             consts.append(node.arg.value)
             classes.append(_CENTERED)
@@ -124,7 +122,7 @@ def graph_key(sink: Node) -> Key:
                 classes[k] = cls
             arg = (arg, cls)
         structure.append((op, node.dtype, arg, tuple(index[s] for s in node.src)))
-    return Key(tuple(structure), tuple(inputs), tuple(consts), tuple(classes))
+    return Key(tuple(structure), tuple(inputs), tuple(consts), tuple(classes), tuple(const_nodes))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,15 +332,16 @@ def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
             tuple(buf(r) for r in k.bufs),
             k.info,
             tuple(key.consts[v] if kind == "const" else v for kind, v in k.consts),
+            _sources(k, key),
         )
         for k in entry.kernels
     ]
     return kernels, buf
 
 
-def realized(entry: Entry, buf: Any) -> list[Node]:
-    """The realized node of each output of a bound entry, in order."""
-    return [_decode(code, buf) for code in entry.becomes]
+def _sources(kernel: _Kernel, key: Key) -> tuple[Node | None, ...]:
+    """The ``CONST`` node of ``key``'s graph each row of ``kernel`` holds, where abstracted."""
+    return tuple(key.const_nodes[v] if kind == "const" else None for kind, v in kernel.consts)
 
 
 def scheduled(
@@ -361,13 +360,19 @@ def scheduled(
     if entry is not None and not (active() or dump.dump_dir() is not None):
         sched, buf = bind(entry, key)
         ctx = ScheduleContext(outputs=sink.src, cache="hit", cache_key=key.digest)
-        ctx.becomes_map.update(zip(sink.src, realized(entry, buf), strict=True))
+        outs = [_decode(code, buf) for code in entry.becomes]  # what each output became
+        ctx.becomes_map.update(zip(sink.src, outs, strict=True))
         ctx.memory_plan = entry.memory_plan
         return sched, ctx, entry
     sched, ctx = _plan(*schedule(sink))
     ctx.cache, ctx.cache_key = ("miss" if entry is None else "hit, scheduled again"), key.digest
     if entry is None:
         entry = remember(key, sched, ctx)
+    if entry is not None:  # say which rows hold an abstracted constant (for ren.jit)
+        sched = [
+            dataclasses.replace(k, const_sources=_sources(e, key))
+            for k, e in zip(sched, entry.kernels, strict=True)
+        ]
     return sched, ctx, None if ctx.cache != "miss" else entry
 
 

@@ -20,6 +20,8 @@ __all__ = [
     "automorphism_ntt_table",
     "bit_reverse",
     "galois_for_rotation",
+    "modulus_powers",
+    "modulus_tables",
     "ring_tables",
 ]
 
@@ -167,24 +169,39 @@ def _column(values: list[int]) -> np.ndarray:
     return arr
 
 
+@functools.lru_cache(maxsize=1024)
+def modulus_tables(q: int, n: int, word_bits: int) -> ModulusTables:
+    """``ModulusTables.make(q, n, word_bits)``, made once per modulus (rings share moduli)."""
+    return ModulusTables.make(q, n, word_bits)
+
+
+@functools.lru_cache(maxsize=1024)
+def modulus_powers(q: int, n: int, word_bits: int, inverse: bool, mont: bool) -> np.ndarray:
+    """``psi**(+-brv(k))`` for ``k < n`` modulo ``q``, times ``R`` when ``mont``; read-only.
+
+    One row of a ring's twiddle tables, made once per modulus: the rings of a CKKS chain (and
+    of its key-switching extensions) share their moduli, so each row is computed once.
+    """
+    m = modulus_tables(q, n, word_bits)
+    base = m.psi_inv if inverse else m.psi
+    pw = [0] * n
+    p = (1 << word_bits) % q if mont else 1
+    for e in range(n):
+        pw[e], p = p, p * base % q
+    row = np.array(pw, dtype=np.uint64)[_brv_table(n)]
+    row.flags.writeable = False
+    return row
+
+
 @functools.cache
 def ring_tables(ring: RingSpec) -> RingTables:
     """The NumPy tables of ``ring``, made once per ring (``RingSpec.tables`` returns them)."""
     n, wb = ring.n, ring.word_bits
-    mods = tuple(ModulusTables.make(q, n, wb) for q in ring.moduli)
+    mods = tuple(modulus_tables(q, n, wb) for q in ring.moduli)
     brv = _brv_table(n)
     R = 1 << wb
-    psi_rev = np.empty((len(mods), n), dtype=np.uint64)
-    psi_inv_rev = np.empty((len(mods), n), dtype=np.uint64)
-    for i, m in enumerate(mods):
-        pw, ipw = [0] * n, [0] * n
-        p = ip = R % m.q  # psi**0 * R
-        for e in range(n):
-            pw[e], ipw[e] = p, ip
-            p = p * m.psi % m.q
-            ip = ip * m.psi_inv % m.q
-        psi_rev[i] = np.array(pw, dtype=np.uint64)[brv]
-        psi_inv_rev[i] = np.array(ipw, dtype=np.uint64)[brv]
+    psi_rev = np.array([modulus_powers(q, n, wb, False, True) for q in ring.moduli])
+    psi_inv_rev = np.array([modulus_powers(q, n, wb, True, True) for q in ring.moduli])
     psi_rev.flags.writeable = False
     psi_inv_rev.flags.writeable = False
     return RingTables(

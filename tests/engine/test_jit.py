@@ -20,9 +20,11 @@ import ren.capture.function as jit_module
 import ren.capture.plan as plan_module
 from ren import JitError, Poly, RingSpec, ntt_primes
 from ren.engine.observe import observing
+from ren.reference import evaluate
 from ren.ring import Domain
 from tests.backends.test_cpu import build, programs
 from tests.devices import COMPILED
+from tests.threads import in_threads
 
 ALL = [pytest.param("python", id="python"), *COMPILED]
 RING = RingSpec(8, (17, 97))
@@ -174,17 +176,70 @@ def test_changing_ring_domain_device_or_int_arguments_captures_again():
     same(out, a.ntt().rotate(2) + 1)
 
 
-def test_changed_constants_capture_again_and_equal_ones_replay():
+@pytest.mark.parametrize("device", ALL, indirect=True)
+def test_a_changed_constant_input_replays_with_its_new_value(device):
+    @ren.jit
+    def affine(x: Poly, c: Poly, d: Poly) -> Poly:
+        return (x * c + d).ntt() * c
+
+    (x,) = polys(RING, device, 3)
+    for c, d in ((7, 8), (9, 10), (-12345, 2**40), (3, 3)):
+        cc, dd = Poly.const(c, x.ring, device), Poly.const(d, x.ring, device)
+        assert affine(x, cc, dd).tolist() == list(evaluate(((x * c + d).ntt() * c).node))
+    assert affine.cache_info()[:2] == (3, 1)  # one capture; (3, 3) writes 3 into both rows
+    assert affine.last.const_rows and not affine.last.fixed_consts
+
+
+def test_zero_one_and_minus_one_constants_capture_their_own_plans():
     @ren.jit
     def add_const(x: Poly, c: Poly) -> Poly:
-        return x + c
+        return x * c + c
 
     (x,) = polys(RING, "python", 3)
-    same(add_const(x, Poly.const(7, x.ring)), x + 7)
-    same(add_const(x, Poly.const(8, x.ring)), x + 8)
-    assert add_const.cache_info()[:2] == (0, 2)
-    same(add_const(x, Poly.const(8, x.ring)), x + 8)
-    assert add_const.cache_info()[:2] == (1, 2)
+    for c in (7, 1, 0, -1, 8, 1):
+        assert add_const(x, Poly.const(c, x.ring)).tolist() == list(evaluate((x * c + c).node))
+    assert add_const.cache_info()[:2] == (2, 4)  # 8 replays 7's plan, the second 1 its own
+
+
+def test_a_constant_the_scheduler_folds_keeps_its_value_in_the_key():
+    @ren.jit
+    def folded(x: Poly, c: Poly) -> Poly:
+        return x * (c * c)  # c * c is folded into one constant: its value is c's, squared
+
+    (x,) = polys(RING, "python", 3)
+    for c in (5, 6, 5):
+        assert folded(x, Poly.const(c, x.ring)).tolist() == list(evaluate((x * (c * c)).node))
+    assert folded.cache_info()[:2] == (1, 2)
+    assert folded.last.fixed_consts == {1: 5} and not folded.last.const_rows
+
+
+def test_a_constant_one_realization_folds_is_fixed_in_all():
+    @ren.jit
+    def two(x: Poly, c: Poly) -> Poly:
+        y = (x * c).realize()  # here c is a row the plan could rebind
+        six = Poly.const(2, x.ring) * Poly.const(3, x.ring)  # folded: no row of this one is
+        return y * c + six
+
+    (x,) = polys(RING, "python", 3)
+    for c in (5, 6):
+        got = two(x, Poly.const(c, x.ring)).tolist()
+        assert got == list(evaluate((x * c * c + 6).node))
+    assert two.cache_info()[:2] == (0, 2) and two.last.fixed_consts == {1: 6}
+
+
+def test_threads_replay_other_constants_at_once():
+    @ren.jit
+    def scale(x: Poly, c: Poly) -> Poly:
+        return x * c + 1
+
+    (x,) = polys(RING, "python", 3)
+    scale(x, Poly.const(2, x.ring))
+
+    def work(i: int) -> bool:
+        out = scale(x, Poly.const(1000 + i, x.ring))
+        return out.tolist() == list(evaluate((x * (1000 + i) + 1).node))
+
+    assert all(in_threads(work, 12))
 
 
 def test_max_plans_keeps_the_most_recently_used():

@@ -228,3 +228,26 @@ def test_a_ckks_plan_holds_no_key_and_no_value(tmp_path):
         out = mul(ckks.encrypt(v), ckks.encrypt(0.5 * v))
         assert isinstance(out, ckks.Ciphertext) and out.level == 0
         assert ckks.precision_bits(ckks.decrypt(out), 0.5 * v * v) > 12
+
+
+def test_a_saved_plan_takes_new_values_of_its_constant_inputs(tmp_path):
+    @ren.jit
+    def affine(x: Poly, c: Poly) -> Poly:
+        return x * c + 1
+
+    x = Poly(X, RING)
+    path = affine.export(tmp_path / "affine.renplan", x, Poly.const(5, RING))
+    loaded = ren.load(path)
+    for c in (5, 6, -7):
+        got = loaded(x, Poly.const(c, RING)).tolist()
+        assert got == list(evaluate((x * c + 1).node))
+
+    @ren.jit
+    def folded(x: Poly, c: Poly) -> Poly:
+        return x * (c * c)
+
+    path = folded.export(tmp_path / "folded.renplan", x, Poly.const(5, RING))
+    loaded = ren.load(path)
+    assert loaded(x, Poly.const(5, RING)).tolist() == list(evaluate((x * 25).node))
+    with pytest.raises(ValueError, match="must be the constant 5"):
+        loaded(x, Poly.const(6, RING))
