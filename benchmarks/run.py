@@ -17,8 +17,9 @@ quick mode with few repeats), and turns each script's figures into rows of one s
 ``bench`` names what is timed (``ntt.forward``, ``schedule``, ``realize``, ``memory.plan``,
 ``jit.seed``, ``ckks.multiply``, ...), ``backend`` where (``python``, ``cpu``, ``cuda``, or a
 peer: ``seal``), ``params`` the ring or parameter set in a few words, ``mode`` ``eager`` or
-``jit`` (``saved.py``: ``capture`` or ``load``, each in a new process); the other keys are each script's own figures under stable names (``min_ms``, ``check``,
-``kernels``, ``arena_ratio``, ...). Ren runs with ``REN_THREADS=--threads`` (default 1) and the
+``jit`` (``saved.py``: ``capture`` or ``load``, each in a new process); the other keys are each
+script's own figures under stable names (``min_ms``, ``check``, ``kernels``, ``arena_ratio``,
+...). Ren runs with ``REN_THREADS=--threads`` (default 1) and the
 same ``OMP_NUM_THREADS``.
 
 **Peers.** When ``import seal`` works (``pip install -e .[peers]``), ``ckks.py`` times SEAL's
@@ -337,7 +338,9 @@ BENCHES: dict[str, Bench] = {
         ("--quick", "--repeat", "15", "--repeat-python", "3", "--trials", "2"),
         ckks_rows,
     ),
-    "saved": Bench("saved.py", "--out", (), ("--quick", "--repeat", "1", "--steps", "40"), saved_rows),
+    "saved": Bench(
+        "saved.py", "--out", (), ("--quick", "--repeat", "1", "--steps", "40"), saved_rows
+    ),
 }
 
 
