@@ -26,7 +26,7 @@ from ren.codegen.c import CRenderer
 from ren.codegen.compiler import load_cached
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
-from ren.codegen.toolchain import find_compiler, supports_flag
+from ren.codegen.toolchain import find_compiler, native_defines, supports_flag
 from ren.device import Buffer
 from ren.ir.kernels import KernelInfo, TemplateParams
 from ren.ir.node import Node
@@ -42,13 +42,16 @@ def flags() -> tuple[str, ...]:
     """The compiler flags of the cpu device (read once per process).
 
     ``-fopenmp`` unless ``REN_THREADS=1`` or the compiler lacks it; the team size of each call
-    is then chosen by ``ren.backends.cpu_threads`` (``REN_THREADS=N``, or the free cores).
+    is then chosen by ``ren.backends.cpu_threads`` (``REN_THREADS=N``, or the free cores). On a
+    processor with AVX-512, ``-mprefer-vector-width=512``: gcc otherwise keeps to 256-bit vectors
+    there, and the kernels' 64-bit modular products run about a tenth faster with 512.
     """
-    base = ("-O3", "-march=native", "-shared", "-fPIC")
-    if settings.THREADS.get() == 1:
-        return base
+    base: tuple[str, ...] = ("-O3", "-march=native", "-shared", "-fPIC")
     cc, _ = find_compiler()
-    if not supports_flag(cc, "-fopenmp"):
+    wide = "-mprefer-vector-width=512"
+    if native_defines(cc, "__AVX512F__") and supports_flag(cc, wide):
+        base = (*base, wide)
+    if settings.THREADS.get() == 1 or not supports_flag(cc, "-fopenmp"):
         return base
     return (*base, "-fopenmp")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import platform
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ from pathlib import Path
 from ren import settings
 from ren.errors import RenError
 
-__all__ = ["CompileError", "find_compiler", "native_target", "supports_flag"]
+__all__ = ["CompileError", "find_compiler", "native_defines", "native_target", "supports_flag"]
 
 
 class CompileError(RenError):
@@ -59,6 +60,17 @@ def supports_flag(compiler: str, flag: str) -> bool:
         src.write_text("int ren_probe(void) { return 0; }\n")
         cmd = [compiler, "-shared", "-fPIC", flag, "-o", str(Path(tmp) / "probe.so"), str(src)]
         return subprocess.run(cmd, capture_output=True, check=False).returncode == 0
+
+
+@functools.cache
+def native_defines(compiler: str, macro: str) -> bool:
+    """Whether ``compiler -march=native`` predefines ``macro`` (``__AVX512F__``, say)."""
+    cmd = [compiler, "-march=native", "-dM", "-E", "-x", "c", os.devnull]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
+    except OSError:
+        return False
+    return f"#define {macro} " in out
 
 
 @functools.cache
