@@ -11,6 +11,7 @@ machine), or ``REN_THREADS=N``; ``REN_THREADS=1`` builds without OpenMP at all.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import functools
 import hashlib
@@ -209,6 +210,26 @@ class GraphRunner:
         self.roots = roots  # keeps every buffer and table alive while the runner is
         self.B = np.array([0 if r is None else _address(r) for r in roots] or [0], dtype=np.uint64)
         self.input_slots = input_slots  # input position -> slot of B
+        self.slots: list[int] | None = None  # each argument's slot of B, for ``rebound``
+
+    def rebound(self, units: list) -> GraphRunner | None:
+        """This runner over the buffers of ``units``, the same kernels over other buffers.
+
+        For a schedule-cache hit, whose units are those of the realization the runner was made
+        for, over fresh buffers: ``None`` unless the kernels are the same and their buffers are
+        shared the same way (each root falls in the same slot of ``B``).
+        """
+        if len(units) != len(self._keep) or any(
+            u.fn is not f for u, f in zip(units, self._keep, strict=True)
+        ):
+            return None
+        roots, slots = _roots(units)
+        if slots != self.slots:
+            return None
+        new = copy.copy(self)
+        new.roots = roots
+        new.B = np.array([_address(r) for r in roots] or [0], dtype=np.uint64)
+        return new
 
     def run(self, inputs: list[Buffer | None]) -> None:
         """One replay with ``inputs`` (by input position) bound."""
@@ -222,6 +243,21 @@ class GraphRunner:
         finally:
             for slot in self.input_slots.values():
                 B[slot] = 0
+
+
+def _roots(units: list) -> tuple[list, list[int]]:
+    """Every root buffer and table ``units`` touch, in order, and the slot of each argument."""
+    roots: list = []
+    index: dict[int, int] = {}
+    slots: list[int] = []
+    for unit in units:
+        for obj in [b.root for b in unit.bufs] + list(getattr(unit.fn, "tables", ())):
+            key = id(obj)
+            if key not in index:
+                index[key] = len(roots)
+                roots.append(obj)
+            slots.append(index[key])
+    return roots, slots
 
 
 def _address(obj: Buffer | np.ndarray) -> int:
@@ -284,4 +320,7 @@ def graph_runner(units: list, bindings: list[tuple[int, int, int]]) -> GraphRunn
         "#include <string.h>\n\n"
         f"void {name}(void *const *F, char *const *B)\n{{\n{body}\n}}\n"
     )
-    return GraphRunner(source, name, fns, roots, input_slots, [u.fn for u in units])
+    runner = GraphRunner(source, name, fns, roots, input_slots, [u.fn for u in units])
+    if not bindings:  # a realization's units: the shape a schedule-cache hit can rebind
+        runner.slots = _roots(units)[1]
+    return runner

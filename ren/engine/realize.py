@@ -17,13 +17,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
 from ren import settings
 from ren.device import Buffer, registered_backend
 from ren.engine import debug_level, schedule_cache
+from ren.engine.hits import run_as_graph
 from ren.engine.memory import MemoryPlan
 from ren.engine.observe import active, notify
 from ren.engine.schedule import ScheduledKernel
@@ -305,6 +306,7 @@ class Realization:
     units: list[ExecUnit]
     finish: Callable[[dict[Node, Node]], None] | None = None
     ran: int = 0
+    entry: Any = None  # the schedule cache's entry, for a hit (``ren.engine.hits``)
     _last_use: dict[int, list[Buffer]] | None = field(default=None, repr=False)
 
     @property
@@ -327,6 +329,10 @@ class Realization:
         Returns:
             The schedule context.
         """
+        if count is None and self.ran == 0 and self.entry is not None:
+            recording = CAPTURE_RECORDER.get() is not None
+            if run_as_graph(self.units, self.entry, backend, recording):  # a cache hit, in one call
+                self.ran, self.units = len(self.units), []
         todo = len(self.units) if count is None else min(count, len(self.units))
         if self._last_use is None:  # over every unit, so a batch poisons only what is done
             poison = settings.POISON.get()
@@ -356,7 +362,7 @@ def prepare(
     units = make_exec_units(sched, runners if hit else None)
     if runners is not None and not hit:
         runners[:] = [(backend(u.device), u.fn) for u in units]
-    prepared = Realization(sink, sched, ctx, units, finish)
+    prepared = Realization(sink, sched, ctx, units, finish, entry=entry if hit else None)
     notify("on_prepared", prepared)
     return prepared
 

@@ -157,8 +157,8 @@ class Entry:
     becomes: tuple[Any, ...]  # per output: its realized node, buffers as refs
     memory_plan: MemoryPlan
     timings: tuple[tuple[str, float], ...]
-    #: ``(backend, runner)`` per kernel once a realization compiled them (filled once)
-    runners: list[Any] = field(default_factory=list, compare=False)
+    runners: list[Any] = field(default_factory=list, compare=False)  # (backend, runner) per kernel
+    graph: list[Any] = field(default_factory=list, compare=False)  # a hit's (ren.engine.hits)
 
     def matches(self, consts: tuple[int, ...]) -> bool:
         """Whether the constants this entry fixed have the same values in ``consts``."""

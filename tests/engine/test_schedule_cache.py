@@ -209,3 +209,39 @@ def test_the_key_abstracts_buffers_and_generic_constants_only():
     assert k1.structure == k2.structure and k1.consts == (5,) and k2.consts == (6,)
     assert k1.inputs == (x.node.src[0].arg.buffer, y.node.src[0].arg.buffer)
     assert k3.structure != k1.structure  # 1 is a class of its own
+
+
+def test_a_hit_on_cpu_runs_as_one_graph_call_and_gives_the_same_words():
+    if not has_cc():
+        pytest.skip("no C compiler: the cpu device cannot run")
+    from ren.engine import hits, realize
+
+    ran: list[bool] = []
+    real = hits.run_as_graph
+
+    def spy(*args):
+        ran.append(real(*args))
+        return ran[-1]
+
+    def prog(a: Poly, b: Poly) -> Poly:
+        return ((a * b).rescale() * 3 + a.to_ring(a.ring.with_moduli(a.ring.moduli[:2]))).ntt()
+
+    with mock.patch.object(realize, "run_as_graph", spy):
+        caches: list[str] = []
+        for seed in range(4):
+            a, b = poly(seed, device="cpu"), poly(10 + seed, device="cpu")
+            caches.append(realized(prog(a, b))[0])  # the big-integer oracle checks every word
+    assert caches == ["miss", "hit", "hit", "hit"]
+    assert ran == [True, True, True]  # every hit ran as one call
+    (entry,) = [e for es in schedule_cache._CACHE.values() for e in es]
+    assert len(entry.kernels) >= hits.MIN_UNITS and entry.graph
+
+
+def has_cc() -> bool:
+    from ren.codegen.toolchain import find_compiler
+
+    try:
+        find_compiler()
+    except Exception:
+        return False
+    return True
