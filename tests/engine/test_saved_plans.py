@@ -31,17 +31,7 @@ Y = [8, 7, 6, 5, 4, 3, 2, 1]
 WANT = [1334, 1370, 1424, 1496, 1586, 45, 171, 315]  # (x + y) * (x - 1), docs/rings.md
 
 
-def has_cc() -> bool:
-    from ren.codegen.toolchain import find_compiler
-
-    try:
-        find_compiler()
-    except Exception:
-        return False
-    return True
-
-
-DEVICES = ["python", pytest.param("cpu", marks=pytest.mark.skipif(not has_cc(), reason="no cc"))]
+DEVICES = ["python", pytest.param("cpu", marks=pytest.mark.cc)]
 
 
 def step(x: Poly, y: Poly) -> Poly:
@@ -72,8 +62,9 @@ def test_a_loaded_plan_gives_the_words_of_the_function(tmp_path, device):
     assert loaded(x=a, y=b).tolist() == list(evaluate(step(a, b).node))  # by name too
 
 
+@pytest.mark.cc
 def test_a_new_process_replays_without_the_scheduler_or_the_planner(tmp_path):
-    path = saved(tmp_path, "cpu" if has_cc() else "python")
+    path = saved(tmp_path, "cpu")
     script = textwrap.dedent(
         f"""
         import ren

@@ -95,7 +95,7 @@ def test_equal_constants_of_one_graph_stay_correct():
 
 @pytest.mark.parametrize(
     "change",
-    ["ring", "domain", "device", "view", "galois"],
+    ["ring", "domain", pytest.param("device", marks=pytest.mark.cc), "view", "galois"],
 )
 def test_programs_that_differ_in_ring_domain_device_window_or_rotation_miss(change):
     base = lambda a: (a * a + 1).rotate(1)  # noqa: E731
@@ -107,26 +107,20 @@ def test_programs_that_differ_in_ring_domain_device_window_or_rotation_miss(chan
         "view": lambda: base(poly(2).to_ring(RING.with_moduli(RING.moduli[:2]))),
         "galois": lambda: (poly(2) * poly(2) + 1).rotate(2),
     }[change]
-    if change == "device":
-        pytest.importorskip("ren.backends.cpu")
-        from ren.codegen.toolchain import find_compiler
-
-        try:
-            find_compiler()
-        except Exception as e:  # no C compiler: the cpu device cannot run
-            pytest.skip(f"no C compiler: {e}")
     assert realized(other())[0] == "miss"
 
 
-@pytest.mark.parametrize("device", ["python", "cpu"])
-def test_random_programs_give_the_same_words_with_the_cache_on_and_off(device):
-    if device == "cpu":
-        from ren.codegen.toolchain import find_compiler
-
-        try:
-            find_compiler()
-        except Exception as e:
-            pytest.skip(f"no C compiler: {e}")
+@pytest.mark.parametrize(
+    "device",
+    [
+        "python",
+        pytest.param("cpu", marks=pytest.mark.cc),
+        pytest.param("cuda", marks=pytest.mark.cc, id="cuda-emulated"),
+    ],
+)
+def test_random_programs_give_the_same_words_with_the_cache_on_and_off(device, monkeypatch):
+    if device == "cuda":
+        monkeypatch.setenv("REN_CUDA_EMULATE", "1")  # the CUDA C, run on the host emulator
     for seed in range(12):
         with settings.override(SCHEDULE_CACHE=0):
             outs, text = random_program(RING, device, seed, max_ops=12)
@@ -152,8 +146,8 @@ def test_the_bound_drops_the_least_recently_used_and_zero_turns_it_off():
         assert realized(x * 3 + 1)[0] == "off"
 
 
+@pytest.mark.cc
 def test_one_hundred_scalars_compile_one_library(tmp_path):
-    pytest.importorskip("ren.backends.cpu")
     from ren.backends import cpu
 
     builds: list[str] = []
@@ -211,9 +205,8 @@ def test_the_key_abstracts_buffers_and_generic_constants_only():
     assert k3.structure != k1.structure  # 1 is a class of its own
 
 
+@pytest.mark.cc
 def test_a_hit_on_cpu_runs_as_one_graph_call_and_gives_the_same_words():
-    if not has_cc():
-        pytest.skip("no C compiler: the cpu device cannot run")
     from ren.engine import hits, realize
 
     ran: list[bool] = []
@@ -236,12 +229,3 @@ def test_a_hit_on_cpu_runs_as_one_graph_call_and_gives_the_same_words():
     (entry,) = [e for es in schedule_cache._CACHE.values() for e in es]
     assert len(entry.kernels) >= hits.MIN_UNITS and entry.graph
 
-
-def has_cc() -> bool:
-    from ren.codegen.toolchain import find_compiler
-
-    try:
-        find_compiler()
-    except Exception:
-        return False
-    return True
