@@ -21,6 +21,7 @@ from ren.capture.constants import const_node
 from ren.capture.plan import CapturedPlan
 from ren.capture.planfile import PlanFileError, decode, decode_body, encode
 from ren.capture.planfile import read as read_file
+from ren.capture.reads import external_reads
 from ren.capture.saved import source_hash, stored_values
 from ren.device import Buffer
 from ren.engine.memory import MemoryPlan
@@ -69,6 +70,7 @@ class LoadedPlan:
         manifest = data["manifest"]
         self._params = manifest.get("params")
         named = stored_values(stored)
+        realize(*(p for p in named.values() if not is_const(p.node)))  # stored inputs hold data
         missing = sorted(set(manifest["stored"]) - set(named))
         if missing:
             raise ValueError(
@@ -150,6 +152,8 @@ class LoadedPlan:
             fixed_consts={int(i): int(v) for i, v in data["fixed_consts"].items()},
         )  # the memory plan is read when a tool asks for it (``LoadedPlan.memory``)
         plan.seal(self)  # type: ignore[arg-type]
+        names = {id(storage_of(p)[0]): f"the stored input {n}" for n, p in named.items()}
+        plan.external = external_reads(plan, names)  # a freed one is named as it was given
         return plan
 
     # --- calling ----------------------------------------------------------------------------

@@ -242,3 +242,19 @@ def test_a_saved_plan_takes_new_values_of_its_constant_inputs(tmp_path):
     assert loaded(x, Poly.const(5, RING)).tolist() == list(evaluate((x * 25).node))
     with pytest.raises(ValueError, match="must be the constant 5"):
         loaded(x, Poly.const(6, RING))
+
+
+def test_a_freed_stored_input_is_named_as_it_was_given(tmp_path):
+    table = Poly(Y, RING).realize()
+
+    @ren.jit
+    def reads_a_table(x: Poly) -> Poly:
+        return x * table
+
+    reads_a_table(Poly(X, RING))
+    path = reads_a_table.save(tmp_path / "t.renplan", stored={"table": table})
+    given = Poly(X, RING).realize()
+    loaded = ren.load(path, stored={"table": given})
+    given.node.src[0].arg.buffer.deallocate()
+    with pytest.raises(JitError, match="the stored input table"):
+        loaded(Poly(Y, RING))

@@ -228,4 +228,3 @@ def test_a_hit_on_cpu_runs_as_one_graph_call_and_gives_the_same_words():
     assert ran == [True, True, True]  # every hit ran as one call
     (entry,) = [e for es in schedule_cache._CACHE.values() for e in es]
     assert len(entry.kernels) >= hits.MIN_UNITS and entry.graph
-
