@@ -29,7 +29,7 @@ from ren.device import Buffer, canonical_device
 from ren.engine.observe import notify
 from ren.engine.realize import Realization, prepare
 from ren.errors import RenError
-from ren.ir.facts import facts
+from ren.ir.facts import Facts, facts
 from ren.ir.node import (
     BufferArg,
     ConstArg,
@@ -70,7 +70,9 @@ class Poly:
         device: ``"python"``, ``"cpu"`` or ``"cuda"``; default ``$REN_DEVICE`` or ``"python"``.
     """
 
-    __slots__ = ("__weakref__", "node")
+    # ``_facts``: the ring, domain and device of the value, read once (a value keeps them when it
+    # is repointed at its buffer: the realized node holds the same ring and domain)
+    __slots__ = ("__weakref__", "_facts", "node")
 
     def __init__(
         self, coeffs: Sequence[int] | np.ndarray, ring: RingSpec, device: str | None = None
@@ -78,13 +80,14 @@ class Poly:
         ring = _check_ring(ring)
         words = rk.encode_coeffs(ring, coeffs)
         self.node = _buffer_node(words, ring, Domain.COEFF, canonical_device(device))
+        self._facts: Facts | None = None
         LIVE.add(self)
 
     # --- constructors ------------------------------------------------------------------------
     @classmethod
     def _wrap(cls, node: Node) -> Poly:
         p = object.__new__(cls)
-        p.node = node
+        p.node, p._facts = node, None
         LIVE.add(p)
         return p
 
@@ -228,20 +231,26 @@ class Poly:
         return cls(sampling.gaussian(rng, ring.n, sigma), ring, device)
 
     # --- what the value is -------------------------------------------------------------------
+    def _known(self) -> Facts:
+        f = self._facts
+        if f is None:
+            f = self._facts = facts(self.node)
+        return f
+
     @property
     def ring(self) -> RingSpec:
         """The ring of the value."""
-        return facts(self.node).need_ring()
+        return self._known().need_ring()
 
     @property
     def domain(self) -> Domain:
         """The representation the value is (or will be) computed in."""
-        return facts(self.node).need_domain()
+        return self._known().need_domain()
 
     @property
     def device(self) -> str:
         """The device the value lives on."""
-        return facts(self.node).need_device()
+        return self._known().need_device()
 
     def __repr__(self) -> str:
         return f"<Poly {self.ring.short()} {self.domain.value} {self.device} {self.node.op.name}>"
