@@ -19,7 +19,6 @@ The rules (the front end's meaning of each op; the verifier checks the sources a
 
 from __future__ import annotations
 
-import weakref
 from typing import NamedTuple
 
 from ren.errors import SpecError
@@ -66,7 +65,8 @@ class Facts(NamedTuple):
 
 
 _NONE = Facts(None, None, None)
-_table: weakref.WeakKeyDictionary[Node, Facts] = weakref.WeakKeyDictionary()
+#: Where a node keeps its facts (in its ``__dict__``; a frozen dataclass only refuses setattr).
+_KEY = "_facts"
 
 
 def is_const(node: Node) -> bool:
@@ -137,21 +137,27 @@ def _derive(node: Node, src: list[Facts]) -> Facts:
 
 
 def facts(node: Node) -> Facts:
-    """The ring, domain and device of ``node``'s value (memoized; iterative)."""
-    hit = _table.get(node)
+    """The ring, domain and device of ``node``'s value (memoized on the node; iterative).
+
+    A node's facts never change (nodes are immutable), so they are kept in the node's own
+    ``__dict__`` under ``_facts``: they live and die with it, and a lookup is one dict read.
+    """
+    hit = node.__dict__.get(_KEY)
     if hit is not None:
         return hit
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
         n, ready = stack.pop()
-        if n in _table:
+        known = n.__dict__
+        if _KEY in known:
             continue
         if ready:
-            _table[n] = _derive(n, [_table[s] for s in n.src])
+            known[_KEY] = _derive(n, [s.__dict__[_KEY] for s in n.src])
             continue
         stack.append((n, True))
-        stack.extend((s, False) for s in n.src if s not in _table)
-    return _table[node]
+        stack.extend((s, False) for s in n.src if _KEY not in s.__dict__)
+    result: Facts = node.__dict__[_KEY]
+    return result
 
 
 def ring_of(node: Node) -> RingSpec | None:
