@@ -210,14 +210,14 @@ class GraphRunner:
         self.roots = roots  # keeps every buffer and table alive while the runner is
         self.B = np.array([0 if r is None else _address(r) for r in roots] or [0], dtype=np.uint64)
         self.input_slots = input_slots  # input position -> slot of B
-        self.slots: list[int] | None = None  # each argument's slot of B, for ``rebound``
+        self.slots: list[tuple[int, int]] | None = None  # each argument's (slot, offset)
 
     def rebound(self, units: list) -> GraphRunner | None:
         """This runner over the buffers of ``units``, the same kernels over other buffers.
 
         For a schedule-cache hit, whose units are those of the realization the runner was made
         for, over fresh buffers: ``None`` unless the kernels are the same and their buffers are
-        shared the same way (each root falls in the same slot of ``B``).
+        shared the same way (each root in the same slot of ``B``, each view at the same offset).
         """
         if len(units) != len(self._keep) or any(
             u.fn is not f for u, f in zip(units, self._keep, strict=True)
@@ -245,18 +245,23 @@ class GraphRunner:
                 B[slot] = 0
 
 
-def _roots(units: list) -> tuple[list, list[int]]:
-    """Every root buffer and table ``units`` touch, in order, and the slot of each argument."""
+def _roots(units: list) -> tuple[list, list[tuple[int, int]]]:
+    """Every root buffer and table ``units`` touch, in order, and each argument's slot and offset.
+
+    The offset is the argument's byte offset in its root, which the runner's source bakes in.
+    """
     roots: list = []
     index: dict[int, int] = {}
-    slots: list[int] = []
+    slots: list[tuple[int, int]] = []
     for unit in units:
-        for obj in [b.root for b in unit.bufs] + list(getattr(unit.fn, "tables", ())):
+        args = [(b.root, b.offset) for b in unit.bufs]
+        args += [(t, 0) for t in getattr(unit.fn, "tables", ())]
+        for obj, offset in args:
             key = id(obj)
             if key not in index:
                 index[key] = len(roots)
                 roots.append(obj)
-            slots.append(index[key])
+            slots.append((index[key], offset))
     return roots, slots
 
 

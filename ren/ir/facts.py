@@ -107,11 +107,11 @@ def _derive(node: Node, src: list[Facts]) -> Facts:
         return _NONE
     first = src[0]
     if op is Op.NTT:
-        return first._replace(domain=Domain.NTT)
+        return Facts(first.ring, Domain.NTT, first.device)
     if op is Op.INTT:
-        return first._replace(domain=Domain.COEFF)
+        return Facts(first.ring, Domain.COEFF, first.device)
     if op is Op.COPY:
-        return first._replace(device=arg.device)
+        return Facts(first.ring, first.domain, arg.device)
     if op is Op.RESCALE:
         ring = first.need_ring()
         keep = tuple(q for q in ring.moduli if q not in arg.moduli)
@@ -119,17 +119,16 @@ def _derive(node: Node, src: list[Facts]) -> Facts:
     if op is Op.TO_RING:
         view = first.need_ring().contiguous_offset(arg.ring) is not None  # is_view, from src
         return Facts(arg.ring, first.domain if view else Domain.COEFF, first.device)
-    if op in (Op.ADD, Op.SUB, Op.MUL):
-        consts = [is_const(s) for s in node.src]
-        varying = [f for f, c in zip(src, consts, strict=True) if not c] or [first]
+    if op is Op.ADD or op is Op.SUB or op is Op.MUL:
+        varying = [f for f, s in zip(src, node.src, strict=True) if not is_const(s)] or [first]
         domain: Domain | None
         if (op is Op.MUL and len(varying) == 2) or any(f.domain is Domain.NTT for f in varying):
             domain = Domain.NTT
         else:
             domain = varying[0].domain
-        return first._replace(domain=domain)
+        return Facts(first.ring, domain, first.device)
     if op is Op.ROTATE:
-        return first if is_const(node.src[0]) else first._replace(domain=Domain.NTT)
+        return first if is_const(node.src[0]) else Facts(first.ring, Domain.NTT, first.device)
     if op is Op.STORE:  # STORE(buffer, value): nothing to read, on the buffer's device
         return Facts(None, None, first.device)
     # NEG, CONTIGUOUS, AUTOMORPHISM, BUFFERIZE, BUFFER_VIEW, AFTER keep their first source's facts

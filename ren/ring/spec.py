@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
@@ -105,9 +106,9 @@ class RingSpec:
         object.__setattr__(self, "dtype", dtype)
 
     # derived facts -------------------------------------------------------------------------
-    @property
+    @functools.cached_property
     def Q(self) -> int:
-        """The product of the moduli."""
+        """The product of the moduli (computed once per ring)."""
         return math.prod(self.moduli)
 
     @property
@@ -131,10 +132,11 @@ class RingSpec:
         return DTYPE_WORD_BITS[self.dtype]
 
     def with_moduli(self, moduli: tuple[int, ...]) -> RingSpec:
-        """The ring of the same degree over ``moduli``, keeping this ring's dtype when they fit."""
-        limit = 1 << DTYPE_LIMIT_BITS[self.dtype]
-        dtype = self.dtype if all(q < limit for q in moduli) else None
-        return RingSpec(self.n, tuple(moduli), dtype)
+        """The ring of the same degree over ``moduli``, keeping this ring's dtype when they fit.
+
+        Made once per ring and moduli (key switching asks for the same sub-rings at every call).
+        """
+        return _with_moduli(self, tuple(moduli))
 
     def contiguous_offset(self, other: RingSpec) -> int | None:
         """Where ``other``'s moduli start in this ring's, if they are a contiguous run of them.
@@ -161,3 +163,10 @@ class RingSpec:
     def short(self) -> str:
         """A short label: ``n=8 L=2 u32``."""
         return f"n={self.n} L={len(self.moduli)} {self.dtype}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _with_moduli(ring: RingSpec, moduli: tuple[int, ...]) -> RingSpec:
+    limit = 1 << DTYPE_LIMIT_BITS[ring.dtype]
+    dtype = ring.dtype if all(q < limit for q in moduli) else None
+    return RingSpec(ring.n, moduli, dtype)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
 from ren.poly import Poly
+from ren.ring import RingSpec
 from ren.schemes.rlwe.keys import KeySwitchKey
 
 
@@ -83,5 +85,10 @@ class KeySwitching:
         x = x.ntt()
         special = Kl.with_moduli(prm.p_moduli)
         r = x.to_ring(special).intt().to_ring(ring).ntt()
-        P = math.prod(prm.p_moduli)
-        return (x.to_ring(ring) - r) * Poly.const(pow(P, -1, ring.Q), ring, x.device)
+        return (x.to_ring(ring) - r) * Poly.const(_inverse_of_p(prm.p_moduli, ring), ring, x.device)
+
+
+@functools.lru_cache(maxsize=256)
+def _inverse_of_p(p_moduli: tuple[int, ...], ring: RingSpec) -> int:
+    """``P^-1 mod Q`` of ``ring``, ``P`` the product of the special moduli (once per level)."""
+    return pow(math.prod(p_moduli), -1, ring.Q)
