@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 __all__ = ["LIVE", "repoint", "storage", "storage_or_const", "stored"]
 
 
+#: The fewest entries the registry grows to before dead ones are dropped. Small: every
+#: realization walks the registry, and eager code makes and drops values at a high rate.
+PURGE_MIN = 64
+
+
 class _Registry(threading.local):
     """The live ``Poly`` values made in the current thread, by ``id`` (weakly held).
 
@@ -41,14 +46,14 @@ class _Registry(threading.local):
 
     def __init__(self) -> None:
         self.refs: dict[int, weakref.ref[Poly]] = {}
-        self.purge_at = 1024
+        self.purge_at = PURGE_MIN
 
     def add(self, p: Poly) -> None:
         refs = self.refs
         refs[id(p)] = weakref.ref(p)
         if len(refs) >= self.purge_at:
             self.refs = {k: r for k, r in refs.items() if r() is not None}
-            self.purge_at = max(1024, 2 * len(self.refs))
+            self.purge_at = max(PURGE_MIN, 2 * len(self.refs))
 
     def live(self) -> list[Poly]:
         out = []

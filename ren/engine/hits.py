@@ -1,4 +1,8 @@
-"""A schedule-cache hit run as one backend call, as a ``ren.jit`` replay is.
+"""A schedule-cache hit: its kernels bound to fresh buffers, and run as one backend call.
+
+``bind`` makes a hit's arena and outputs (on the host without zeroing them: the kept kernels
+write every word before any is read), binds the new inputs and constants, and says which rows of
+each kernel's constants hold which constant of the graph (``sources``).
 
 A hit's exec units are the kernels of an earlier realization over fresh buffers. A backend with a
 graph runner (``cpu``: one C function calling every kernel) makes one for the first hit of an
@@ -14,13 +18,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ren import settings
+from ren.device import BUFFER_DTYPES, Buffer
 from ren.engine import debug_level
 from ren.engine.observe import active
+from ren.engine.schedule import ScheduledKernel
+from ren.ir.node import Node
 
-__all__ = ["MIN_UNITS", "run_as_graph"]
+if TYPE_CHECKING:
+    from ren.engine.schedule_cache import Entry, Key, _Kernel
+
+__all__ = ["MIN_UNITS", "bind", "run_as_graph", "sources"]
 
 #: Fewer units than this run one by one: rebinding the runner costs about what it saves (an
 #: eager CKKS add at set a, two units, is faster unit by unit; a multiply, 26, a tenth faster).
@@ -53,3 +65,48 @@ def run_as_graph(
             return False
     runner.run([])
     return True
+
+
+def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
+    """The entry's kernels over fresh arenas and outputs, the key's inputs and constants.
+
+    Returns the kernels in execution order and a function from a buffer ref to its buffer (for
+    the outputs' realized nodes, ``realized``).
+    """
+    arenas = [_fresh(device, "u8", nbytes, no_opt=True) for device, nbytes in entry.arenas]
+    views = [
+        Buffer(arenas[a].device, dtype, size, base=arenas[a], offset=offset)
+        for a, dtype, size, offset in entry.views
+    ]
+    news = [_fresh(device, dtype, size) for device, dtype, size in entry.news]
+    pools = {"in": key.inputs, "view": views, "new": news}
+
+    def buf(ref: tuple[str, int]) -> Buffer:
+        return pools[ref[0]][ref[1]]
+
+    kernels = [
+        ScheduledKernel(
+            k.ast,
+            tuple(buf(r) for r in k.bufs),
+            k.info,
+            tuple(key.consts[v] if kind == "const" else v for kind, v in k.consts),
+            sources(k, key),
+        )
+        for k in entry.kernels
+    ]
+    return kernels, buf
+
+
+def _fresh(device: str, dtype: str, size: int, no_opt: bool = False) -> Buffer:
+    """A buffer the kept kernels write in full before any reads it: on the host, not zeroed."""
+    if device not in _HOST:
+        return Buffer(device, dtype, size, no_opt=no_opt)
+    return Buffer(device, dtype, size, np.empty(size, BUFFER_DTYPES[dtype]), no_opt=no_opt)
+
+
+_HOST = ("python", "cpu")
+
+
+def sources(kernel: _Kernel, key: Key) -> tuple[Node | None, ...]:
+    """The ``CONST`` node of ``key``'s graph each row of ``kernel`` holds, where abstracted."""
+    return tuple(key.const_nodes[v] if kind == "const" else None for kind, v in kernel.consts)

@@ -35,6 +35,7 @@ from typing import Any
 from ren import settings
 from ren.device import Buffer
 from ren.engine import debug_level, dump
+from ren.engine.hits import bind, sources
 from ren.engine.memory import MemoryPlan, plan_memory
 from ren.engine.observe import active
 from ren.engine.schedule import ScheduledKernel, schedule
@@ -309,41 +310,6 @@ def remember(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry | None
     return entry
 
 
-def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
-    """The entry's kernels over fresh arenas and outputs, the key's inputs and constants.
-
-    Returns the kernels in execution order and a function from a buffer ref to its buffer (for
-    the outputs' realized nodes, ``realized``).
-    """
-    arenas = [Buffer(device, "u8", nbytes, no_opt=True) for device, nbytes in entry.arenas]
-    views = [
-        Buffer(arenas[a].device, dtype, size, base=arenas[a], offset=offset)
-        for a, dtype, size, offset in entry.views
-    ]
-    news = [Buffer(device, dtype, size) for device, dtype, size in entry.news]
-    pools = {"in": key.inputs, "view": views, "new": news}
-
-    def buf(ref: tuple[str, int]) -> Buffer:
-        return pools[ref[0]][ref[1]]
-
-    kernels = [
-        ScheduledKernel(
-            k.ast,
-            tuple(buf(r) for r in k.bufs),
-            k.info,
-            tuple(key.consts[v] if kind == "const" else v for kind, v in k.consts),
-            _sources(k, key),
-        )
-        for k in entry.kernels
-    ]
-    return kernels, buf
-
-
-def _sources(kernel: _Kernel, key: Key) -> tuple[Node | None, ...]:
-    """The ``CONST`` node of ``key``'s graph each row of ``kernel`` holds, where abstracted."""
-    return tuple(key.const_nodes[v] if kind == "const" else None for kind, v in kernel.consts)
-
-
 def scheduled(
     sink: Node,
 ) -> tuple[list[ScheduledKernel], ScheduleContext, Entry | None]:
@@ -370,7 +336,7 @@ def scheduled(
         entry = remember(key, sched, ctx)
     if entry is not None:  # say which rows hold an abstracted constant (for ren.jit)
         sched = [
-            dataclasses.replace(k, const_sources=_sources(e, key))
+            dataclasses.replace(k, const_sources=sources(e, key))
             for k, e in zip(sched, entry.kernels, strict=True)
         ]
     return sched, ctx, None if ctx.cache != "miss" else entry
