@@ -19,6 +19,7 @@ from ren.errors import RenError
 __all__ = [
     "BUFFER_DTYPES",
     "DEVICES",
+    "HOST_DEVICES",
     "Buffer",
     "Mirror",
     "canonical_device",
@@ -32,6 +33,8 @@ BUFFER_DTYPES = {"u8": np.uint8, "u32": np.uint32, "u64": np.uint64}
 
 #: Ren's own devices; ``register_device`` adds others.
 DEVICES = ("python", "cpu", "cuda")
+#: The devices whose buffers are host memory (NumPy arrays the kernels read and write directly).
+HOST_DEVICES = ("python", "cpu")
 _ids = itertools.count()
 _registered: dict[str, object] = {}
 

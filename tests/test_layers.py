@@ -65,7 +65,7 @@ OVER_BUDGET: dict[str, tuple[int, str]] = {
     "ren/poly.py": (
         700,
         "the Poly class: the whole front end (constructors, arithmetic, value semantics, "
-        "realization, pickling) is one public type of about 470 lines",
+        "realization, pickling) is one public type of about 480 lines",
     ),
     "ren/passes/simplify.py": (
         180,

@@ -23,7 +23,6 @@ import numpy as np
 from ren.device import Buffer
 from ren.errors import RenError
 from ren.ir.facts import need_ring
-from ren.ir.kernels import const_words
 from ren.ir.node import ConstRowArg, KernelInfo, Node
 from ren.ir.op import Op
 from ren.ring import Domain, automorphism_ntt_table
@@ -34,12 +33,11 @@ __all__ = ["compile", "interpret"]
 
 def _imm(node: Node, bufs: tuple[Buffer, ...]) -> np.ndarray:
     arg = node.arg
+    if not isinstance(arg, ConstRowArg):
+        raise RenError(f"a constant {arg!r} in a body not kernelized: it has no constants row")
     ring = arg.ring
-    if isinstance(arg, ConstRowArg):  # row ``row`` of the kernel's constants argument
-        words = bufs[node.src[0].arg.index].need_array().reshape(-1, ring.L)
-        col = words[arg.row].reshape(ring.L, 1)
-    else:  # a body not kernelized: the value itself
-        col = const_words(ring, (arg.value,)).reshape(ring.L, 1)
+    words = bufs[node.src[0].arg.index].need_array().reshape(-1, ring.L)  # the constants argument
+    col = words[arg.row].reshape(ring.L, 1)
     if arg.layout == "all":
         return np.broadcast_to(col, (ring.L, ring.n))
     out = np.zeros((ring.L, ring.n), dtype=ring.np_dtype)

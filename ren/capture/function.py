@@ -36,6 +36,7 @@ import numpy as np
 from ren.capture.arguments import rebuild, spec, storage_of, walk
 from ren.capture.constants import const_node, own_constants, rebindable
 from ren.capture.plan import CapturedPlan, PlanRunner, rebound, replan, run_pruned
+from ren.capture.reads import stored_names
 from ren.capture.saved import Saving
 from ren.engine import debug_level
 from ren.engine.observe import notify
@@ -195,13 +196,16 @@ class JitFunction(Saving, Generic[P, R]):
             for i, (_, p) in enumerate(polys)
         )
         key: tuple[Any, ...] = (tuple(spec(path, p) for path, p in polys), alias, tuple(leaves))
-        # a plan that cannot take other values of its constant inputs is kept under them too
-        values = tuple(None if (c := const_node(p)) is None else c.arg.value for _, p in polys)
+        values = None  # a plan that cannot take other values of its constants: keyed by them too
         with self._lock:
             plan = self.plans.get(key)
-            if plan is None and any(v is not None for v in values):
-                plan = self.plans.get((key, values))
-                key = (key, values) if plan is not None else key
+            if plan is None:
+                values = tuple(
+                    None if (c := const_node(p)) is None else c.arg.value for _, p in polys
+                )
+                if any(v is not None for v in values):
+                    plan = self.plans.get((key, values))
+                    key = (key, values) if plan is not None else key
             if plan is not None:
                 self.plans.move_to_end(key)
                 self.hits += 1
@@ -217,7 +221,7 @@ class JitFunction(Saving, Generic[P, R]):
         start = time.perf_counter()
         plan = self._capture(key, lambda: self.fn(*args, **kwargs), polys)
         if plan.fixed_consts:
-            key = (key, values)
+            key = (key, values)  # computed above: this call missed
         with self._lock:
             kept = self.plans.get(key)
             if kept is None:
@@ -333,7 +337,7 @@ class JitFunction(Saving, Generic[P, R]):
             const_rows=const_rows,
             fixed_consts=fixed,
         )
-        plan.seal(self)
+        plan.seal(stored_names(self.fn))
         plan.capture_s = time.perf_counter() - start
         if debug_level() >= 1:
             print(

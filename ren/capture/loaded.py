@@ -16,20 +16,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ren.capture.arguments import spec, storage_of, walk
-from ren.capture.constants import const_node
+from ren.capture.arguments import storage_of, walk
+from ren.capture.constants import const_node, own_constants
 from ren.capture.plan import CapturedPlan
-from ren.capture.planfile import PlanFileError, decode, decode_body, encode
+from ren.capture.planfile import PlanFileError, decode, decode_body
 from ren.capture.planfile import read as read_file
-from ren.capture.reads import external_reads
-from ren.capture.saved import source_hash, stored_values
+from ren.capture.saved import kernel_source, source_hash, spec_code, stored_values
 from ren.device import Buffer
 from ren.engine.memory import MemoryPlan
-from ren.engine.realize import ExecUnit, backend
+from ren.engine.realize import ExecUnit, backend, unit_buffers
 from ren.engine.schedule import ScheduledKernel
 from ren.errors import RenError
 from ren.ir.facts import is_const
-from ren.ir.kernels import const_words
 from ren.ir.node import BufferArg, Node
 from ren.ir.op import DType, Op
 from ren.poly import Poly, realize
@@ -66,7 +64,6 @@ class LoadedPlan:
     def __init__(self, path: Any, data: dict[str, Any], stored: Mapping[str, Any] | None):
         self.path, self.data = str(path), data
         self.name = f"{data.get('function', '?')} (loaded from {Path(self.path).name})"
-        self.fn = _nothing  # read by CapturedPlan.seal for names of stored values: there are none
         manifest = data["manifest"]
         self._params = manifest.get("params")
         named = stored_values(stored)
@@ -78,7 +75,7 @@ class LoadedPlan:
                 "ren.load(path, stored={...}) under the names they were saved with"
             )
         for name, want in manifest["stored"].items():
-            got = encode(spec(name, named[name])[1:]) if not is_const(named[name].node) else None
+            got = spec_code(name, named[name]) if not is_const(named[name].node) else None
             if got != want:
                 raise ValueError(
                     f"stored input {name} is {_spec_text(got)}; the plan was saved with "
@@ -110,7 +107,7 @@ class LoadedPlan:
         for i, k in enumerate(data["kernels"]):
             ast, info = decode_body(k["body"]), decode(k["info"])
             _check_device(info.device, self.path)
-            if source_hash(ast, info) != k["source_sha256"]:
+            if source_hash(kernel_source(ast, info)) != k["source_sha256"]:
                 raise PlanFileError(
                     f"kernel {i} ({info.name}) of {self.path} renders differently in this Ren "
                     f"({version()}) than in the Ren that saved the plan ({data['ren']}): "
@@ -129,11 +126,9 @@ class LoadedPlan:
                     slots.append(buffer(ref))
             consts = tuple(int(c) for c in u["consts"])
             kernel = ScheduledKernel(ast, tuple(slots), info, consts)  # type: ignore[arg-type]
-            extra: tuple[Buffer, ...] = ()
-            if consts:
-                words = const_words(info.ring, consts)
-                extra = (Buffer(info.device, info.ring.dtype, words.size, words),)
-            units.append(ExecUnit(info.name, info.device, (*slots, *extra), fn, kernel))  # type: ignore[arg-type]
+            units.append(ExecUnit(info.name, info.device, unit_buffers(kernel), fn, kernel))
+        const_rows = [(ui, j, i) for ui, j, i in data["const_rows"]]
+        units = own_constants(units, const_rows)  # as a capture does: rows a call writes
         passthrough: list[Any] = []
         for src, dst in data["passthrough"]:
             source: Any = (src[1], (src[2], src[3])) if src[0] == "input" else named[src[1]]
@@ -148,12 +143,10 @@ class LoadedPlan:
             written={id(b) for b in arenas} | {id(b) for b in own},
             passthrough=passthrough,
             result=_rebuild(data["result"], buffer),
-            const_rows=[(ui, j, i) for ui, j, i in data["const_rows"]],
+            const_rows=const_rows,
             fixed_consts={int(i): int(v) for i, v in data["fixed_consts"].items()},
         )  # the memory plan is read when a tool asks for it (``LoadedPlan.memory``)
-        plan.seal(self)  # type: ignore[arg-type]
-        names = {id(storage_of(p)[0]): f"the stored input {n}" for n, p in named.items()}
-        plan.external = external_reads(plan, names)  # a freed one is named as it was given
+        plan.seal({id(storage_of(p)[0]): f"the stored input {n}" for n, p in named.items()})
         return plan
 
     # --- calling ----------------------------------------------------------------------------
@@ -187,7 +180,7 @@ class LoadedPlan:
             )
         realize(*(p for _, p in polys if not is_const(p.node)))
         for (path, p), w in zip(polys, want, strict=True):
-            got = encode(spec(path, p)[1:])
+            got = spec_code(path, p)
             if got != w["spec"]:
                 raise ValueError(
                     f"input {path} of {self.name} is {_spec_text(got)}; the plan was saved for "
@@ -224,10 +217,6 @@ class LoadedPlan:
     def __repr__(self) -> str:
         units = len(self.plan.units)
         return f"<LoadedPlan {self.name}: {units} units, runner={self.plan.runner_kind}>"
-
-
-def _nothing() -> None:
-    """The stand-in function of a loaded plan (it closes over nothing)."""
 
 
 def _check_device(device: str, path: str) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 from ren import settings
 from ren.capture.arguments import rebuild, storage_of, walk
 from ren.capture.constants import write_constants
-from ren.capture.reads import external_reads, stored_names
+from ren.capture.reads import external_reads
 from ren.device import Buffer
 from ren.engine import debug_level
 from ren.engine.memory import MemoryPlan, captured_temporaries, plan_memory, rebind
@@ -138,9 +138,13 @@ class CapturedPlan:
                     f"reads alive, or call {name}.cache_clear() to capture again"
                 )
 
-    def seal(self, fn: JitFunction[..., Any]) -> None:
-        """Finish a new plan: what it reads and owns, its graph runner; its thread replays it."""
-        self.external = external_reads(self, stored_names(fn.fn))
+    def seal(self, names: dict[int, str]) -> None:
+        """Finish a new plan: what it reads and owns, its graph runner; its thread replays it.
+
+        ``names``: buffer id -> how to name a stored value the plan reads, should it be freed
+        (``ren.capture.reads.stored_names`` of the function, or a loaded plan's stored inputs).
+        """
+        self.external = external_reads(self, names)
         self.owned = _owned(self)
         self._local.plan = self
         self.runner = _graph_runner(self)

@@ -35,7 +35,15 @@ from ren.poly import Poly
 from ren.repoint import stored as stored_in
 from ren.version import version
 
-__all__ = ["Saving", "plan_data", "save", "source_hash", "stored_values"]
+__all__ = [
+    "Saving",
+    "kernel_source",
+    "plan_data",
+    "save",
+    "source_hash",
+    "spec_code",
+    "stored_values",
+]
 
 
 def stored_values(stored: Mapping[str, Any] | None) -> dict[str, Poly]:
@@ -63,14 +71,19 @@ def stored_values(stored: Mapping[str, Any] | None) -> dict[str, Poly]:
     return out
 
 
-def source_hash(ast: Node, info: Any) -> str:
-    """SHA-256 of the source a kernel's device runs (the python device: the printed body)."""
+def kernel_source(ast: Node, info: Any) -> str:
+    """The source a kernel's device runs (the python device: the printed body)."""
     owner = backend(info.device)
-    source = owner.source(ast, info) if hasattr(owner, "source") else str(ast)
+    return owner.source(ast, info) if hasattr(owner, "source") else str(ast)
+
+
+def source_hash(source: str) -> str:
+    """SHA-256 of a kernel's source, as a plan file records it."""
     return hashlib.sha256(source.encode()).hexdigest()
 
 
-def _spec(path: str, p: Poly) -> Any:
+def spec_code(path: str, p: Poly) -> Any:
+    """The spec of ``p`` at ``path`` (``ren.capture.arguments.spec``), as a plan file has it."""
     return encode(spec(path, p)[1:])
 
 
@@ -138,10 +151,10 @@ def plan_data(
         ]
         if (k.ast, k.info) not in kernel_index:  # each distinct kernel once
             kernel_index[(k.ast, k.info)] = len(kernels)
-            digest = source_hash(k.ast, k.info)
-            owner = backend(k.info.device)
-            if hasattr(owner, "source"):
-                sources[digest] = owner.source(k.ast, k.info)
+            text = kernel_source(k.ast, k.info)  # rendered once: hashed, and kept when compiled
+            digest = source_hash(text)
+            if hasattr(backend(k.info.device), "source"):
+                sources[digest] = text
             kernels.append(
                 {"body": encode_body(k.ast), "info": encode(k.info), "source_sha256": digest}
             )
@@ -162,7 +175,6 @@ def plan_data(
     outs: list[tuple[str, Poly]] = []
     walk(plan.result, "result", outs, None)
     result = _template(plan.result, ref)
-    polys_in = [(path, ok) for path, ok in zip(plan.paths, plan.inputs, strict=True)]
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -172,11 +184,11 @@ def plan_data(
             "params": params,
             "inputs": [
                 {"path": path, "buffer": ok, "spec": encode(s[1:])}
-                for (path, ok), s in zip(polys_in, plan.key[0], strict=True)
+                for path, ok, s in zip(plan.paths, plan.inputs, plan.key[0], strict=True)
             ],
             "alias": list(plan.key[1]),  # which inputs share a buffer (the first position)
-            "stored": {n: _spec(n, p) for n, p in sorted(used_stored.items())},
-            "outputs": [{"path": path, "spec": _spec(path, p)} for path, p in outs],
+            "stored": {n: spec_code(n, p) for n, p in sorted(used_stored.items())},
+            "outputs": [{"path": path, "spec": spec_code(path, p)} for path, p in outs],
         },
         "buffers": buffers,
         "kernels": kernels,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ren.ir.node import ConstRowArg, ImmArg, IndexArg, Node
+from ren.ir.node import ConstRowArg, IndexArg, Node
 from ren.ir.op import Op
 from ren.ring import Domain, RingSpec
 
@@ -42,14 +42,13 @@ class Table:
 class Instr:
     """``dest = op(srcs)`` with the node's arg; ``dest`` is the index of the value defined.
 
-    ``arg`` is the ``IndexArg`` of a ``LOAD``, the ``ConstRowArg`` (or, in a body not kernelized,
-    the ``ImmArg``) of an ``IMM``, else ``None``.
+    ``arg`` is the ``IndexArg`` of a ``LOAD``, the ``ConstRowArg`` of an ``IMM``, else ``None``.
     """
 
     dest: int
     op: Op
     srcs: tuple[int, ...]
-    arg: IndexArg | ConstRowArg | ImmArg | None
+    arg: IndexArg | ConstRowArg | None
     slot: int | None = None  # LOAD/STORE: the buffer parameter
     table: Table | None = None  # LOAD with a gather
 
@@ -95,9 +94,13 @@ def linearize(ast: Node) -> Program:
                     tables.append(table)
             instrs.append(Instr(dest, Op.LOAD, (), node.arg, slot, table))
         elif node.op is Op.IMM:
-            slot = node.src[0].arg.index if node.src else None  # the constants argument
-            if slot is not None:
-                slots = max(slots, slot + 1)
+            if not isinstance(node.arg, ConstRowArg):
+                raise ValueError(
+                    f"a constant {node.arg!r} in a body not kernelized: kernelize moves each "
+                    "constant into the kernel's constants argument"
+                )
+            slot = node.src[0].arg.index  # the constants argument
+            slots = max(slots, slot + 1)
             instrs.append(Instr(dest, Op.IMM, (), node.arg, slot))
         elif node.op in (Op.ADD, Op.SUB, Op.NEG, Op.MUL):
             instrs.append(Instr(dest, node.op, tuple(index[s] for s in node.src), None))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 from ren.codegen.linearize import Instr, Program
-from ren.ir.node import ConstRowArg, ImmArg, IndexArg
+from ren.ir.node import ConstRowArg, IndexArg
 from ren.ir.op import Op
 from ren.ring import RingSpec
 
@@ -76,11 +76,8 @@ class Renderer(ABC):
             k = f"{ins.table.name}[k]" if ins.table is not None else "k"
             row = f"(i + {arg.limb_offset})" if arg.limb_offset else "i"
             return f"b{ins.slot}[{row} * {ring.n} + {k}]"
-        if isinstance(arg, (ConstRowArg, ImmArg)):  # an IMM
-            if isinstance(arg, ConstRowArg):  # the constants argument, row by row
-                word = f"b{ins.slot}[{arg.row * ring.L} + i]" if arg.row else f"b{ins.slot}[i]"
-            else:  # a body not kernelized: the words are the literal array IMM<dest>
-                word = f"IMM{ins.dest}[i]"
+        if isinstance(arg, ConstRowArg):  # an IMM: the constants argument, row by row
+            word = f"b{ins.slot}[{arg.row * ring.L} + i]" if arg.row else f"b{ins.slot}[i]"
             return word if arg.layout == "all" else f"(k == 0 ? {word} : 0)"
         return self.code_for_op[ins.op](*(f"v{s}" for s in ins.srcs))
 
@@ -95,9 +92,6 @@ class Renderer(ABC):
         ]
         body = [f"const {word} q = Q[i], qinv = QINV[i];"]
         for ins in prog.instrs:
-            if isinstance(ins.arg, ImmArg):
-                words = self._words(imm_words(ins.arg.value, ring), ring)
-                consts.append(f"{table} {word} IMM{ins.dest}[{ring.L}] = {{{words}}};")
             body.append(f"const {word} v{ins.dest} = {self.expr(ins, prog)};")
         body.append(f"b0[i * {ring.n} + k] = v{prog.out};")
         r = self.restrict
@@ -125,9 +119,3 @@ def render_named(renderer: Renderer, prog: Program) -> tuple[str, str]:
 def qinv_words(ring: RingSpec) -> list[int]:
     """``q^-1 mod R`` per modulus (``R = 2^word_bits``)."""
     return [m.q_inv for m in ring.tables().mods]
-
-
-def imm_words(value: int, ring: RingSpec) -> list[int]:
-    """The Montgomery word ``c * R mod q_i`` of the constant ``c`` per modulus."""
-    R = 1 << ring.word_bits
-    return [value % q * R % q for q in ring.moduli]

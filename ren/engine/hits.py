@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ren import settings
-from ren.device import BUFFER_DTYPES, Buffer
+from ren.device import BUFFER_DTYPES, HOST_DEVICES, Buffer
 from ren.engine import debug_level
 from ren.engine.observe import active
 from ren.engine.schedule import ScheduledKernel
@@ -71,7 +71,7 @@ def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
     """The entry's kernels over fresh arenas and outputs, the key's inputs and constants.
 
     Returns the kernels in execution order and a function from a buffer ref to its buffer (for
-    the outputs' realized nodes, ``realized``).
+    the nodes the outputs become).
     """
     arenas = [_fresh(device, "u8", nbytes, no_opt=True) for device, nbytes in entry.arenas]
     views = [
@@ -99,12 +99,9 @@ def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
 
 def _fresh(device: str, dtype: str, size: int, no_opt: bool = False) -> Buffer:
     """A buffer the kept kernels write in full before any reads it: on the host, not zeroed."""
-    if device not in _HOST:
+    if device not in HOST_DEVICES:
         return Buffer(device, dtype, size, no_opt=no_opt)
     return Buffer(device, dtype, size, np.empty(size, BUFFER_DTYPES[dtype]), no_opt=no_opt)
-
-
-_HOST = ("python", "cpu")
 
 
 def sources(kernel: _Kernel, key: Key) -> tuple[Node | None, ...]:

@@ -22,7 +22,7 @@ from typing import Any, Protocol, cast
 import numpy as np
 
 from ren import settings
-from ren.device import Buffer, registered_backend
+from ren.device import HOST_DEVICES, Buffer, registered_backend
 from ren.engine import debug_level, schedule_cache
 from ren.engine.hits import run_as_graph
 from ren.engine.memory import MemoryPlan
@@ -162,7 +162,7 @@ def _constants(device: str, ring: RingSpec, consts: tuple[int, ...]) -> Buffer:
     if buf is None:
         words = const_words(ring, consts)
         buf = Buffer(device, ring.dtype, words.size, words)
-        if device in ("python", "cpu"):
+        if device in HOST_DEVICES:
             with _CONSTANTS_LOCK:
                 if len(_CONSTANTS) >= 4096:
                     _CONSTANTS.pop(next(iter(_CONSTANTS)))

@@ -18,6 +18,7 @@ import pytest
 
 import ren
 from ren import Poly, RingSpec
+from ren.capture.function import JitFunction
 from ren.capture.planfile import PlanFileError, fingerprint
 from ren.errors import JitError, RenError
 from ren.reference import evaluate
@@ -157,7 +158,8 @@ def test_pruned_work_cannot_be_saved(tmp_path):
         uses_a_key.save(tmp_path / "p.renplan")
 
 
-def test_stored_values_must_be_named_at_save_and_given_at_load(tmp_path):
+def table_reader() -> tuple[JitFunction, Poly]:
+    """A jitted ``x * table``, called once, and the stored ``table`` it closes over."""
     table = Poly(Y, RING).realize()
 
     @ren.jit
@@ -165,6 +167,11 @@ def test_stored_values_must_be_named_at_save_and_given_at_load(tmp_path):
         return x * table
 
     reads_a_table(Poly(X, RING))
+    return reads_a_table, table
+
+
+def test_stored_values_must_be_named_at_save_and_given_at_load(tmp_path):
+    reads_a_table, table = table_reader()
     with pytest.raises(JitError, match="neither an input nor named in stored="):
         reads_a_table.save(tmp_path / "t.renplan")
     path = reads_a_table.save(tmp_path / "t.renplan", stored={"table": table})
@@ -245,13 +252,7 @@ def test_a_saved_plan_takes_new_values_of_its_constant_inputs(tmp_path):
 
 
 def test_a_freed_stored_input_is_named_as_it_was_given(tmp_path):
-    table = Poly(Y, RING).realize()
-
-    @ren.jit
-    def reads_a_table(x: Poly) -> Poly:
-        return x * table
-
-    reads_a_table(Poly(X, RING))
+    reads_a_table, table = table_reader()
     path = reads_a_table.save(tmp_path / "t.renplan", stored={"table": table})
     given = Poly(X, RING).realize()
     loaded = ren.load(path, stored={"table": given})
