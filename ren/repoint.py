@@ -56,10 +56,19 @@ class _Registry(threading.local):
             self.purge_at = max(PURGE_MIN, 2 * len(self.refs))
 
     def live(self) -> list[Poly]:
+        """The live polys that may use a realized value; the others leave the registry.
+
+        A stored value or a constant uses nothing, and only a realization changes a poly's node
+        (a value asked for is repointed without the registry), so once stored a poly is never
+        needed here again: eager code realizes almost everything it makes.
+        """
         out = []
-        for r in list(self.refs.values()):
+        refs = self.refs
+        for k, r in list(refs.items()):
             p = r()
-            if p is not None:
+            if p is None or storage_or_const(p.node):
+                del refs[k]
+            else:
                 out.append(p)
         return out
 

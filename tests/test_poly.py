@@ -380,3 +380,19 @@ def test_reading_a_value_whose_buffer_was_freed_is_an_error(read: str):
     a.node.src[0].arg.buffer.deallocate()
     with pytest.raises(RenError, match="holds no data: it was freed"):
         getattr(a, read)()
+
+
+def test_stored_values_leave_the_registry_and_graphs_over_a_realized_value_are_repointed():
+    from ren.repoint import LIVE
+
+    ring = RingSpec(16, [97])
+    a = Poly(list(range(16)), ring)
+    b = a * a
+    c = b + a  # uses b: after b is realized, c reads b's buffer
+    b.realize()
+    live = LIVE.live()
+    assert all(p is not a and p is not b for p in live)  # stored: nothing to repoint
+    assert any(p is c for p in live)
+    assert b.node.src[0] in c.node.toposort()  # c reads b's buffer now
+    A = list(range(16))
+    assert val(c) == [(s + x) % 97 for s, x in zip(negacyclic(A, A, 97), A, strict=True)]

@@ -610,3 +610,19 @@ def test_domain_and_repr():
     ring = RingSpec(8, (17, 97))
     assert eval(repr(ring)) == ring  # our own repr, round trip
     assert ring.short() == "n=8 L=2 u32"
+
+
+def test_a_ring_pickles_without_its_cached_hash():
+    # the hash is cached per process (it hashes the dtype, a string); a pickle must not carry it
+    import pickle
+
+    from ren.ir.node import RingArg
+    from ren.ring import Domain
+
+    ring = RingSpec(16, [97, 193])
+    arg = RingArg(ring, Domain.NTT)
+    assert hash(arg) == hash(RingArg(RingSpec(16, [97, 193]), Domain.NTT))
+    for value in (ring, arg):
+        back = pickle.loads(pickle.dumps(value))
+        assert "_hash" in value.__dict__ and "_hash" not in back.__dict__
+        assert back == value and hash(back) == hash(value)

@@ -354,3 +354,19 @@ def test_the_environment_page_example_runs_and_prints_what_it_shows():
     _, checked = run_page(ROOT / "docs" / "reference" / "env.md", strict=False)
     assert checked == 1  # (1 + 2x) * 3 = 3 + 6x in Z_17[x]/(x^2 + 1)
     assert settings.VALIDATE.get() is False  # the block's override ended with it
+
+
+def test_a_variable_set_or_removed_while_running_is_seen_at_the_next_read():
+    import os
+
+    name = settings.DEBUG.name
+    old = os.environ.pop(name, None)
+    try:
+        assert settings.DEBUG.get() == 0
+        os.environ[name] = "3"
+        assert settings.DEBUG.get() == 3
+        del os.environ[name]
+        assert settings.DEBUG.get() == 0
+    finally:
+        if old is not None:
+            os.environ[name] = old

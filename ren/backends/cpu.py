@@ -80,6 +80,7 @@ class CompiledKernel:
         lib = load_cached(source, flags(), name=name)
         self.fn = getattr(lib, name)
         self.fn.restype = None
+        self._tables = [t.ctypes.data for t in tables]  # the tables live as long as the kernel
         self._lib = lib  # keep the library loaded while the kernel lives
 
     def __call__(self, bufs: tuple[Buffer, ...]) -> None:
@@ -89,8 +90,10 @@ class CompiledKernel:
         addresses = [b.need_array().ctypes.data for b in bufs]
         for i, off in enumerate(self.offsets):
             addresses[i] += off
-        addresses += [t.ctypes.data for t in self.tables]
-        self.fn(*(ctypes.c_void_p(a) for a in addresses))
+        addresses += self._tables
+        if self.fn.argtypes is None:  # every argument a pointer: ctypes converts the ints
+            self.fn.argtypes = [ctypes.c_void_p] * len(addresses)
+        self.fn(*addresses)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -87,10 +87,10 @@ def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
     kernels = [
         ScheduledKernel(
             k.ast,
-            tuple(buf(r) for r in k.bufs),
+            tuple([pools[kind][i] for kind, i in k.bufs]),
             k.info,
-            tuple(key.consts[v] if kind == "const" else v for kind, v in k.consts),
-            sources(k, key),
+            tuple([key.consts[v] if kind == "const" else v for kind, v in k.consts]),
+            sources(k, key) if k.consts else (),
         )
         for k in entry.kernels
     ]

@@ -63,6 +63,16 @@ _NEW_VALUES = frozenset({"fold_constants", "mul_zero", "sub_self"})
 _ZERO, _ONE, _MINUS_ONE, _CENTERED, _OTHER = range(5)
 
 
+class _Structure(tuple):
+    """A key's structure: a tuple that hashes once (the cache's lookup and the digest hash it)."""
+
+    def __hash__(self) -> int:
+        h = self.__dict__.get("hash")
+        if h is None:
+            h = self.__dict__["hash"] = tuple.__hash__(self)
+        return h
+
+
 @dataclass(frozen=True)
 class Key:
     """A graph's structure and what it binds: the key, its inputs and its constants, in order."""
@@ -102,9 +112,10 @@ def graph_key(sink: Node) -> Key:
     const_index: dict[Node, int] = {}
     const_nodes: list[Node] = []
     structure: list[Any] = [("no_plan", settings.NO_PLAN.get())]  # REN_NO_PLAN: no arena
+    add = structure.append
     for i, node in enumerate(sink.toposort()):
         index[node] = i
-        op, arg = node.op, node.arg
+        op, arg, src = node.op, node.arg, node.src
         if op is Op.BUFFER:
             buf = arg.buffer
             arg = ("buffer", len(inputs), buf.device, buf.dtype, buf.size)
@@ -115,15 +126,17 @@ def graph_key(sink: Node) -> Key:
             arg = ("const", len(consts), arg.device)
             consts.append(node.arg.value)
             classes.append(_CENTERED)
-        elif op is Op.AS_RING and node.src[0].op is Op.CONST:
-            c = node.src[0]
+        elif op is Op.AS_RING and src[0].op is Op.CONST:
+            c = src[0]
             cls = _class(c.arg.value, arg.ring.Q)
             k = const_index[c]
             if cls != _CENTERED:
                 classes[k] = cls
             arg = (arg, cls)
-        structure.append((op, node.dtype, arg, tuple(index[s] for s in node.src)))
-    return Key(tuple(structure), tuple(inputs), tuple(consts), tuple(classes), tuple(const_nodes))
+        add((op, node.dtype, arg, tuple([index[s] for s in src])))
+    return Key(
+        _Structure(structure), tuple(inputs), tuple(consts), tuple(classes), tuple(const_nodes)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,7 +176,7 @@ class Entry:
 
     def matches(self, consts: tuple[int, ...]) -> bool:
         """Whether the constants this entry fixed have the same values in ``consts``."""
-        return all(consts[k] == v for k, v in self.literal)
+        return not self.literal or all(consts[k] == v for k, v in self.literal)
 
 
 def _generic(key: Key, kernels: list[ScheduledKernel], record: dict[str, list[Any]]) -> set[int]:
@@ -279,8 +292,11 @@ def enabled() -> bool:
 def lookup(key: Key) -> Entry | None:
     """The entry for ``key`` whose fixed constants match, or ``None`` (a miss)."""
     with _LOCK:
-        variants = _CACHE.get(key.structure)
-        hit = next((e for e in variants if e.matches(key.consts)), None) if variants else None
+        hit = None
+        for e in _CACHE.get(key.structure, ()):
+            if e.matches(key.consts):
+                hit = e
+                break
         if hit is not None:
             _CACHE.move_to_end(key.structure)
         _COUNTS["hits" if hit is not None else "misses"] += 1

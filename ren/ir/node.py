@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ren.ir.kernels import KernelInfo
 from ren.ir.op import DType, Op
@@ -52,6 +52,17 @@ class RingArg:
 
     ring: RingSpec
     domain: Domain
+
+    def __hash__(self) -> int:
+        # computed once: the node cache hashes the arg of every AS_RING it looks up
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash((self.ring, self.domain))
+        return h
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the hash is this process's (strings and enums hash differently in another)
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def __repr__(self) -> str:
         return f"n={self.ring.n} q={self.ring.moduli} {self.domain.value}"
@@ -168,8 +179,9 @@ class _Interning(type):
         # two threads making the same node at once must get one object: look again under the lock
         with _INTERN_LOCK:
             hit = cls._cache.get(key)
-            if hit is None:
-                hit = super().__call__(op, dtype, src, arg)
+            if hit is None:  # the dataclass's fields, set without its __init__ (a hot path)
+                hit = object.__new__(cast("type[Node]", cls))
+                hit.__dict__.update(op=op, dtype=dtype, src=src, arg=arg)
                 cls._cache[key] = hit
         return hit
 

@@ -7,7 +7,7 @@ import functools
 import math
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -104,6 +104,17 @@ class RingSpec:
                 f"modulus {biggest} is too large for dtype {dtype}: needs < 2**{limit}"
             )
         object.__setattr__(self, "dtype", dtype)
+
+    def __hash__(self) -> int:
+        # computed once: every interned node over this ring hashes it (a key holds it)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash((self.n, self.moduli, self.dtype))
+        return h
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the hash is this process's (strings and enums hash differently in another)
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     # derived facts -------------------------------------------------------------------------
     @functools.cached_property

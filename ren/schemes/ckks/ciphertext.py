@@ -125,6 +125,17 @@ class Ciphertext:
         realize(*self.parts)
         return self
 
+    def _evolve(self, **changes: Any) -> Ciphertext:
+        """A copy with ``changes``, not checked again: for the evaluator's results only.
+
+        The evaluator makes them from checked operands of its own context (parts over the ring
+        of their level, a scale it computed that cannot outgrow the modulus: sums, rescales and
+        key switches); every value a user builds goes through the constructor's checks.
+        """
+        new = object.__new__(Ciphertext)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
     # --- copies ---------------------------------------------------------------------------------
     def __copy__(self) -> Ciphertext:
         new = object.__new__(type(self))

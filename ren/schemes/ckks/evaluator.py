@@ -90,7 +90,7 @@ class Evaluator:
                 x if y is None else (-y if sub else y) if x is None else (x - y if sub else x + y)
                 for x, y in zip(pa, pb, strict=True)
             )
-            return Ciphertext(parts, a.scale, a.level, a.real and b.real, self._context())
+            return a._evolve(parts=parts, real=a.real and b.real)
         if isinstance(b, Plaintext):
             b = self._plain(b, what)
             if b.level < a.level:
@@ -102,14 +102,14 @@ class Evaluator:
                     f"scale {_scale(b.scale)}: encode with scale=ct.scale"
                 )
             c0 = a.parts[0] - b.poly if sub else a.parts[0] + b.poly
-            return dataclasses.replace(a, parts=(c0, *a.parts[1:]), real=a.real and b.real)
+            return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and b.real)
         if _is_number(b):
             phrase = f"subtract {b!r} from a ciphertext" if sub else f"add {b!r} to a ciphertext"
             c = _finite(b, phrase)
             ring = self.params.ring(a.level)
             const = _constant_poly(-c if sub else c, a.scale, ring, self.device, phrase, a.level)
             c0 = a.parts[0] + const
-            return dataclasses.replace(a, parts=(c0, *a.parts[1:]), real=a.real and c.imag == 0)
+            return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and c.imag == 0)
         if _is_values(b):
             pt = self.encode(b, a.level, a.scale)
             return self._add(a, pt, sub)
@@ -198,7 +198,7 @@ class Evaluator:
             raise ValueError(_level0("rescale"))
         q = self.params.q_moduli[ct.level]
         parts = tuple(p.rescale(q).ntt() for p in ct.parts)
-        out = dataclasses.replace(ct, parts=parts, level=ct.level - 1, scale=ct.scale / q)
+        out = ct._evolve(parts=parts, level=ct.level - 1, scale=ct.scale / q)
         return out
 
     def relinearize(self, ct: Ciphertext) -> Ciphertext:
@@ -209,7 +209,7 @@ class Evaluator:
         _, relin = self._require_public()
         k0, k1 = self.key_switch(ct.parts[2], relin, ct.level)
         parts = (ct.parts[0] + k0, ct.parts[1] + k1)
-        return dataclasses.replace(ct, parts=parts)
+        return ct._evolve(parts=parts)
 
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
         """Slots moved left by ``steps`` (slot ``j + steps`` to slot ``j``).
@@ -239,4 +239,4 @@ class Evaluator:
         # the automorphism acts on c1's extended digits, after the ModUp: every rotation of this
         # ciphertext builds the same ModUp nodes, so rotations realized together share it
         k0, k1 = self.key_switch(c1, key, ct.level, galois=g)
-        return dataclasses.replace(ct, parts=(c0.automorphism(g) + k0, k1))
+        return ct._evolve(parts=(c0.automorphism(g) + k0, k1))
