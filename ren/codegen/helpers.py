@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import functools
 import textwrap
 
 from ren.ring import RingSpec
@@ -216,11 +217,17 @@ def header(
     made += f"dtype={ring.dtype!r})."
     lines = []
     for line in [title, "", made, *doc.strip("\n").splitlines()]:
-        indent = " " * (len(line) - len(line.lstrip()))
-        wrapped = textwrap.wrap(line, 97, subsequent_indent=indent + "  ", break_on_hyphens=False)
-        lines += [f" * {w}" for w in wrapped] or [" *"]
+        lines += _comment_lines(line)
     include_lines = "\n".join(f"#include <{h}>" for h in includes)
     return fill(HEADER, body="\n".join(lines), includes=include_lines)
+
+
+@functools.lru_cache(maxsize=1024)
+def _comment_lines(line: str) -> list[str]:
+    """``line`` wrapped at 100 as lines of a C comment block (kernels share most doc lines)."""
+    indent = " " * (len(line) - len(line.lstrip()))
+    wrapped = textwrap.wrap(line, 97, subsequent_indent=indent + "  ", break_on_hyphens=False)
+    return [f" * {w}" for w in wrapped] or [" *"]
 
 
 def helpers(dtype: str, inline: str, mont_mul: str, hi: str, mul_hi: str) -> str:
