@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ren.capture.function import clear_jit, jit
 from ren.capture.loaded import load
 from ren.errors import JitError
+from ren.ir.region import region
 from ren.poly import Poly, realize
 from ren.ring import Domain, RingSpec, ntt_primes
 from ren.version import version as _version
@@ -26,6 +27,7 @@ __all__ = [
     "load",
     "ntt_primes",
     "realize",
+    "region",
 ]
 
 

@@ -9,9 +9,9 @@ names ``add_mod``, ... (:data:`HELPER_NAMES`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
-import functools
 import textwrap
 
 from ren.ring import RingSpec

@@ -91,6 +91,7 @@ def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
             k.info,
             tuple([key.consts[v] if kind == "const" else v for kind, v in k.consts]),
             sources(k, key) if k.consts else (),
+            k.region,
         )
         for k in entry.kernels
     ]

@@ -20,6 +20,7 @@ from ren.engine import debug_level, dump
 from ren.engine.observe import notify
 from ren.ir.node import KernelInfo, Node, base_buffer
 from ren.ir.op import DType, Op
+from ren.ir.region import region_of
 from ren.ir.spec import verify
 from ren.passes import (
     ScheduleContext,
@@ -73,6 +74,7 @@ class ScheduledKernel:
     info: KernelInfo
     consts: tuple[int, ...] = ()
     const_sources: tuple[Node | None, ...] = ()
+    region: tuple[str, ...] = ()  # the region of the value it computes (ren.ir.region)
 
     def __repr__(self) -> str:
         return f"<ScheduledKernel {self.info.name} bufs={[b.id for b in self.bufs]}>"
@@ -119,5 +121,6 @@ def kernels_of(sink: Node) -> list[ScheduledKernel]:
     for node in sink.toposort():
         if node.op is Op.KERNEL:
             bufs = tuple(base_buffer(s).arg.buffer for s in node.src)
-            out.append(ScheduledKernel(node.arg.ast, bufs, node.arg.info, node.arg.consts))
+            arg = node.arg
+            out.append(ScheduledKernel(arg.ast, bufs, arg.info, arg.consts, region=region_of(node)))
     return out

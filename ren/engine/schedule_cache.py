@@ -7,7 +7,8 @@ planning made of a graph, under a key of its *structure*:
 * the key: ``REN_NO_PLAN`` and the graph in topological order, each node as its op, dtype, arg
   and the positions of its sources, each input buffer replaced by its position among the inputs
   (with its device, dtype and size), each constant's value by its position among the constants.
-  Rings, domains, devices, limb windows and Galois elements are args: they change the key;
+  Rings, domains, devices, limb windows and Galois elements are args: they change the key, and
+  so does each node's region (``ren.region``), so a hit reports the regions of its own program;
 * the entry: the kernels (bodies, infos, and where each buffer comes from: an input, a view of
   the arena, a buffer the schedule made), the memory plan, what each output becomes, and the
   values of the constants that had to match (below); no buffer;
@@ -42,6 +43,7 @@ from ren.engine.schedule import ScheduledKernel, schedule
 from ren.ir.kernels import KernelInfo
 from ren.ir.node import BufferArg, Node, base_buffer
 from ren.ir.op import Op
+from ren.ir.region import region_of
 from ren.passes import ScheduleContext
 
 __all__ = [
@@ -133,7 +135,7 @@ def graph_key(sink: Node) -> Key:
             if cls != _CENTERED:
                 classes[k] = cls
             arg = (arg, cls)
-        add((op, node.dtype, arg, tuple([index[s] for s in src])))
+        add((op, node.dtype, arg, tuple([index[s] for s in src]), region_of(node)))
     return Key(
         _Structure(structure), tuple(inputs), tuple(consts), tuple(classes), tuple(const_nodes)
     )
@@ -156,6 +158,7 @@ class _Kernel:
     info: KernelInfo
     bufs: tuple[tuple[str, int], ...]
     consts: tuple[tuple[str, int], ...]
+    region: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,7 @@ def _entry(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry:
             k.info,
             tuple(ref(b) for b in k.bufs),
             tuple(("const", by_value[c]) if c in by_value else ("value", c) for c in k.consts),
+            k.region,
         )
         for k in kernels
     )

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, cast
 
 from ren.ir.kernels import KernelInfo
 from ren.ir.op import DType, Op
+from ren.ir.region import tag
 from ren.ring import Domain, RingSpec
 
 __all__ = [
@@ -182,6 +183,7 @@ class _Interning(type):
             if hit is None:  # the dataclass's fields, set without its __init__ (a hot path)
                 hit = object.__new__(cast("type[Node]", cls))
                 hit.__dict__.update(op=op, dtype=dtype, src=src, arg=arg)
+                tag(hit)  # the region it is first made in (ren.ir.region)
                 cls._cache[key] = hit
         return hit
 

@@ -31,6 +31,7 @@ from typing import Any
 from ren.errors import RenError
 from ren.ir.node import Node
 from ren.ir.op import DType, Op
+from ren.ir.region import inside, region_of
 
 __all__ = ["Pat", "Rewrite", "RewriteLoopError", "Rule", "Rules", "graph_rewrite"]
 
@@ -223,8 +224,14 @@ def graph_rewrite(
         elif stage == 1:
             new_src = tuple(done[s] for s in node.src)
             changed = any(a is not b for a, b in zip(new_src, node.src, strict=True))
-            cur = node.replace(src=new_src) if changed else node
-            fired = rules.rewrite_once(cur, ctx)
+            path = region_of(node)
+            if path:  # the replacement is built in the node's region (ren.ir.region)
+                with inside(path):
+                    cur = node.replace(src=new_src) if changed else node
+                    fired = rules.rewrite_once(cur, ctx)
+            else:
+                cur = node.replace(src=new_src) if changed else node
+                fired = rules.rewrite_once(cur, ctx)
             if fired is None:
                 done[node] = done[cur] = cur
                 pending.discard(node)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from ren.ir.facts import is_const, is_view
 from ren.ir.node import Node
 from ren.ir.op import Op
+from ren.ir.region import within
 from ren.ir.rewrite import Rewrite
 from ren.passes import ScheduleContext, is_stored, make
 
@@ -101,18 +102,19 @@ def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
     for node in sink.toposort():
         if node.op is Op.SINK:
             return node.replace(src=tuple(for_sink.get(s, new[s]) for s in node.src))
-        cur = node.replace(src=tuple(new[s] for s in node.src)) if node.src else node
-        if node.op is Op.CONTIGUOUS:  # contiguous(x) -> bufferize(x), or x when a whole buffer
-            x = cur.src[0]
-            out = x if _whole_buffer(x) else make(Op.BUFFERIZE, x)
-            _note(fired, "contiguous", cur, out)
-        elif why := _why(node, users, outputs):
-            out = make(Op.BUFFERIZE, cur)
-            _note(fired, why, cur, out)
-            if is_const(cur):  # a constant output: users keep the constant inline
-                for_sink[node], out = out, cur
-        else:
-            out = cur
+        with within(node):  # what replaces a node is in its region (ren.ir.region)
+            cur = node.replace(src=tuple(new[s] for s in node.src)) if node.src else node
+            if node.op is Op.CONTIGUOUS:  # contiguous(x) -> bufferize(x), or x when whole
+                x = cur.src[0]
+                out = x if _whole_buffer(x) else make(Op.BUFFERIZE, x)
+                _note(fired, "contiguous", cur, out)
+            elif why := _why(node, users, outputs):
+                out = make(Op.BUFFERIZE, cur)
+                _note(fired, why, cur, out)
+                if is_const(cur):  # a constant output: users keep the constant inline
+                    for_sink[node], out = out, cur
+            else:
+                out = cur
         new[node] = out
     raise ValueError("bufferize runs on a SINK")
 

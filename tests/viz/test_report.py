@@ -572,3 +572,27 @@ def test_screenshot_is_not_blank(tmp_path: Path, runs: dict) -> None:
     )
     assert shot.is_file(), "chromium wrote no screenshot"
     assert png_colours(shot.read_bytes(), enough=16) >= 16
+
+
+def test_regions_show_beside_their_kernels() -> None:
+    import ren
+    from ren import Poly, RingSpec, ntt_primes
+    from ren.engine.observe import observing
+
+    ring = RingSpec(16, ntt_primes(16, 30, 2))
+    a = Poly.uniform(ring, rng=1)
+    with ren.region("square"):
+        y = a * a
+    with ren.region("shift"):
+        z = y + 3
+    trace = Trace()
+    with observing(trace):
+        z.realize()
+    text = text_report(trace, "regions", times=False)
+    kernel_lines = [line for line in text.splitlines() if "[" in line and "_n16_" in line]
+    assert any(line.endswith("[square]") for line in kernel_lines)
+    assert any(line.endswith("[shift]") for line in kernel_lines)
+    page = build_report(trace, "regions", times=False)
+    check_structure(page)
+    assert "<th>region</th>" in page.replace(' class="num"', "") or ">region<" in page
+    assert ">square<" in page and ">shift<" in page

@@ -10,6 +10,7 @@ from ren.engine.observe import observing
 from ren.engine.realize import ExecUnit, Realization
 from ren.engine.schedule import PASSES
 from ren.ir.node import Node, RingArg
+from ren.ir.region import region_name
 from ren.ir.rewrite import Rewrite
 from ren.poly import Poly, prepare_realize
 from ren.viz.debug.buffers import BufferViews
@@ -222,9 +223,10 @@ class Stepper(BufferViews, WatchViews):
             names = [self._infos[id(b)].name for b in k.bufs]
             bufs = names[0] + (" <- " + ", ".join(names[1:]) if len(names) > 1 else "")
             ran = "yes" if i < self.ran else "no "
+            where = region_name(getattr(k, "region", ()))
             lines.append(
                 f"{mark} {i:3d}  {ran}  {k.info.name:<{width}}  {k.info.kind:<12}  "
-                f"{k.info.device:<6}  {bufs}"
+                f"{k.info.device:<6}  {bufs}" + (f"  [{where}]" if where else "")
             )
         return "\n".join(lines)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ren.engine.memory import MemoryPlan
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
+from ren.ir.region import region_name
 from ren.viz.memory import buffer_order, plans_svg
 from ren.viz.report.blocks import (
     BACKENDS,
@@ -147,20 +148,24 @@ class _RealizationSections:
                 "failed), so nothing was planned or run.</p>"
             )
         rows = []
+        regions = any(getattr(k, "region", ()) for k in kernels)  # ren.region names
         for k, kernel in enumerate(kernels):
             bufs = [names.get(id(b), "?") for b in kernel.bufs]
-            rows.append(
-                [
-                    f'<a href="#r{i}-k{k}">{k}</a>',
-                    f"<code>{_e(kernel.info.name)}</code>",
-                    _e(kernel.info.kind),
-                    _e(kernel.info.device),
-                    _e(f"n={kernel.info.ring.n}\u00a0L={kernel.info.ring.L}"),
-                    _e(kernel.info.domain.value),
-                    _e(", ".join(bufs)),
-                ]
-            )
+            row = [
+                f'<a href="#r{i}-k{k}">{k}</a>',
+                f"<code>{_e(kernel.info.name)}</code>",
+                _e(kernel.info.kind),
+                _e(kernel.info.device),
+                _e(f"n={kernel.info.ring.n}\u00a0L={kernel.info.ring.L}"),
+                _e(kernel.info.domain.value),
+                _e(", ".join(bufs)),
+            ]
+            if regions:
+                row.insert(2, _e(region_name(getattr(kernel, "region", ())) or "-"))
+            rows.append(row)
         head = ["#", "kernel", "kind", "device", "ring", "writes", "buffers (slot 0 written)"]
+        if regions:
+            head.insert(2, "region")
         out.append(_table(head, rows, num=(0,)))
         out.append(
             "<p>The source of each kernel for every backend (rendered, not compiled; a body "

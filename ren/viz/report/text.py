@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from ren.engine.memory import DevicePlan
 from ren.ir.node import toposort
+from ren.ir.region import region_name
 from ren.viz.memory import plan_text
 from ren.viz.report.blocks import (
     _DASH,
@@ -130,7 +131,9 @@ def _text_realization(
         out.append(f"kernels (buffers: slot 0 is written{scheduled}):")
         for k, kernel in enumerate(kernels):
             bufs = ", ".join(names.get(id(b), "?") for b in kernel.bufs)
-            out.append(f"  {k:3d} {kernel.info.name:<28} {kernel.info.kind:<12} {bufs}")
+            where = region_name(getattr(kernel, "region", ()))
+            where = f"  [{where}]" if where else ""  # its ren.region, when it has one
+            out.append(f"  {k:3d} {kernel.info.name:<28} {kernel.info.kind:<12} {bufs}{where}")
     for d in rec.plan.devices:
         out.append("memory plan:")
         out += ["  " + line for line in plan_text(d).rstrip("\n").split("\n")]
