@@ -1,4 +1,4 @@
-"""Regions: ``ren.region`` names carried from the nodes a block builds to the kernels computing them.
+"""Regions: ``ren.region`` names, carried from the nodes a block builds to the kernels of them.
 
 The oracle for the paths is the program's own block structure (what was built where); for the
 values, the same program built with no region (regions never change what is computed).
@@ -57,9 +57,8 @@ def test_paths_nest_and_unwind():
 
 @pytest.mark.parametrize("bad, error", [(3, TypeError), ("", ValueError), ("a/b", ValueError)])
 def test_bad_names(bad, error):
-    with pytest.raises(error, match="region name"):
-        with ren.region(bad):
-            pass
+    with pytest.raises(error, match="region name"), ren.region(bad):
+        pass
     assert current_region() == ()
 
 

@@ -36,6 +36,8 @@ The conventions (``docs/ckks.md`` explains each):
   is used. ``with ckks.Context(...)`` sets the current context of the current thread only.
 """
 
+from typing import Any
+
 from ren.schemes.ckks.active import current
 from ren.schemes.ckks.api import (  # the readers older pickles name by this path
     _ciphertext_from_pickle as _ciphertext_from_pickle,
@@ -86,6 +88,26 @@ __all__ = [
     "multiply",
     "precision_bits",
 ]
+
+#: The circuits (``ren.circuits.ckks``, the floor above), reachable as ``ckks.<name>``: each is
+#: imported on first use, so this package never imports the floor above it while it loads.
+_CIRCUITS = frozenset(
+    {"rotate_many", "sum_slots", "sum_slots_rotations", "inner_product", "LinearTransform"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    """``ckks.rotate_many`` and the other circuits, from ``ren.circuits.ckks`` (PEP 562)."""
+    if name not in _CIRCUITS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ren.circuits import ckks as circuits  # the floor above: loaded on first use only
+
+    return getattr(circuits, name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_CIRCUITS])
+
 
 # Values pickle by these names: ``ren.schemes.ckks.Ciphertext``, ``..._ciphertext_from_pickle``,
 # as before the package was split, so pickles stay the same bytes whatever module holds the code.
