@@ -10,7 +10,8 @@ A value gets a buffer of its own when (the rules, each a predicate over the grap
   buffers or windows of them, not fused expressions);
 * ``shared``: it is elementwise work used by more than one node, so it runs once;
 * ``contiguous``: ``CONTIGUOUS(x)`` asks for it, unless ``x`` already is a whole buffer (a limb
-  view is copied into a buffer of its own); ``CONTIGUOUS`` itself goes away.
+  view is copied into a buffer of its own); ``CONTIGUOUS`` itself goes away;
+* ``wide``: it is a fused source of a node whose sources read more than ``MAX_READS`` buffers.
 
 Everything else stays fusable: chains of ``ADD``/``SUB``/``NEG``/``MUL``, constants, automorphism
 gathers and limb views end up in one kernel per materialized value.
@@ -64,6 +65,9 @@ def _leafy(node: Node) -> bool:
     return node.op in storage or stored_or_view(node) or is_const(node)
 
 
+#: The most buffers one fused kernel reads (the ``wide`` rule splits a wider expression).
+MAX_READS = 64
+
 # Each rule: (name, predicate(node, users, outputs)) -> materialize node?
 Rule = Callable[[Node, dict[Node, set[Node]], set[Node]], bool]
 rules: tuple[tuple[str, Rule], ...] = (
@@ -99,16 +103,18 @@ def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
     fired = ctx.rewrites("bufferize") if ctx is not None else None
     new: dict[Node, Node] = {}  # what users read
     for_sink: dict[Node, Node] = {}  # what the SINK reads, where it differs
+    reads: dict[Node, frozenset[Node]] = {}  # the buffers a node's fused expression reads
     for node in sink.toposort():
         if node.op is Op.SINK:
             return node.replace(src=tuple(for_sink.get(s, new[s]) for s in node.src))
         with within(node):  # what replaces a node is in its region (ren.ir.region)
+            _split_wide(node, new, reads, fired)
             cur = node.replace(src=tuple(new[s] for s in node.src)) if node.src else node
             if node.op is Op.CONTIGUOUS:  # contiguous(x) -> bufferize(x), or x when whole
                 x = cur.src[0]
                 out = x if _whole_buffer(x) else make(Op.BUFFERIZE, x)
                 _note(fired, "contiguous", cur, out)
-            elif why := _why(node, users, outputs):
+            elif why := next((n for n, rule in rules if rule(node, users, outputs)), None):
                 out = make(Op.BUFFERIZE, cur)
                 _note(fired, why, cur, out)
                 if is_const(cur):  # a constant output: users keep the constant inline
@@ -116,14 +122,22 @@ def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
             else:
                 out = cur
         new[node] = out
+        leaf = out.op is Op.BUFFERIZE or _leafy(out)  # what its kernel reads, when fused
+        reads[node] = frozenset({out} if leaf and not is_const(out) else ())
+        if not leaf:
+            reads[node] = reads[node].union(*(reads[s] for s in node.src))
     raise ValueError("bufferize runs on a SINK")
 
 
-def _why(node: Node, users: dict[Node, set[Node]], outputs: set[Node]) -> str | None:
-    for name, rule in rules:
-        if rule(node, users, outputs):
-            return name
-    return None
+def _split_wide(node: Node, new: dict, reads: dict, fired) -> None:
+    """The ``wide`` rule (a kernel of thousands of arguments is past what a C call takes)."""
+    if len(node.src) < 2 or len(frozenset().union(*(reads[s] for s in node.src))) <= MAX_READS:
+        return
+    for s in node.src:
+        if len(reads[s]) > 1 and new[s].op is not Op.BUFFERIZE:
+            before, new[s] = new[s], make(Op.BUFFERIZE, new[s])
+            reads[s] = frozenset({new[s]})
+            _note(fired, "wide", before, new[s])
 
 
 def _note(fired, why: str, before: Node, after: Node) -> None:

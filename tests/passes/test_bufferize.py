@@ -21,6 +21,7 @@ from tests.passes.helpers import (
     ops,
     prepare,
     rules_fired,
+    value,
 )
 
 A = [1, 2, 3, 4, 5, 6, 7, 8]
@@ -183,3 +184,28 @@ def test_establishes(seed):
         if bufferize.is_poly_kernel(n):  # it writes a buffer, and reads stored values
             assert n in wrapped, f"{n!r} computed by a polynomial kernel is not materialized"
             assert all(_stored(s) for s in n.src)
+
+
+def test_wide_splits_a_sum_too_wide_for_one_kernel():
+    # 150 products of distinct stored inputs summed: fused whole, one kernel would read 300
+    # buffers; the rule gives a fused source a buffer whenever the reads pass MAX_READS
+    import random
+
+    from ren.engine.schedule import schedule
+    from tests.passes.helpers import sink_of
+
+    rnd = random.Random(3)
+    xs = [coeff_input([rnd.randrange(17) for _ in range(8)]) for _ in range(300)]
+    total = xs[0] * xs[1]
+    for i in range(2, 300, 2):
+        total = total + xs[i] * xs[i + 1]
+    sink, ctx = prepare(total, upto="bufferize")
+    after = apply("bufferize", sink, ctx)
+    assert "wide" in rules_fired(ctx, "bufferize")
+    assert value(after) == value(sink)  # the values are unchanged
+    kernels, _ = schedule(sink_of(total))
+    widest = max(len(k.bufs) - 1 for k in kernels)  # slot 0 is the buffer written
+    assert bufferize.MAX_READS // 2 < widest <= bufferize.MAX_READS
+    want = value(sink_of(total))  # the reference evaluator, Python integers
+    total.realize()  # the whole pipeline, split kernels and all
+    assert value(sink_of(total)) == want
