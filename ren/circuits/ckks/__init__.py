@@ -7,14 +7,19 @@ reachable from the scheme: ``ckks.rotate_many``, ``ckks.LinearTransform``,
 ``ckks.evaluate_polynomial`` and so on.
 """
 
-from ren.circuits.ckks import linear, rotations
+from ren.circuits.ckks import functions, linear, polyeval, rotations
 from ren.circuits.ckks.linear import LinearTransform
+from ren.circuits.ckks.polyeval import chebyshev, evaluate_polynomial
 from ren.circuits.ckks.rotations import inner_product, rotate_many, sum_slots, sum_slots_rotations
 
 __all__ = [
     "LinearTransform",
+    "chebyshev",
+    "evaluate_polynomial",
+    "functions",
     "inner_product",
     "linear",
+    "polyeval",
     "rotate_many",
     "rotations",
     "sum_slots",

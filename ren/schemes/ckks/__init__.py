@@ -92,7 +92,15 @@ __all__ = [
 #: The circuits (``ren.circuits.ckks``, the floor above), reachable as ``ckks.<name>``: each is
 #: imported on first use, so this package never imports the floor above it while it loads.
 _CIRCUITS = frozenset(
-    {"rotate_many", "sum_slots", "sum_slots_rotations", "inner_product", "LinearTransform"}
+    {
+        "rotate_many",
+        "sum_slots",
+        "sum_slots_rotations",
+        "inner_product",
+        "LinearTransform",
+        "chebyshev",
+        "evaluate_polynomial",
+    }
 )
 
 
