@@ -6,9 +6,10 @@ Run from the repository root::
     .venv/bin/python benchmarks/run.py --quick      # about 20 s
     .venv/bin/python benchmarks/run.py --only ntt,ckks --threads-compare --out /tmp/run.json
 
-It runs ``ntt.py``, ``schedule.py``, ``memory.py``, ``jit.py`` and ``ckks.py`` (``--only`` picks
-some), each as a subprocess writing its own JSON to a temporary folder (``--quick``: each script's
-quick mode with few repeats), and turns each script's figures into rows of one shape::
+It runs ``ntt.py``, ``schedule.py``, ``memory.py``, ``jit.py``, ``ckks.py``, ``saved.py``,
+``circuits.py`` and ``functions.py`` (beside OpenFHE, when its environment is there; ``--only``
+picks some), each as a subprocess writing its own JSON to a temporary folder (``--quick``:
+each script's quick mode with few repeats), and turns each script's figures into rows of one shape::
 
     {"machine": {...}, "run": {...}, "peers": {...}, "skipped": [...], "failed": [...],
      "results": [{"bench": ..., "backend": ..., "params": ..., "mode": ..., "median_ms": ...,
@@ -309,6 +310,31 @@ def saved_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]:
     return rows
 
 
+def circuits_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]:
+    """``circuits.py``: its rows as they are (rotations, sums, linear transforms at set a)."""
+    del env
+    keep = ("bench", "backend", "params", "mode", "median_ms")
+    return [
+        row(*(r[k] for k in keep), **{k: v for k, v in r.items() if k not in keep})
+        for r in data["results"]
+    ]
+
+
+def functions_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]:
+    """``functions.py``: Ren's Chebyshev function rows, and OpenFHE's of the same run beside."""
+    del env
+    out = []
+    for r in data["ren"]:
+        extra = {k: v for k, v in r.items() if k not in ("bench", "backend", "mode", "median_ms")}
+        out.append(
+            row(r["bench"], r["backend"], "n=16384 depth 9", r["mode"], r["median_ms"], **extra)
+        )
+    for r in data["openfhe"]:
+        extra = {k: v for k, v in r.items() if k not in ("bench", "median_ms", "ring")}
+        out.append(row(r["bench"], "openfhe", "n=16384 depth 9", "eager", r["median_ms"], **extra))
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # the scripts
 
@@ -341,6 +367,8 @@ BENCHES: dict[str, Bench] = {
     "saved": Bench(
         "saved.py", "--out", (), ("--quick", "--repeat", "1", "--steps", "40"), saved_rows
     ),
+    "circuits": Bench("circuits.py", "--json", (), ("--quick",), circuits_rows),
+    "functions": Bench("functions.py", "--json", (), ("--quick", "--repeat", "1"), functions_rows),
 }
 
 

@@ -491,3 +491,31 @@ def test_run_converts_saved_rows(run_py):
     capture, load = rows
     assert (capture["mode"], load["mode"], load["params"]) == ("capture", "load", "30 units")
     assert load["capture_over_load"] == 20.0 and "capture_over_load" not in capture
+
+
+def test_run_converts_circuits_and_functions_rows(run_py):
+    circuits = {
+        "results": [
+            {"bench": "circuits.rotate_many", "backend": "cpu", "params": "a", "mode": "jit",
+             "median_ms": 5.0, "rotations": 4, "kernels": 67, "variant": "hoisted"}
+        ]
+    }  # fmt: skip
+    (r,) = run_py.circuits_rows(circuits, {})
+    _common([r])
+    assert (r["bench"], r["median_ms"], r["kernels"], r["variant"]) == (
+        "circuits.rotate_many",
+        5.0,
+        67,
+        "hoisted",
+    )
+    functions = {
+        "ren": [{"bench": "chebyshev.exp", "backend": "cpu", "mode": "jit", "degree": 59,
+                 "median_ms": 200.0, "bits": 24.0, "levels": 4}],
+        "openfhe": [{"bench": "chebyshev.exp", "median_ms": 300.0, "degree": 59, "bits": 22.0,
+                     "scaling": "FLEXIBLEAUTO", "ring": {"n": 16384}}],
+    }  # fmt: skip
+    ren_row, peer_row = run_py.functions_rows(functions, {})
+    _common([ren_row, peer_row])
+    assert (ren_row["backend"], peer_row["backend"]) == ("cpu", "openfhe")
+    assert peer_row["scaling"] == "FLEXIBLEAUTO" and "ring" not in peer_row
+    assert ren_row["params"] == peer_row["params"] == "n=16384 depth 9"
