@@ -128,3 +128,15 @@ def _git(*args: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip()
+
+
+def cpu_missing() -> str | None:
+    """Why the cpu device cannot run here, or ``None``."""
+    from ren.codegen.compiler import find_compiler
+    from ren.errors import RenError
+
+    try:
+        find_compiler()
+    except RenError as e:
+        return str(e)
+    return None

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _machine import machine, switch_off, time_calls, write_results
+from _machine import cpu_missing, machine, switch_off, time_calls, write_results
 
 SWITCHED_OFF = switch_off()
 
@@ -303,17 +303,6 @@ def _values(slots: int, count: int) -> list[np.ndarray]:
     """``count`` real vectors uniform in ``[-1, 1]`` (seed 7)."""
     rng = np.random.default_rng(7)
     return [rng.uniform(-1, 1, slots) for _ in range(count)]
-
-
-def cpu_missing() -> str | None:
-    from ren.codegen.compiler import find_compiler
-    from ren.errors import RenError
-
-    try:
-        find_compiler()
-    except RenError as e:
-        return str(e)
-    return None
 
 
 def rows(quick: bool, device: str = "cpu", repeat: int | None = None) -> list[dict[str, Any]]:

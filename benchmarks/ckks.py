@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _machine import machine, peer, switch_off, time_calls, write_results
+from _machine import cpu_missing, machine, peer, switch_off, time_calls, write_results
 
 # Off before Ren reads them: what the caller had set, for the JSON (None: unset).
 SWITCHED_OFF = switch_off()
@@ -368,18 +368,6 @@ def precision_seal(name: str, trials: int) -> dict[str, list[float]]:
 
 # --------------------------------------------------------------------------------------------
 # reporting
-
-
-def cpu_missing() -> str | None:
-    """Why the cpu device cannot run here, or ``None``."""
-    from ren.codegen.compiler import find_compiler
-    from ren.errors import RenError
-
-    try:
-        find_compiler()
-    except RenError as e:
-        return str(e)
-    return None
 
 
 def set_info(name: str) -> dict[str, Any]:

@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _machine import machine, switch_off, time_calls, write_results
+from _machine import cpu_missing, machine, switch_off, time_calls, write_results
 
 # Off before Ren reads them: what the caller had set, for the JSON (None: unset).
 SWITCHED_OFF = switch_off()
@@ -320,17 +320,6 @@ def bench(name: str, case: tuple, device: str, repeat: int) -> dict[str, object]
         "units_overhead_per_unit_us": (units_s - kernels_s) / units * 1e6,
         "graph_overhead_us": None if graph is None else (replay_s - graph_s) * 1e6,
     }
-
-
-def cpu_missing() -> str | None:
-    """Why the cpu device cannot run here, or ``None``."""
-    from ren.codegen.compiler import find_compiler
-
-    try:
-        find_compiler()
-    except RenError as e:
-        return str(e)
-    return None
 
 
 def cpu_build() -> dict[str, object] | None:

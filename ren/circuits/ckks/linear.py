@@ -32,6 +32,7 @@ from ren.circuits.ckks.rotations import (
     check_rotation_keys,
     context_of,
     exact_scale,
+    finite_numbers,
     need_a_level,
     rotate_many,
 )
@@ -74,20 +75,8 @@ def choose_n1(diagonals: list[int], slots: int, ratio: float) -> int:
     return best
 
 
-def _numbers(values: Any, what: str) -> np.ndarray:
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} must hold numbers, got {type(values).__name__}") from None
-    if arr.dtype.kind not in "iufc":
-        raise TypeError(f"{what} must hold real or complex numbers, got dtype {arr.dtype}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} holds NaN or infinity")
-    return arr
-
-
 def _from_matrix(matrix: Any, slots: int) -> dict[int, np.ndarray]:
-    m = _numbers(matrix, "the matrix")
+    m = finite_numbers(matrix, "the matrix")
     if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] == 0:
         raise ValueError(f"the matrix must be square (d x d, d >= 1), got shape {m.shape}")
     d = m.shape[0]
@@ -116,7 +105,7 @@ def _from_diagonals(diagonals: Any, slots: int) -> dict[int, np.ndarray]:
         k = int(key) % slots
         if k in out:
             raise ValueError(f"diagonal keys {key} and {k - slots if key >= 0 else k} are the same")
-        v = _numbers(values, f"diagonal {key}")
+        v = finite_numbers(values, f"diagonal {key}")
         if v.ndim != 1 or not 1 <= v.shape[0] <= slots:
             raise ValueError(
                 f"diagonal {key} must be a vector of 1 to {slots} numbers, got shape {v.shape}"

@@ -37,6 +37,7 @@ __all__ = [
     "check_rotation_keys",
     "context_of",
     "exact_scale",
+    "finite_numbers",
     "inner_product",
     "need_a_level",
     "rotate_many",
@@ -230,20 +231,31 @@ def _materialized(ct: ckks.Ciphertext) -> ckks.Ciphertext:
     return dataclasses.replace(ct, parts=tuple(p.contiguous() for p in ct.parts))
 
 
-def _vector(values: Any, slots: int, what: str) -> np.ndarray:
-    """``values`` as a 1-D array of finite real or complex numbers, at most ``slots`` long."""
+def finite_numbers(values: Any, what: str) -> np.ndarray:
+    """``values`` as an array of finite real or complex numbers (``what`` names it in errors).
+
+    Raises:
+        TypeError: values that are not numbers.
+        ValueError: NaN or infinity.
+    """
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError):
-        raise TypeError(f"{what} must be numbers, got {type(values).__name__}") from None
+        raise TypeError(f"{what} must hold numbers, got {type(values).__name__}") from None
     if arr.dtype.kind not in "iufc":
         raise TypeError(f"{what} must hold real or complex numbers, got dtype {arr.dtype}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} holds NaN or infinity")
+    return arr
+
+
+def _vector(values: Any, slots: int, what: str) -> np.ndarray:
+    """``values`` as a 1-D array of finite real or complex numbers, at most ``slots`` long."""
+    arr = finite_numbers(values, what)
     if arr.ndim != 1 or arr.shape[0] == 0:
         raise ValueError(f"{what} must be a non-empty 1-D vector, got shape {arr.shape}")
     if arr.shape[0] > slots:
         raise ValueError(f"{what} has {arr.shape[0]} entries; the ciphertext has {slots} slots")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} holds NaN or infinity")
     return arr
 
 
