@@ -31,6 +31,10 @@ NumPy (``np.roll``, ``np.sum``, ``M @ v``), which must be above ``MIN_BITS`` (``
 and the minimum over ``--repeat`` runs of ``benchmarks/_machine.time_calls`` (default 9; the dense
 transform: 3).
 
+OpenFHE (``openfhe_peer.py``, in its Python 3.10 environment; skipped with the reason when absent
+or with ``--quick``) runs its hoisted and separate rotations, linear transforms and sums at set a
+after Ren's figures, in the same run: its rows are under ``"openfhe"``.
+
 Output: a table on stdout and JSON (``--json``, default ``benchmarks/results/circuits.json``):
 ``results``, rows ``{"bench", "backend", "params", "mode", "median_ms", ...}`` in the shape of
 ``benchmarks/run.py``; ``rows(quick)`` returns them for a caller that adds its own.
@@ -373,11 +377,36 @@ def main(argv: list[str] | None = None) -> int:
     data = {"benchmark": "circuits", "quick": args.quick, "params": {name: params}}
     data |= {"device": device, "skipped": skipped, "min_bits": MIN_BITS, "environment": env}
     data |= {"machine": machine(), "wall_s": time.perf_counter() - start, "results": results}
+    peer_rows, why = _openfhe(args.quick)
+    data |= {"openfhe": peer_rows}
+    if why:
+        data["skipped"]["openfhe"] = why
     write_results(data, args.json)
     failed = [r for r in results if r["check"] != "ok"]
     for r in failed:
         print(f"FAIL {r['bench']} {r['variant']} {r['mode']}: {r['check_bits']:.1f} bits")
     return 1 if failed else 0
+
+
+def _openfhe(quick: bool) -> tuple[list[dict[str, Any]], str | None]:
+    """OpenFHE's rotations, linear transforms and sums at set a, in this run (``openfhe_peer``).
+
+    Returns its rows (printed too), or none and the reason (``--quick``, or no environment).
+    """
+    if quick:
+        return [], "--quick: no peer"
+    import openfhe_peer  # beside this script
+
+    why = openfhe_peer.skip_reason()
+    if why is not None:
+        return [], why
+    config = {k: v for k, v in openfhe_peer.CONFIG.items() if k != "groups"}
+    config["groups"] = {k: v for k, v in openfhe_peer.CONFIG["groups"].items() if k != "chebyshev"}
+    out = openfhe_peer.run(config)
+    for r in out.get("rows", []):
+        extra = {k: r[k] for k in ("variant", "count", "keys", "bits", "route") if k in r}
+        print(f"openfhe {r['bench']:<28} {r['median_ms']:10.2f} ms {extra}")
+    return out.get("rows", []), None
 
 
 if __name__ == "__main__":

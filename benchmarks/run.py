@@ -314,10 +314,14 @@ def circuits_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]:
     """``circuits.py``: its rows as they are (rotations, sums, linear transforms at set a)."""
     del env
     keep = ("bench", "backend", "params", "mode", "median_ms")
-    return [
+    out = [
         row(*(r[k] for k in keep), **{k: v for k, v in r.items() if k not in keep})
         for r in data["results"]
     ]
+    for r in data.get("openfhe", []):  # the peer, in the same run
+        extra = {k: v for k, v in r.items() if k not in ("bench", "params", "median_ms", "ring")}
+        out.append(row(f"circuits.{r['bench']}", "openfhe", "a", "eager", r["median_ms"], **extra))
+    return out
 
 
 def functions_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]:

@@ -519,3 +519,20 @@ def test_run_converts_circuits_and_functions_rows(run_py):
     assert (ren_row["backend"], peer_row["backend"]) == ("cpu", "openfhe")
     assert peer_row["scaling"] == "FLEXIBLEAUTO" and "ring" not in peer_row
     assert ren_row["params"] == peer_row["params"] == "n=16384 depth 9"
+
+
+def test_run_converts_the_circuits_peer_rows(run_py):
+    data = {
+        "results": [],
+        "openfhe": [{"bench": "rotations.hoisted", "params": "n=8192", "median_ms": 11.0,
+                     "count": 4, "bits": 22.6, "ring": {"n": 8192}}],
+    }  # fmt: skip
+    (r,) = run_py.circuits_rows(data, {})
+    _common([r])
+    assert (r["bench"], r["backend"], r["count"], r["median_ms"]) == (
+        "circuits.rotations.hoisted",
+        "openfhe",
+        4,
+        11.0,
+    )
+    assert "ring" not in r
