@@ -21,8 +21,11 @@ gives it exactly.
 
 **Scales** (as Lattigo's scale-invariant evaluation). Each call of the recursion is asked for a
 value at a *target* level and scale, and meets it exactly: a baby-step sum multiplies ``T_i``
-(scale ``s_i``, brought to level ``l + 1``) by ``c_i`` encoded at scale ``S q_(l+1) / s_i`` and
-rescales by ``q_(l+1)``, so every term has scale ``S`` at level ``l`` and they add exactly; a giant
+(scale ``s_i``, brought to level ``l + 1``) by the integer ``round(c_i S q_(l+1) / s_i)``, so every
+term holds ``c_i T_i`` at scale ``S q_(l+1)``; the terms add exactly, and one rescale by
+``q_(l+1)`` brings the sum to scale ``S`` at level ``l`` (a product by an integer is elementwise:
+the whole sum is one fused kernel, and one rescale where a product by a plaintext would take one
+per term). A giant
 step asks for ``q`` at level ``l + 1`` and scale ``S q_(l+1) / s_G``, so that ``q G`` rescaled has
 scale ``S``. The top call asks for the input's scale, at the highest level every step allows: the
 result has exactly the scale of the ciphertext it came from. Everything decided depends only on
@@ -32,6 +35,7 @@ levels, scales and coefficients, never on encrypted values, so the evaluation is
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Callable
@@ -250,16 +254,18 @@ def _evaluate(
 ) -> ckks.Ciphertext:
     """The series ``c`` at exactly ``level`` and ``scale`` (see the module docstring)."""
     if len(c) <= k:
-        q = ctx.params.q_moduli[level + 1]
+        target = scale * ctx.params.q_moduli[level + 1]
         used = [i for i in range(1, len(c)) if c[i] != 0] or [1]
-        terms = []
+        out = None
         for i in used:
             t = T[i].at_level(level + 1)
-            pt = ctx.encode(float(c[i]) if i < len(c) else 0.0, level + 1, scale * q / t.scale)
-            terms.append(ckks.multiply(t, pt, rescale=True))
-        out = terms[0]
-        for t in terms[1:]:
-            out = out + t
+            # c_i T_i at scale S q_(l+1): T_i times the integer round(c_i S q_(l+1) / s_i), exact
+            # (an int product keeps the recorded scale, so the true one is written down)
+            ci = float(c[i]) if i < len(c) else 0.0  # a constant series: T_1 times 0
+            term = dataclasses.replace(t * round(ci * target / t.scale), scale=target)
+            out = term if out is None else out + term
+        assert out is not None  # used is never empty
+        out = dataclasses.replace(out.rescale(), scale=scale)  # one rescale for the whole sum
         return out + float(c[0]) if c[0] else out
     m = _giant(len(c) - 1, k)
     quotient, rest = _divide(c, m)
