@@ -157,3 +157,12 @@ def test_sign_outside_a_gap_around_zero():
 
 def test_the_ckks_package_names_them():
     assert ckks.chebyshev is chebyshev and ckks.evaluate_polynomial is evaluate_polynomial
+
+
+def test_the_depth_is_at_most_openfhes_published_table():
+    # OpenFHE's FUNCTION_EVALUATION.md: EvalChebyshevFunction's depth by degree, on any interval
+    table = [(3, 5, 4), (6, 13, 5), (14, 27, 6), (28, 59, 7), (60, 119, 8), (120, 247, 9)]
+    for low, high, theirs in table:
+        for degree in range(low, high + 1):
+            assert depth(degree, (-8, 8)) in (theirs, theirs - 1)
+    assert depth(59, (-8, 8)) == 7 and depth(60, (-8, 8)) == 7  # one less at the range's start
