@@ -1,0 +1,80 @@
+"""EvalMod: ``t mod 1`` for slots near integers, by a scaled sine, the heart of bootstrapping.
+
+After ModRaise a slot holds ``t = m / q_0 + I`` with ``I`` a small integer (``|I| <= K``) and
+``m / q_0`` small: the message is ``t`` reduced modulo 1. No polynomial computes ``mod``, but
+``sin(2 pi t) / (2 pi)`` equals ``t mod 1`` up to ``(2 pi)^2 (t mod 1)^3 / 6`` near the integers
+(Cheon, Han, Kim, Kim and Song, *Bootstrapping for approximate homomorphic encryption*, 2018).
+
+``eval_mod`` computes it as Han and Ki (2020) and Bossuat et al. (2021) do: with ``r`` double-angle
+steps, the series is of ``cos(2 pi (t - 1/4) / 2^r)`` on ``[-K - 1, K + 1]`` (a slowly turning
+cosine: a low degree suffices), then ``r`` times ``c <- 2 c^2 - 1`` doubles the angle back to
+``cos(2 pi (t - 1/4)) = sin(2 pi t)``, and a product by ``1 / (2 pi)`` at the input's scale ends.
+Depth: ``polyeval.depth(degree, (-K - 1, K + 1)) + r + 1``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ren.circuits import in_region
+from ren.circuits.ckks.polyeval import chebyshev, depth, evaluate_polynomial
+from ren.circuits.ckks.rotations import context_of
+from ren.poly import is_int
+from ren.schemes import ckks
+
+__all__ = ["eval_mod", "eval_mod_depth"]
+
+
+def _check(K: int, degree: int, double_angle: int) -> None:
+    for name, value, least in (
+        ("K", K, 1),
+        ("degree", degree, 1),
+        ("double_angle", double_angle, 0),
+    ):
+        if not is_int(value) or value < least:
+            raise ValueError(f"{name} must be an int of at least {least}, got {value!r}")
+
+
+def eval_mod_depth(K: int = 4, degree: int = 31, double_angle: int = 2) -> int:
+    """The levels ``eval_mod`` uses with these settings."""
+    _check(K, degree, double_angle)
+    return depth(degree, (-K - 1.0, K + 1.0)) + double_angle + 1
+
+
+@in_region("eval_mod")
+def eval_mod(
+    ct: ckks.Ciphertext, K: int = 4, degree: int = 31, double_angle: int = 2
+) -> ckks.Ciphertext:
+    """``sin(2 pi t) / (2 pi)`` on every (real) slot ``t`` of ``ct``, at ``ct``'s scale.
+
+    For ``t`` within a small distance of an integer in ``[-K, K]`` that is ``t mod 1`` (centered),
+    to within ``(2 pi)^2 |t mod 1|^3 / 6`` and the series' error.
+
+    Args:
+        ct: slots in ``[-K - 1, K + 1]`` (outside it the series is not accurate).
+        K: the bound on the integer part.
+        degree: the degree of the cosine's Chebyshev series.
+        double_angle: ``r``, the double-angle steps.
+
+    Raises:
+        ValueError: bad settings, or too few levels (naming how many it needs).
+    """
+    _check(K, degree, double_angle)
+    need = eval_mod_depth(K, degree, double_angle)
+    if ct.level < need:
+        raise ValueError(
+            f"eval_mod with K={K}, degree={degree}, double_angle={double_angle} needs {need} "
+            f"levels and the ciphertext has {ct.level}"
+        )
+    ctx = context_of(ct)
+    r = int(double_angle)
+    bound = float(K + 1)
+    cosine = chebyshev(lambda x: np.cos(2 * np.pi * (x - 0.25) / 2**r), (-bound, bound), degree)
+    c = evaluate_polynomial(ct, cosine, interval=(-bound, bound))
+    for _ in range(r):
+        c = c * c * 2 - 1.0  # cos(2a) = 2 cos(a)^2 - 1
+    q = ctx.params.q_moduli[c.level]
+    factor = ctx.encode(1 / (2 * math.pi), c.level, ct.scale * q / c.scale)  # ends at ct's scale
+    return ckks.multiply(c, factor, rescale=True)
