@@ -7,7 +7,8 @@ Run from the repository root::
     .venv/bin/python benchmarks/run.py --only ntt,ckks --threads-compare --out /tmp/run.json
 
 It runs ``ntt.py``, ``schedule.py``, ``memory.py``, ``jit.py``, ``ckks.py``, ``saved.py``,
-``circuits.py`` and ``functions.py`` (beside OpenFHE, when its environment is there; ``--only``
+``circuits.py``, ``functions.py`` and ``bootstrap.py`` (beside OpenFHE, when its environment is
+there; ``--only``
 picks some), each as a subprocess writing its own JSON to a temporary folder (``--quick``:
 each script's quick mode with few repeats), and turns each script's figures into rows of one shape::
 
@@ -339,6 +340,25 @@ def functions_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]
     return out
 
 
+def bootstrap_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]:
+    """``bootstrap.py``: Ren's bootstrapping rows per preset (the keys, eager, jit), then
+    OpenFHE's of the same run; ``variant`` names the preset, or the peer's secret distribution,
+    level budget and levels left."""
+    del env
+    keep = ("bench", "backend", "params", "mode", "median_ms")
+    drop = {*keep, "times_ms", "profile", "config"}
+    out = []
+    for r in data["results"]:
+        extra = {k: v for k, v in r.items() if k not in drop}
+        out.append(row(*(r[k] for k in keep), variant=r["preset"], **extra))
+    for r in data.get("openfhe", []):
+        budget = "x".join(map(str, r["level_budget"]))
+        variant = f"{r['secret']} {budget}, {r['levels_after']} levels left"
+        extra = {k: v for k, v in r.items() if k not in drop}
+        out.append(row(*(r[k] for k in keep), variant=variant, **extra))
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # the scripts
 
@@ -373,6 +393,7 @@ BENCHES: dict[str, Bench] = {
     ),
     "circuits": Bench("circuits.py", "--json", (), ("--quick",), circuits_rows),
     "functions": Bench("functions.py", "--json", (), ("--quick", "--repeat", "1"), functions_rows),
+    "bootstrap": Bench("bootstrap.py", "--out", (), ("--quick", "--repeat", "1"), bootstrap_rows),
 }
 
 
@@ -599,6 +620,8 @@ def fmt_ms(value: float | None) -> str:
 def note(r: Row) -> str:
     """The few extras worth a glance, per kind of row."""
     parts = []
+    if r["bench"].startswith("ckks.bootstrap") and "variant" in r:
+        parts.append(r["variant"])
     if "butterflies_per_ns" in r:
         parts.append(f"{r['butterflies_per_ns']:.2f} bf/ns")
     if "arena_ratio" in r:

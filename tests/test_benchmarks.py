@@ -200,6 +200,55 @@ def test_ckks_benchmark_writes_its_json(tmp_path: Path):
         assert row["min_bits"] == row["mean_bits"] > 20  # scale 2^40: about 30 bits
 
 
+@pytest.mark.cc
+@pytest.mark.slow
+def test_bootstrap_benchmark_writes_its_json(tmp_path: Path):
+    from ren.schemes import ckks
+
+    out = tmp_path / "bootstrap.json"
+    script = ROOT / "benchmarks" / "bootstrap.py"
+    cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == f"wrote {out}"
+    assert "| n=64 slots=32 | Ren cpu (boot-toy) |" in proc.stdout
+    data = json.loads(out.read_text(encoding="utf-8"))
+
+    assert data["benchmark"] == "bootstrap" and data["quick"] is True
+    assert data["presets"] == ["boot-toy"] and data["openfhe"] == []
+    assert data["skipped"] == {"openfhe": "--quick: no peer"}
+    assert data["environment"]["threads"] == {"REN_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    assert {"python", "numpy", "cpu_count", "platform", "loadavg_before"} <= set(data["machine"])
+
+    rows = {(r["bench"], r["mode"]): r for r in data["results"]}
+    assert set(rows) == {
+        ("ckks.bootstrap_keys", "eager"),
+        ("ckks.bootstrap", "eager"),
+        ("ckks.bootstrap", "jit"),
+    }
+    for r in rows.values():
+        assert list(r)[:5] == ["bench", "backend", "params", "mode", "median_ms"]
+        assert (r["backend"], r["params"], r["preset"]) == ("cpu", "n=64 slots=32", "boot-toy")
+        assert r["median_ms"] > 0 and r["peak_rss_bytes"] >= r["keys_rss_bytes"] > 0
+    keys = rows["ckks.bootstrap_keys", "eager"]
+    parts = keys["keygen_ms"] + keys["switch_keys_ms"] + keys["encode_ms"]
+    assert keys["median_ms"] == pytest.approx(parts)
+    # the relinearization key beside the rotation and conjugation keys (boot-toy: no encapsulation)
+    assert keys["key_bytes"] > 0 and keys["switch_keys"] == keys["galois_keys"] + 1
+    assert keys["serialized_bytes"] >= keys["key_bytes"]
+    eager, jit = rows["ckks.bootstrap", "eager"], rows["ckks.bootstrap", "jit"]
+    params = ckks.Params.preset("boot-toy")
+    levels_left = ckks.BootstrapConfig.for_params(params).levels_left(params)
+    assert keys["q_bits"] == list(params.q_bits) and keys["dnum"] == params.dnum
+    for r in (eager, jit):
+        # every result was decrypted and compared with the input before its time was kept
+        assert r["check"] == "ok" and r["check_bits"] > data["min_bits"]
+        assert r["level_out"] == levels_left and len(r["times_ms"]) == r["repeat"] == 1
+    assert eager["first_ms"] > 0 and eager["kernels"] == eager["profile"]["units"] > 0
+    assert set(eager["profile"]["stages_ms"]) >= {"coeff_to_slot", "eval_mod", "slot_to_coeff"}
+    assert jit["capture_ms"] > 0 and jit["units"] >= 1 and jit["runner"] in {"graph", "units"}
+
+
 # --------------------------------------------------------------------------------------------
 # benchmarks/run.py: every benchmark in one JSON of rows in one shape
 
@@ -536,3 +585,19 @@ def test_run_converts_the_circuits_peer_rows(run_py):
         11.0,
     )
     assert "ring" not in r
+
+
+def test_run_converts_bootstrap_rows(run_py):
+    data = {
+        "results": [{"bench": "ckks.bootstrap", "backend": "cpu", "params": "n=4096 slots=2048",
+                     "mode": "jit", "median_ms": 1580.0, "preset": "boot-n12", "units": 1888,
+                     "runner": "graph", "check_bits": 24.1, "times_ms": [1580.0]}],
+        "openfhe": [{"bench": "ckks.bootstrap", "backend": "openfhe", "params": "n=4096 slots=2048",
+                     "mode": "eager", "median_ms": 940.0, "secret": "SPARSE_ENCAPSULATED",
+                     "level_budget": [4, 4], "levels_after": 3, "check_bits": 24.2}],
+    }  # fmt: skip
+    ren_row, peer_row = run_py.bootstrap_rows(data, {})
+    _common([ren_row, peer_row])
+    assert (ren_row["variant"], "times_ms" in ren_row) == ("boot-n12", False)
+    assert peer_row["variant"] == "SPARSE_ENCAPSULATED 4x4, 3 levels left"
+    assert run_py.note(peer_row).startswith("SPARSE_ENCAPSULATED 4x4")

@@ -9,7 +9,9 @@ After ModRaise a slot holds ``t = m / q_0 + I`` with ``I`` a small integer (``|I
 steps, the series is of ``cos(2 pi (t - 1/4) / 2^r)`` on ``[-K - 1, K + 1]`` (a slowly turning
 cosine: a low degree suffices), then ``r`` times ``c <- 2 c^2 - 1`` doubles the angle back to
 ``cos(2 pi (t - 1/4)) = sin(2 pi t)``, and a product by ``1 / (2 pi)`` at the input's scale ends.
-Depth: ``polyeval.depth(degree, (-K - 1, K + 1)) + r + 1``.
+Depth: the series' (``polynomial.plan(...).depth``, at most
+``polynomial.depth(degree, (-K - 1, K + 1))``: its last coefficients can fall below the tolerance)
+``+ r + 1``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import math
 import numpy as np
 
 from ren.circuits import in_region
-from ren.circuits.ckks.polyeval import chebyshev, depth, evaluate_polynomial
+from ren.circuits.ckks.chebyshev import chebyshev
+from ren.circuits.ckks.polynomial import evaluate_polynomial, plan
 from ren.circuits.ckks.rotations import context_of
 from ren.poly import is_int
 from ren.schemes import ckks
@@ -33,14 +36,28 @@ def _check(K: int, degree: int, double_angle: int) -> None:
         ("degree", degree, 1),
         ("double_angle", double_angle, 0),
     ):
-        if not is_int(value) or value < least:
-            raise ValueError(f"{name} must be an int of at least {least}, got {value!r}")
+        if not is_int(value):
+            raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+        if value < least:
+            raise ValueError(f"{name} must be at least {least}, got {value}")
+
+
+def _cosine(K: int, degree: int, r: int) -> tuple[np.ndarray, tuple[float, float]]:
+    """The Chebyshev series of ``cos(2 pi (t - 1/4) / 2^r)`` on ``[-K - 1, K + 1]``, and it."""
+    interval = (-float(K + 1), float(K + 1))
+    return chebyshev(lambda x: np.cos(2 * np.pi * (x - 0.25) / 2**r), interval, degree), interval
 
 
 def eval_mod_depth(K: int = 4, degree: int = 31, double_angle: int = 2) -> int:
-    """The levels ``eval_mod`` uses with these settings."""
+    """The levels ``eval_mod`` uses with these settings: the series', then ``double_angle + 1``.
+
+    Raises:
+        TypeError: a setting not an int.
+        ValueError: ``K < 1``, ``degree < 1`` or ``double_angle < 0``.
+    """
     _check(K, degree, double_angle)
-    return depth(degree, (-K - 1.0, K + 1.0)) + double_angle + 1
+    cosine, interval = _cosine(int(K), int(degree), int(double_angle))
+    return plan(cosine, interval=interval).depth + int(double_angle) + 1
 
 
 @in_region("eval_mod")
@@ -59,7 +76,8 @@ def eval_mod(
         double_angle: ``r``, the double-angle steps.
 
     Raises:
-        ValueError: bad settings, or too few levels (naming how many it needs).
+        TypeError: a setting not an int.
+        ValueError: a setting out of range, or too few levels (naming how many it needs).
     """
     _check(K, degree, double_angle)
     need = eval_mod_depth(K, degree, double_angle)
@@ -70,9 +88,8 @@ def eval_mod(
         )
     ctx = context_of(ct)
     r = int(double_angle)
-    bound = float(K + 1)
-    cosine = chebyshev(lambda x: np.cos(2 * np.pi * (x - 0.25) / 2**r), (-bound, bound), degree)
-    c = evaluate_polynomial(ct, cosine, interval=(-bound, bound))
+    cosine, interval = _cosine(int(K), int(degree), r)
+    c = evaluate_polynomial(ct, cosine, interval=interval)
     for _ in range(r):
         c = c * c * 2 - 1.0  # cos(2a) = 2 cos(a)^2 - 1
     q = ctx.params.q_moduli[c.level]

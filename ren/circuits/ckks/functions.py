@@ -1,111 +1,241 @@
-"""Worked functions on CKKS ciphertexts: a Chebyshev fit evaluated by ``evaluate_polynomial``.
+"""Worked functions on CKKS ciphertexts, each at the input's scale with a stated depth.
 
-Each takes a ciphertext whose (real) slots lie in the function's interval and returns one with the
-same scale; the depth of each is in its docstring (``polyeval.depth`` for the fitted part).
+Each takes a ciphertext whose (real) slots lie in the function's interval and returns one at
+exactly its scale; ``<name>_depth(...)`` gives the levels it takes with the same settings.
 
-* ``evaluate_function(ct, f, interval, degree)``: any smooth ``f``, fitted and evaluated;
-* ``sigmoid`` on ``[-8, 8]``, ``exp`` on ``[-1, 1]``, ``sqrt`` on ``[0.01, 1]`` (fitted directly:
-  the square root's steep start near 0 is what limits its precision);
-* ``inverse``, ``1/x`` on ``[1, 16]``: a fit, then Newton's iteration ``y <- y (2 - x y)``, which
-  doubles the correct bits each time for two levels;
-* ``sign`` on ``[-1, 1]``: the composite polynomial ``f(x) = (3x - x^3) / 2`` applied ``iterations``
-  times (each pushes values away from 0 towards -1 or 1; two levels each), exact to the bits
-  reported only outside a gap around 0 that shrinks as ``iterations`` grows.
+* ``evaluate_function(ct, f, interval, degree)``: any ``f``, fitted by ``chebyshev`` and evaluated
+  by ``evaluate_polynomial`` (``function_depth`` gives its levels);
+* ``sigmoid`` on ``[-8, 8]`` and ``exp`` on ``[-1, 1]``: their Chebyshev fits;
+* ``sqrt`` on ``[0.01, 1]``: the fit of ``sqrt`` itself, on ``[0.01, 1.01]``, a width of 1, so
+  the map to ``[-1, 1]`` is ``y = 2x - 1.02``, a product by an int that takes no level. At 7 levels
+  that gives 41 bits where Newton's iteration for ``1 / sqrt(x)`` (``y <- y (3 - x y^2) / 2``,
+  three levels a step, and one more for ``x y``) from a fit at the same total depth gives about 16;
+* ``inverse``, ``1/x`` on ``[1, 16]``: a fit, then Newton's iteration ``y <- y (2 - x y)``, two
+  levels a step, which squares the relative error ``1 - x y`` and removes the fit's noise too;
+* ``sign`` on ``[-1, 1]``: the composite polynomial of Cheon, Kim, Kim and Lee (*Efficient
+  homomorphic comparison methods with optimal complexity*, Asiacrypt 2020): ``g_3`` applied
+  ``g_steps`` times (each multiplies a small slot by about 4.48 and keeps ``[-1, 1]`` inside
+  itself), then ``f_3`` ``f_steps`` times (each raises the distance to the sign to the fourth
+  power: its first three derivatives vanish at ``+-1``). Each is of degree 7, three levels. The
+  result is the sign to the bits reported only outside a gap ``|x| < eps`` around 0 that the
+  ``g`` steps set.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ren.circuits import in_region
-from ren.circuits.ckks.polyeval import chebyshev, evaluate_polynomial
+from ren.circuits.ckks.chebyshev import chebyshev
+from ren.circuits.ckks.polynomial import evaluate_polynomial, plan
 from ren.circuits.ckks.rotations import context_of
 from ren.poly import is_int
 from ren.schemes import ckks
 
-__all__ = ["evaluate_function", "exp", "inverse", "sigmoid", "sign", "sqrt", "with_scale"]
+__all__ = [
+    "F3",
+    "G3",
+    "evaluate_function",
+    "exp",
+    "exp_depth",
+    "function_depth",
+    "inverse",
+    "inverse_depth",
+    "sigmoid",
+    "sigmoid_depth",
+    "sign",
+    "sign_depth",
+    "sqrt",
+    "sqrt_depth",
+    "with_scale",
+]
+
+#: ``g_3(x)`` of Cheon, Kim, Kim and Lee (2020), monomial coefficients: slope 4.48 at 0.
+G3 = np.array([0, 4589, 0, -16577, 0, 25614, 0, -12860]) / 1024
+#: ``f_3(x) = (35x - 35x^3 + 21x^5 - 5x^7) / 16``: ``f_3(+-1) = +-1`` with three zero derivatives.
+F3 = np.array([0, 35, 0, -35, 0, 21, 0, -5]) / 16
+
+SIGMOID = (-8.0, 8.0)
+EXP = (-1.0, 1.0)
+SQRT = (0.01, 1.01)  # [0.01, 1] widened to a width of 1: the map takes no level
+INVERSE = (1.0, 16.0)
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-v))
+
+
+def _inverse(v: np.ndarray) -> np.ndarray:
+    return 1 / v
+
+
+def _count(name: str, value: Any, least: int) -> int:
+    if not is_int(value):
+        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+    if value < least:
+        raise ValueError(f"{name} must be at least {least}, got {value}")
+    return int(value)
+
+
+def function_depth(f: Callable[[np.ndarray], Any], interval: Any, degree: int) -> int:
+    """The levels ``evaluate_function(ct, f, interval, degree)`` takes (its fit's ``plan``)."""
+    return plan(chebyshev(f, interval, degree), interval=interval).depth
 
 
 def evaluate_function(
-    ct: ckks.Ciphertext, f: Callable[[np.ndarray], Any], interval: tuple[float, float], degree: int
+    ct: ckks.Ciphertext, f: Callable[[np.ndarray], Any], interval: Any, degree: int
 ) -> ckks.Ciphertext:
     """``f`` on every slot of ``ct`` (in ``interval``): its Chebyshev fit of ``degree``, evaluated.
 
-    Depth: ``polyeval.depth(degree, interval)``.
+    Depth: ``function_depth(f, interval, degree)``, at most ``polynomial.depth(degree, interval)``.
     """
     return evaluate_polynomial(ct, chebyshev(f, interval, degree), interval=interval)
 
 
 @in_region("sigmoid")
 def sigmoid(ct: ckks.Ciphertext, degree: int = 63) -> ckks.Ciphertext:
-    """``1 / (1 + e^-x)`` for slots in ``[-8, 8]`` (depth ``depth(degree, (-8, 8))``: 8)."""
-    return evaluate_function(ct, lambda x: 1 / (1 + np.exp(-x)), (-8.0, 8.0), degree)
+    """``1 / (1 + e^-x)`` for slots in ``[-8, 8]``; depth ``sigmoid_depth(degree)`` (7 at 63)."""
+    return evaluate_function(ct, _sigmoid, SIGMOID, degree)
+
+
+def sigmoid_depth(degree: int = 63) -> int:
+    """The levels ``sigmoid(ct, degree)`` takes: the series' and one for the map from [-8, 8]."""
+    return function_depth(_sigmoid, SIGMOID, degree)
 
 
 @in_region("exp")
 def exp(ct: ckks.Ciphertext, degree: int = 15) -> ckks.Ciphertext:
-    """``e^x`` for slots in ``[-1, 1]`` (degree 15 takes 4 levels: its last terms are left out).
+    """``e^x`` for slots in ``[-1, 1]``; depth ``exp_depth(degree)`` (4 at 15)."""
+    return evaluate_function(ct, np.exp, EXP, degree)
 
-    At most ``depth(degree)`` levels: the fit's coefficients below the tolerance are dropped.
-    """
-    return evaluate_polynomial(ct, chebyshev(np.exp, (-1.0, 1.0), degree))
+
+def exp_depth(degree: int = 15) -> int:
+    """The levels ``exp(ct, degree)`` takes (no map: the interval is ``[-1, 1]``)."""
+    return function_depth(np.exp, EXP, degree)
 
 
 @in_region("sqrt")
-def sqrt(ct: ckks.Ciphertext, degree: int = 63) -> ckks.Ciphertext:
-    """``sqrt(x)`` for slots in ``[0.01, 1]`` (depth ``depth(degree, (0.01, 1))``: 8)."""
-    return evaluate_function(ct, np.sqrt, (0.01, 1.0), degree)
+def sqrt(ct: ckks.Ciphertext, degree: int = 127) -> ckks.Ciphertext:
+    """``sqrt(x)`` for slots in ``[0.01, 1]``; depth ``sqrt_depth(degree)`` (7 at 127).
+
+    The fit is on ``[0.01, 1.01]``, whose map to ``[-1, 1]`` (``2x - 1.02``) takes no level.
+    """
+    return evaluate_function(ct, np.sqrt, SQRT, degree)
+
+
+def sqrt_depth(degree: int = 127) -> int:
+    """The levels ``sqrt(ct, degree)`` takes: ``ceil(log2(degree + 1))``."""
+    return function_depth(np.sqrt, SQRT, degree)
 
 
 @in_region("inverse")
-def inverse(ct: ckks.Ciphertext, degree: int = 15, newton: int = 2) -> ckks.Ciphertext:
+def inverse(ct: ckks.Ciphertext, degree: int = 31, newton: int = 1) -> ckks.Ciphertext:
     """``1 / x`` for slots in ``[1, 16]``: a fit of ``degree``, then ``newton`` Newton steps.
 
-    Depth: ``polyeval.depth(degree, (1, 16))`` (6 at the default 15), plus 2 a Newton step, plus
-    1 to give the result the scale of ``ct`` exactly.
+    Each step ``y <- y (2 - x y)`` squares the relative error ``1 - x y`` for two levels: ``x y``
+    (rescaled), then ``y`` brought one level down at the scale that makes ``y (2 - x y)``, rescaled,
+    land on ``ct``'s scale exactly. Depth: ``inverse_depth(degree, newton)`` (8 at 31 and 1).
 
     Raises:
-        ValueError: ``newton`` not an int of at least 0.
+        TypeError: ``newton`` not an int.
+        ValueError: ``newton < 0``, or too few levels (naming both counts).
     """
-    if not is_int(newton) or newton < 0:
-        raise ValueError(f"newton must be an int of at least 0, got {newton!r}")
-    y = evaluate_function(ct, lambda x: 1 / x, (1.0, 16.0), degree)
-    for _ in range(int(newton)):
-        y = y * (2.0 - ct * y)  # the error e = 1 - x y becomes e^2
-    return with_scale(y, ct.scale) if newton else y
+    steps = _count("newton", newton, 0)
+    need = inverse_depth(degree, steps)
+    if ct.level < need:
+        raise ValueError(
+            f"inverse with degree={degree} and newton={steps} needs {need} levels and the "
+            f"ciphertext has {ct.level}"
+        )
+    y = evaluate_function(ct, _inverse, INVERSE, degree)
+    for _ in range(steps):
+        y = _newton(ct, y)
+    return y
+
+
+def inverse_depth(degree: int = 31, newton: int = 1) -> int:
+    """The levels ``inverse(ct, degree, newton)`` takes: the fit's, and two a Newton step.
+
+    Raises:
+        TypeError: ``degree`` or ``newton`` not an int.
+        ValueError: ``degree < 1`` or ``newton < 0``.
+    """
+    return function_depth(_inverse, INVERSE, degree) + 2 * _count("newton", newton, 0)
+
+
+def _newton(x: ckks.Ciphertext, y: ckks.Ciphertext) -> ckks.Ciphertext:
+    """``y (2 - x y)`` at ``y``'s scale, two levels below ``y``."""
+    q = context_of(y).params.q_moduli
+    t = 2.0 - x * y  # level l - 1
+    y_down = with_scale(y, y.scale * q[t.level] / t.scale)  # so that y t / q_(l-1) has y's scale
+    out = ckks.multiply(y_down, t)
+    return _recorded(out, y.scale)
 
 
 @in_region("sign")
-def sign(ct: ckks.Ciphertext, iterations: int = 8) -> ckks.Ciphertext:
-    """``sign(x)`` for slots in ``[-1, 1]``: ``f(x) = (3x - x^3) / 2``, ``iterations`` times.
+def sign(ct: ckks.Ciphertext, g_steps: int = 3, f_steps: int = 2) -> ckks.Ciphertext:
+    """``sign(x)`` for slots in ``[-1, 1]``: ``f_3^f_steps(g_3^g_steps(x))``.
 
-    Depth 2 an iteration, plus 1 to give the result the scale of ``ct`` exactly. Near 0 each
-    iteration multiplies a slot by about 1.5; near the sign, the error squares: with the default
-    8 iterations, slots with ``|x| >= 0.1`` are within about ``2^-9`` of their sign.
+    With the defaults, 15 levels and about 23 bits for every slot with ``|x| >= 0.01``; with
+    ``f_steps=3``, 18 levels and 51 as a polynomial (34 at ``n=64``, its noise). Near 0 each ``g_3``
+    multiplies a slot by about 4.5: ``g_steps`` sets the gap, ``f_steps`` the bits.
+    Depth: ``sign_depth(g_steps, f_steps)``, three levels a step.
 
     Raises:
-        ValueError: ``iterations`` not an int of at least 1.
+        TypeError: a step count not an int.
+        ValueError: a negative step count, no step at all, or too few levels.
     """
-    if not is_int(iterations) or iterations < 1:
-        raise ValueError(f"iterations must be an int of at least 1, got {iterations!r}")
+    g, f = _count("g_steps", g_steps, 0), _count("f_steps", f_steps, 0)
+    need = sign_depth(g, f)
+    if ct.level < need:
+        raise ValueError(
+            f"sign with g_steps={g} and f_steps={f} needs {need} levels and the ciphertext has "
+            f"{ct.level}"
+        )
     x = ct
-    for _ in range(int(iterations)):
-        x = (3.0 - x * x) * (x * 0.5)
-    return with_scale(x, ct.scale)
+    for coeffs in [G3] * g + [F3] * f:
+        x = evaluate_polynomial(x, coeffs, basis="monomial")
+    return x
+
+
+def sign_depth(g_steps: int = 3, f_steps: int = 2) -> int:
+    """The levels ``sign(ct, g_steps, f_steps)`` takes: three a step.
+
+    Raises:
+        TypeError: a step count not an int.
+        ValueError: a negative step count, or no step at all.
+    """
+    g, f = _count("g_steps", g_steps, 0), _count("f_steps", f_steps, 0)
+    if g + f == 0:
+        raise ValueError("sign needs at least one step: g_steps + f_steps must be at least 1")
+    return plan(G3, "monomial").depth * g + plan(F3, "monomial").depth * f
+
+
+def _recorded(ct: ckks.Ciphertext, scale: float) -> ckks.Ciphertext:
+    """``ct`` recorded at ``scale``, which it holds up to float rounding."""
+    return ct if ct.scale == scale else dataclasses.replace(ct, scale=float(scale))
 
 
 def with_scale(ct: ckks.Ciphertext, scale: float) -> ckks.Ciphertext:
-    """``ct`` times 1, a level lower, at exactly ``scale`` (1 encoded at ``scale q_l / ct.scale``).
+    """``ct`` one level down at exactly ``scale``: times the int ``round(scale q_l / ct.scale)``.
+
+    The product is exact and rescaled by ``q_l``, which leaves the scale ``scale``, up to the
+    int's rounding (a relative ``2^-40`` when ``scale`` is about ``ct.scale``).
 
     Raises:
-        ValueError: at level 0.
+        ValueError: at level 0, or a ``scale`` so small that the int would be below ``2^20``.
     """
     if ct.level == 0:
         raise ValueError("with_scale needs a level to rescale by: the ciphertext is at level 0")
-    ctx = context_of(ct)
-    q = ctx.params.q_moduli[ct.level]
-    one = ctx.encode(1.0, ct.level, scale * q / ct.scale)
-    return ckks.multiply(ct, one, rescale=True)
+    q = context_of(ct).params.q_moduli[ct.level]
+    k = round(scale * q / ct.scale)
+    if k < 2**20:
+        raise ValueError(
+            f"with_scale to {scale:.6g} from {ct.scale:.6g} needs the factor {k}, too small to "
+            "keep the precision (at least 2^20)"
+        )
+    return _recorded((ct * k).rescale(), scale)

@@ -117,7 +117,8 @@ def _from_diagonals(diagonals: Any, slots: int) -> dict[int, np.ndarray]:
 class LinearTransform:
     """A plaintext ``slots x slots`` matrix, applied to a ciphertext by baby-step giant-step.
 
-    ``lt(ct)`` is ``M`` times the slots of ``ct``: one level lower, with ``ct``'s scale. Give
+    ``lt(ct)`` is ``M`` times the slots of ``ct``: one level lower, with ``ct``'s scale (times
+    ``scale_factor``). Give
     either ``matrix`` (square, ``d x d`` with ``d <= slots``: a smaller matrix acts on the first
     ``d`` slots, as if padded with zeros to ``slots x slots``, and the other slots come out 0)
     or ``diagonals``, ``{k: diag_k}`` with ``diag_k[i] = M[i][(i + k) % slots]`` (``k`` in
@@ -136,6 +137,9 @@ class LinearTransform:
         bsgs_ratio: the largest ratio of baby steps to giant steps (Lattigo's rule, see
             ``choose_n1``); larger means more hoisted baby steps and more keys.
         slots: the slot count of the parameters it is for (default: the current context's).
+        scale_factor: the result's scale is the input's times this (the diagonals are encoded at
+            ``q_level * scale_factor``); below 1 it brings a scale down for free, at the cost of
+            as many bits of the diagonals' precision.
 
     Raises:
         TypeError: for a matrix or diagonals that are not numbers, keys that are not ints.
@@ -152,6 +156,7 @@ class LinearTransform:
         level: int | None = None,
         bsgs_ratio: float = 2.0,
         slots: int | None = None,
+        scale_factor: float = 1.0,
     ):
         if (matrix is None) == (diagonals is None):
             raise ValueError("pass a matrix or diagonals= (one of them)")
@@ -172,6 +177,10 @@ class LinearTransform:
         ratio_ok = isinstance(bsgs_ratio, numbers.Real) and not isinstance(bsgs_ratio, bool)
         if not ratio_ok or not 0 < float(bsgs_ratio) < math.inf:
             raise ValueError(f"bsgs_ratio must be a positive number, got {bsgs_ratio!r}")
+        factor_ok = isinstance(scale_factor, numbers.Real) and not isinstance(scale_factor, bool)
+        if not factor_ok or not 0 < float(scale_factor) < math.inf:
+            raise ValueError(f"scale_factor must be a positive number, got {scale_factor!r}")
+        self.scale_factor = float(scale_factor)
         self.slots = int(slots)
         self.level = None if level is None else int(level)
         self.bsgs_ratio = float(bsgs_ratio)
@@ -219,7 +228,7 @@ class LinearTransform:
             return self
         with self._lock:
             if key not in self._plaintexts:
-                scale = float(ctx.params.q_moduli[level])
+                scale = float(ctx.params.q_moduli[level]) * self.scale_factor
                 pts = {
                     (j, i): ctx.encode(np.roll(self.diagonals[j + i], j), level, scale)
                     for j, group in self.index.items()
@@ -243,7 +252,7 @@ class LinearTransform:
 
     @in_region("linear_transform")
     def __call__(self, ct: ckks.Ciphertext) -> ckks.Ciphertext:
-        """``M`` times the slots of ``ct``: one level lower, ``ct``'s scale, lazy.
+        """``M`` times the slots of ``ct``: one level lower, ``ct``'s scale times the factor.
 
         Raises:
             TypeError: for anything but a ciphertext.
@@ -266,7 +275,8 @@ class LinearTransform:
         check_rotation_keys(ctx, self.rotations(), "this linear transform")
         ct = ct.at_level(level)
         if not self.diagonals:  # the zero matrix: a product by 0 keeps the level accounting
-            return exact_scale(ckks.multiply(ct, 0.0), ct.scale)
+            zero = exact_scale(ckks.multiply(ct, 0.0), ct.scale)
+            return dataclasses.replace(zero, scale=ct.scale * self.scale_factor)
         pts = self.encode(level, ctx)._plaintexts[(ctx.params, ctx.device, level)]
         babies = dict(zip(self.baby_steps, rotate_many(ct, self.baby_steps), strict=True))
         outer = []
@@ -278,4 +288,4 @@ class LinearTransform:
                 c0, c1 = inner.parts
                 inner = dataclasses.replace(inner, parts=(c0.contiguous(), c1)).rotate(j)
             outer.append(inner)
-        return exact_scale(add_all(outer).rescale(), ct.scale)
+        return exact_scale(add_all(outer).rescale(), ct.scale * self.scale_factor)

@@ -58,6 +58,7 @@ from ren.schemes.ckks.api import (
     encrypt,
     multiply,
 )
+from ren.schemes.ckks.bootconfig import BootstrapConfig
 from ren.schemes.ckks.ciphertext import Ciphertext, CiphertextView
 from ren.schemes.ckks.context import Context
 from ren.schemes.ckks.encoding import embed, embed_inverse, precision_bits
@@ -71,6 +72,7 @@ from ren.schemes.rlwe.params import MIN_SIGMA, SECURITY_BOUNDS
 __all__ = [
     "MIN_SIGMA",
     "SECURITY_BOUNDS",
+    "BootstrapConfig",
     "Ciphertext",
     "CiphertextView",
     "Context",
@@ -91,6 +93,7 @@ __all__ = [
 
 #: The circuits (``ren.circuits.ckks``, the floor above), reachable as ``ckks.<name>``: each is
 #: imported on first use, so this package never imports the floor above it while it loads.
+#: ``ckks.functions`` is the module of worked functions (``ckks.functions.sigmoid(ct)``, ...).
 _CIRCUITS = frozenset(
     {
         "rotate_many",
@@ -100,6 +103,10 @@ _CIRCUITS = frozenset(
         "LinearTransform",
         "chebyshev",
         "evaluate_polynomial",
+        "evaluate_function",
+        "functions",
+        "bootstrap",
+        "bootstrap_keys",
     }
 )
 

@@ -192,6 +192,13 @@ class Ciphertext:
         """Every slot complex-conjugated (key switched)."""
         return self._ctx().conjugate(self)
 
+    def bootstrap(self, config: Any = None) -> Ciphertext:
+        """``ckks.bootstrap(self, config)``: the same slots back at a high level."""
+        from ren.schemes import ckks  # the package: it names the circuit (loaded on first use)
+
+        out: Ciphertext = ckks.__getattr__("bootstrap")(self, config)
+        return out
+
     def rescale(self) -> Ciphertext:
         """Divide by the last modulus ``q_level``: one level down, scale divided by it."""
         return self._ctx().rescale(self)

@@ -149,6 +149,12 @@ class Context(KeyOwner, KeySwitching, Evaluator):
             raise TypeError(f"rotation steps must be an int, got {_fmt.describe(steps)}")
         return self.galois_key(galois_for_rotation(self.params.n, int(steps) % self.params.slots))
 
+    def bootstrap_keys(self, config: Any = None, *, progress: bool | None = None) -> Any:
+        """``ckks.bootstrap_keys(self, config)``: every key a bootstrap needs, made now."""
+        from ren.schemes import ckks  # the package: it names the circuit (loaded on first use)
+
+        return ckks.__getattr__("bootstrap_keys")(self, config, progress=progress)
+
     def evaluation_keys(self) -> EvaluationKeys:
         """The public key, relinearization key and the rotation keys made so far."""
         with self._lock:

@@ -78,6 +78,7 @@ class KeyOwner:
         relin = self._make_switch_key(secret, secret * secret, None)
         self._secret, self._public, self._fingerprint = secret, public, None
         self._galois = {}
+        self.__dict__["_encapsulation"] = {}  # keys to a sparse secret: made again on first use
         self._relin = relin
 
     def _uniform_ntt(self, ring: RingSpec) -> Poly:
@@ -158,6 +159,39 @@ class KeyOwner:
                     key = self._make_switch_key(secret, secret.automorphism(g), g)
                     self._galois = {**self._galois, g: key}  # readers never see a half-made dict
         return key
+
+    def encapsulation_keys(self, hamming_weight: int) -> tuple[KeySwitchKey, KeySwitchKey]:
+        """Keys to a fresh sparse secret ``s'`` of ``hamming_weight`` nonzeros, and back.
+
+        ``(down, up)``: ``down`` switches from the secret ``s`` to ``s'``, ``up`` from ``s'`` back
+        to ``s``; ``s'`` itself is dropped once both are made. Bootstrapping raises a ciphertext
+        under ``s'`` so the multiple of ``q_0`` it picks up stays small (sparse-secret
+        encapsulation). Made on first use and kept, per weight, behind the context's lock.
+
+        Raises:
+            TypeError, ValueError: a weight that is not an int in ``[1, n]``.
+            ValueError: without a secret key (evaluation keys do not hold these yet).
+        """
+        if not is_int(hamming_weight):
+            raise TypeError(f"hamming_weight must be an int, got {_fmt.describe(hamming_weight)}")
+        h = int(hamming_weight)
+        if not 1 <= h <= self.params.n:
+            raise ValueError(f"hamming_weight={h} must be in [1, n={self.params.n}]")
+        made: dict[int, tuple[KeySwitchKey, KeySwitchKey]] = self.__dict__.setdefault(
+            "_encapsulation", {}
+        )
+        if h not in made:
+            with self._lock:
+                if h not in made:
+                    secret = self._require_secret("make sparse-secret encapsulation keys")
+                    K = self.params.key_ring
+                    sparse = Poly.sparse_ternary(K, h, self._rng, self.device)
+                    with uncaptured():
+                        sparse = sparse.ntt().realize()
+                    down = self._make_switch_key(sparse, secret, None)
+                    up = self._make_switch_key(secret, sparse, None)
+                    made[h] = (down, up)
+        return made[h]
 
     def _keys_to_device(self, key: KeySwitchKey) -> KeySwitchKey:
         return KeySwitchKey(

@@ -13,7 +13,9 @@ from ren.ring import sampling
 from ren.schemes.rlwe import bytes as _fmt
 
 #: The largest ``log2(QP)`` for 128-bit security with a uniform ternary secret, from the
-#: Homomorphic Encryption Standard (Albrecht et al., 2018, table of classical attacks).
+#: Homomorphic Encryption Standard (Albrecht et al., 2018, table of classical attacks); its table
+#: stops at 32768, and 65536 takes the bound the same estimates give there (1747, as OpenFHE's
+#: ``HEStd_128_classic`` table).
 SECURITY_BOUNDS: dict[int, int] = {
     1024: 27,
     2048: 54,
@@ -21,6 +23,7 @@ SECURITY_BOUNDS: dict[int, int] = {
     8192: 218,
     16384: 438,
     32768: 881,
+    65536: 1747,
 }
 
 #: The smallest error deviation the table holds for: ``8 / sqrt(2 pi) = 3.19...``, the HE

@@ -29,6 +29,12 @@ For CKKS, ``watch(ciphertext, context, expected)`` registers a ciphertext and it
 (a NumPy array of the slots it should hold); once the kernels writing its parts ran, the ``slots``
 command decrypts the written buffers (with the context's secret key) and shows the first slots and
 the precision in bits against the shadow.
+
+``regions()`` and ``next_region()`` (``regions`` and ``next region`` at the prompt) walk a
+realization region by region (``ren.region``): a CKKS bootstrap stage by stage. A watched value
+that the realization fuses away (a stage's output, which no buffer holds) is computed apart, in a
+realization of its own that no observer sees and that repoints nothing, so the schedule stepped
+through is the one ``realize`` runs.
 """
 
 from __future__ import annotations

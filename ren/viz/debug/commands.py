@@ -19,6 +19,10 @@ commands (a name in brackets is optional; aliases after the slash):
   kernels / k              the kernels in execution order: kind, device, buffers, whether it ran
   source N [DEVICE]        what DEVICE (python, cpu or cuda; default its own) runs for kernel N
   run [N] / r              run the next N exec units (default 1); 'run all' runs the rest
+  regions [DEPTH]          the regions (paths cut to DEPTH names, default 2) in the order they
+                           run: their kernels, units, and how many ran
+  next region [DEPTH] / nr run to the end of the region the next unit is in; then the watched
+                           ciphertexts that became available ('slots')
   buffer NAME [limbs|coeffs] [COUNT] / b
                            a buffer's words decoded: limbs (plain residues) or coeffs (CRT ints);
                            NAME as in 'kernels' (b3, arena[0:128]), or kI (what kernel I writes),
@@ -27,7 +31,11 @@ commands (a name in brackets is optional; aliases after the slash):
   slots                    decrypted slots of the watched CKKS ciphertexts, precision vs the shadow
   continue / c             run the rest of this realization and go on
   quit / q                 run the rest and go on without stopping again
-  help [COMMAND]           this list, or one command's help"""
+  help [COMMAND]           this list, or one command's help
+An empty line repeats the last step, run or next region (any other command: nothing)."""
+
+#: The commands an empty line repeats (as a debugger's Enter goes on stepping).
+_REPEATED = frozenset({"step", "s", "run", "r", "next", "nr"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,7 +106,10 @@ class Debugger(cmd.Cmd):
         self.say(f"error: unknown command {line.split()[0]!r}; type help for the commands")
 
     def emptyline(self) -> bool:
-        """Do nothing for an empty line (not repeat the last command)."""
+        """Repeat the last command if it was ``step``, ``run`` or ``next region``; else nothing."""
+        words = self.lastcmd.split()
+        if words and words[0] in _REPEATED:
+            return self.onecmd(self.lastcmd)
         return False
 
     # The do_* docstrings are the commands' ``help`` text: each starts with the command as typed,
@@ -174,6 +185,33 @@ class Debugger(cmd.Cmd):
         return False
 
     do_r = do_run
+
+    def do_regions(self, arg: str) -> bool:
+        """regions [DEPTH]: the regions (paths cut to DEPTH names, default 2) in running order.
+
+        Each with its kernels' index ranges, its units and how many ran; '->' marks the region
+        of the next unit.
+        """  # noqa: D403
+        depth = _int_arg(arg.strip(), "the region depth") if arg.strip() else 2
+        self.say(self.stepper.regions(depth))
+        return False
+
+    def do_next(self, arg: str) -> bool:
+        """next region [DEPTH] (nr): run to the end of the region the next unit is in.
+
+        Regions are cut to DEPTH names (default 2: bootstrap/eval_mod); the screen names what
+        ran, then shows the watched ciphertexts that became available ('slots').
+        """  # noqa: D403
+        words = arg.split()
+        if not words or words[0] != "region" or len(words) > 2:
+            raise ValueError("usage: next region [DEPTH] (nr [DEPTH]); 'step' goes on one step")
+        return self.do_nr(" ".join(words[1:]))
+
+    def do_nr(self, arg: str) -> bool:
+        """nr [DEPTH]: 'next region [DEPTH]'."""  # noqa: D403
+        depth = _int_arg(arg.strip(), "the region depth") if arg.strip() else 2
+        self.say(self.stepper.next_region(depth))
+        return False
 
     def do_buffer(self, arg: str) -> bool:
         """buffer NAME [limbs|coeffs]  [COUNT] (b): a buffer's words decoded (default coeffs, 8).

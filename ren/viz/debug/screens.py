@@ -70,6 +70,28 @@ def _short(node: Node, width: int = 48) -> str:
     return f"{text}({', '.join(s.op.name for s in node.src)})"
 
 
+def _region_runs(kernels: list, depth: int) -> list[tuple[tuple[str, ...], int, int]]:
+    """The kernels as runs ``(path cut to depth, first, last)`` of one region, in order."""
+    runs: list[tuple[tuple[str, ...], int, int]] = []
+    for i, k in enumerate(kernels):
+        path = tuple(getattr(k, "region", ()))[:depth]
+        if runs and runs[-1][0] == path:
+            runs[-1] = (path, runs[-1][1], i)
+        else:
+            runs.append((path, i, i))
+    return runs
+
+
+def _depth_arg(depth: Any) -> int:
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+        raise ValueError(f"the region depth must be a number from 1 on, got {depth!r}")
+    return depth
+
+
+def _span(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}-{last}"
+
+
 def _complex_row(values: np.ndarray) -> str:
     return "  ".join(f"{z.real:+.9f}{z.imag:+.9f}j" for z in np.asarray(values, complex))
 
@@ -118,6 +140,9 @@ class StepperBase:
     _unit_index: dict[int, int]
     _infos: dict[int, BufferInfo]
     _order: list[BufferInfo]
+    _graph: frozenset[Node] | None  # the nodes of the graph handed to the scheduler, once asked
+    _apart: dict[Node, Node]  # a watched part's node -> its value computed apart (stored)
+    _made_at: dict[tuple[Node, ...], int]  # watched nodes -> the last kernel working toward them
 
     @property
     def _kernels(self) -> list:

@@ -1,0 +1,335 @@
+"""CKKS bootstrapping: a ciphertext at level 0 back to a high level, every stage one region.
+
+A ciphertext at level 0 holds ``t = m + e (mod q_0)``: no level is left to multiply. The bootstrap
+(Cheon, Han, Kim, Kim and Song, 2018; the full-RNS form of Han and Ki, 2020, and Bossuat et al.,
+2021) computes an encryption of the same slots at a high level, in four stages:
+
+1. **ModRaise** (``mod_raise``): read ``t`` modulo the whole chain. It decrypts to ``t + q_0 I``
+   with a small integer polynomial ``I``. Read at the scale ``q_0``, its coefficients are
+   ``t_k / q_0 + I_k``: near the integers, the message being the small distance to them.
+   Optionally the ciphertext is first switched to a sparse ephemeral secret and switched back
+   after, so ``I`` stays small whatever the secret (``sparse_secret``).
+2. **CoeffToSlot**: the coefficients into the slots, by the inverse of the slots' DFT, factored
+   into ``level_budget[0]`` sparse linear transforms (``ren.circuits.ckks.dft``). The slots then
+   hold ``(t_k + i t_(k + n/2)) / q_0 + I``, divided by ``2 (K + 1)``; one conjugation splits the
+   real and imaginary parts (with fewer slots, both go into one ciphertext).
+3. **EvalMod**: ``x mod 1`` by ``sin(2 pi x) / (2 pi)``, from the Chebyshev series of
+   ``cos(2 pi ((K + 1) y - 1/4) / 2^r)`` on ``[-1, 1]`` and ``r`` double-angle steps
+   ``c <- 2 c^2 - 1``; the ``1 / (2 pi)`` is folded into the next stage.
+4. **SlotToCoeff**: the slots' DFT, back to coefficients, in ``level_budget[1]`` transforms.
+
+Reading a value at another scale costs nothing (the scale is only how the integers are read), so
+the ModRaise output is read at the scale ``q_0`` and EvalMod's output at the input's scale again:
+the bootstrap's result has the input's slots, at about the input's scale, ``config.depth`` levels
+below the top.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+from ren.circuits import in_region
+from ren.circuits.ckks.chebyshev import chebyshev
+from ren.circuits.ckks.dft import coeff_to_slot_groups, slot_to_coeff_groups, tile
+from ren.circuits.ckks.linear import LinearTransform
+from ren.circuits.ckks.modraise import mod_raise
+from ren.circuits.ckks.polynomial import evaluate_polynomial
+from ren.circuits.ckks.rotations import check_rotation_keys, context_of
+from ren.ir.region import region
+from ren.schemes import ckks
+from ren.schemes.ckks.bootconfig import BootstrapConfig
+
+__all__ = [
+    "EVAL_SCALE",
+    "LIFT",
+    "Plan",
+    "bootstrap",
+    "bootstrap_keys",
+    "eval_sine",
+    "plan",
+    "raise_modulus",
+]
+
+#: The scale the slots have in CoeffToSlot's output and through EvalMod (its moduli are 60 bits).
+EVAL_SCALE = 2.0**60
+
+#: ``log2`` of the int the raised ciphertext is multiplied by (exact, no level): CoeffToSlot's
+#: rotations add noise of a fixed size, so at a scale ``2^LIFT`` times larger it is that much
+#: smaller next to the values; the last transform takes the factor back (its diagonals encoded at
+#: ``q_l / 2^LIFT``, ``60 - LIFT`` bits of precision).
+LIFT = 8
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Plan:
+    """What one bootstrap configuration needs, made once per parameters and configuration.
+
+    Attributes:
+        config: the checked configuration.
+        slots: the slots the message uses; ``packed`` when fewer than ``n/2`` (real and imaginary
+            parts then share one ciphertext, in the halves of a ``2 slots`` period).
+        coeff_to_slot, slot_to_coeff: the linear transforms, in the order they run.
+        cosine: the Chebyshev coefficients of EvalMod's cosine, on ``[-1, 1]``.
+        sixth: with ``arcsine``, the scale ``1/6`` is encoded at: the correction ``c^3 / 6`` then
+            ends at the scale ``q_0``, where SlotToCoeff wants it (free: its precision hardly
+            matters, the term being small).
+        sub_sum: the rotations that add the ``n / 2 / slots`` copies of a sparse message.
+        rotations: every rotation step the bootstrap uses (its keys, with the conjugation's).
+    """
+
+    config: BootstrapConfig
+    slots: int
+    packed: bool
+    coeff_to_slot: tuple[LinearTransform, ...]
+    slot_to_coeff: tuple[LinearTransform, ...]
+    cosine: np.ndarray
+    sixth: float
+    sub_sum: tuple[int, ...]
+    rotations: tuple[int, ...]
+
+
+_PLANS: dict[tuple[ckks.Params, BootstrapConfig], Plan] = {}
+_LOCK = threading.Lock()
+
+
+def plan(params: ckks.Params, config: BootstrapConfig | None = None) -> Plan:
+    """The ``Plan`` of ``config`` (default: the preset's) for ``params``; made once and kept.
+
+    Raises:
+        TypeError: for parameters or a configuration of the wrong type.
+        ValueError: for a configuration the chain cannot hold (``BootstrapConfig.check``), or no
+            configuration for parameters that are not a preset.
+    """
+    if not isinstance(params, ckks.Params):
+        raise TypeError(f"params must be a ckks.Params, got {type(params).__name__}")
+    if config is None:
+        config = BootstrapConfig.for_params(params)
+    elif not isinstance(config, BootstrapConfig):
+        raise TypeError(f"config must be a ckks.BootstrapConfig, got {type(config).__name__}")
+    key = (params, config)
+    with _LOCK:
+        made = _PLANS.get(key)
+    if made is not None:
+        return made
+    config.check(params)
+    M, s = params.slots, config.slots_for(params)
+    packed = s < M
+    N = 2 * s if packed else s
+    top = params.max_level
+    b_cts, b_stc = config.level_budget
+    # CoeffToSlot: t / EVAL_SCALE to t / q_0, the copies of a sparse message summed (M / s of
+    # them), halved for the split, mapped from [-K - 1, K + 1] to [-1, 1] for the series
+    c_cts = EVAL_SCALE / params.q_moduli[0] * (s / M) / 2 / (config.K + 1)
+    cts = tuple(
+        LinearTransform(
+            diagonals=tile(g, N, M),
+            level=top - i,
+            slots=M,
+            bsgs_ratio=config.bsgs_ratio,
+            scale_factor=2.0**-LIFT if i == b_cts - 1 else 1.0,
+        )
+        for i, g in enumerate(coeff_to_slot_groups(s, b_cts, packed, c_cts))
+    )
+    below = top - b_cts - config.eval_mod_depth
+    # EvalMod's output scale, known ahead: the series keeps EVAL_SCALE, each double angle squares
+    # it and divides by its level's modulus; SlotToCoeff's first transform takes it back to q_0,
+    # so the result has the input's scale
+    fix = 2 * config.arcsine  # the arcsine's levels, after the double angles
+    end = EVAL_SCALE
+    for level in range(below + fix + config.double_angle, below + fix, -1):
+        end = end * end / params.q_moduli[level]
+    sixth = 0.0
+    if config.arcsine:  # c^3 / 6 = (c / 6) * c^2, c / 6 encoded so that it ends at q_0
+        ql, qm = params.q_moduli[below + 2], params.q_moduli[below + 1]
+        sixth = params.q_moduli[0] * ql * qm / end**3 * ql  # the scale of the plaintext 1/6
+        end = end * (sixth / ql) * (end * end / ql) / qm
+    stc = tuple(
+        LinearTransform(
+            diagonals=tile(g, N, M),
+            level=below - i,
+            slots=M,
+            bsgs_ratio=config.bsgs_ratio,
+            scale_factor=params.q_moduli[0] / end if i == 0 else 1.0,
+        )
+        for i, g in enumerate(slot_to_coeff_groups(s, b_stc, packed, 1 / (2 * math.pi)))
+    )
+    K1, r = config.K + 1, config.double_angle
+    cosine = chebyshev(
+        lambda y: np.cos(2 * np.pi * (K1 * y - 0.25) / 2**r), (-1.0, 1.0), config.degree
+    )
+    sub_sum = tuple(s << i for i in range((M // s).bit_length() - 1))
+    steps = {k for lt in cts + stc for k in lt.rotations()} | set(sub_sum)
+    if packed:
+        steps.add(M - s)
+    made = Plan(config, s, packed, cts, stc, cosine, sixth, sub_sum, tuple(sorted(steps)))
+    with _LOCK:
+        return _PLANS.setdefault(key, made)
+
+
+def bootstrap_keys(
+    context: ckks.Context | None = None,
+    config: BootstrapConfig | None = None,
+    *,
+    progress: bool | None = None,
+) -> Plan:
+    """Make every key a bootstrap needs, and encode its linear transforms; returns the plan.
+
+    The rotation keys (``plan.rotations``), the conjugation key and, with ``sparse_secret``, the
+    two encapsulation keys, then the transforms' plaintexts at their levels: done once, so
+    ``bootstrap`` itself only computes. A line on standard error counts the keys as they are made
+    (``progress=None``: when standard error is a terminal).
+
+    Raises:
+        ValueError: in a context without the secret key (it cannot make keys), or a configuration
+            that does not fit (see ``plan``).
+    """
+    ctx = ckks.current() if context is None else context
+    if not isinstance(ctx, ckks.Context):
+        raise TypeError(f"context must be a ckks.Context, got {type(ctx).__name__}")
+    made = plan(ctx.params, config)
+    if not ctx.has_secret_key:
+        check_rotation_keys(ctx, made.rotations, "bootstrap")
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    jobs: list[tuple[str, Any]] = [(f"rotation {k}", k) for k in made.rotations]
+    jobs.append(("conjugation", None))
+    if made.config.sparse_secret is not None:
+        jobs.append(("encapsulation", made.config.sparse_secret))
+    for i, (what, arg) in enumerate(jobs, 1):
+        if show:
+            print(f"\rbootstrap keys: {i}/{len(jobs)} ({what})   ", end="", file=sys.stderr)
+        if what == "conjugation":
+            ctx.galois_key(2 * ctx.params.n - 1)
+        elif what == "encapsulation":
+            ctx.encapsulation_keys(arg)
+        else:
+            ctx.rotation_key(arg)
+    for lt in made.coeff_to_slot + made.slot_to_coeff:
+        assert lt.level is not None  # the plan gives each its level
+        lt.encode(lt.level, ctx)
+    if show:
+        print(f"\rbootstrap keys: {len(jobs)} made, transforms encoded      ", file=sys.stderr)
+    return made
+
+
+def _times(ct: ckks.Ciphertext, c: complex) -> ckks.Ciphertext:
+    """``ct`` times ``c``, ``+-1`` or ``+-i`` (a signed monomial): exact, no scale, no level."""
+    ctx = context_of(ct)
+    return ckks.multiply(ct, ctx.encode(c, ct.level, 1.0), rescale=False)
+
+
+def _real(ct: ckks.Ciphertext) -> ckks.Ciphertext:
+    return dataclasses.replace(ct, real=True)
+
+
+@in_region("mod_raise")
+def raise_modulus(ct: ckks.Ciphertext, made: Plan) -> ckks.Ciphertext:
+    """Stage 1, ModRaise of ``ct`` (at level 0): at the top level, decrypting to ``t + q_0 I``.
+
+    Inside a switch to the sparse secret and back when the plan says so; ``ct``'s scale.
+    """
+    ctx = context_of(ct)
+    h = made.config.sparse_secret
+    if h is None:
+        return mod_raise(ct)
+    down, up = ctx.encapsulation_keys(h)
+    c0, c1 = ct.parts
+    d0, d1 = ctx.key_switch(c1, down, 0)
+    raised = mod_raise(dataclasses.replace(ct, parts=(c0 + d0, d1)))
+    c0, c1 = raised.parts
+    d0, d1 = ctx.key_switch(c1, up, raised.level)
+    return dataclasses.replace(raised, parts=(c0 + d0, d1))
+
+
+@in_region("eval_mod")
+def eval_sine(ct: ckks.Ciphertext, made: Plan) -> ckks.Ciphertext:
+    """Stage 3, EvalMod before its ``1 / (2 pi)``: ``sin(2 pi (K + 1) y)`` on every real slot.
+
+    For ``y`` in ``[-1, 1]``, from the cosine's series and the double angles, then with
+    ``arcsine`` ``c + c^3 / 6`` (``2 pi x`` for ``x = (K + 1) y`` near an integer, rather than
+    its sine); ``config.eval_mod_depth`` levels down. The bootstrap runs it at ``EVAL_SCALE``.
+    """
+    c = evaluate_polynomial(_real(ct), made.cosine)
+    for _ in range(made.config.double_angle):
+        c = c * c * 2 - 1.0  # cos(2a) = 2 cos(a)^2 - 1
+    if made.config.arcsine:  # arcsin(c) = c + c^3 / 6 + ..., c = sin(2 pi x) small
+        ctx = context_of(c)
+        c = ckks.multiply(c, ctx.encode(1 / 6, c.level, made.sixth)) * (c * c) + c
+    return c
+
+
+@in_region("bootstrap")
+def bootstrap(
+    ct: ckks.Ciphertext,
+    config: BootstrapConfig | None = None,
+    *,
+    stages: dict[str, ckks.Ciphertext] | None = None,
+) -> ckks.Ciphertext:
+    """The same slots at ``params.max_level - config.depth``: as many levels as the chain leaves.
+
+    ``ct`` may be at any level (it is brought to level 0 first). The result's slots equal ``ct``'s
+    up to the bootstrap's error (about ``2^-30``, ``2^-24`` and ``2^-18`` of the values with the
+    presets boot-toy, boot-n12 and boot-n16), at ``ct``'s scale (exactly tracked, as always).
+    With ``config.slots`` below ``n/2``, the message must be repeated ``n / 2 / slots`` times
+    (``numpy.tile``).
+
+    Args:
+        ct: a two-part ciphertext whose values are at most about 1 in size (the message's
+            coefficients must be small next to ``q_0``).
+        config: the configuration (default: the preset's, ``BootstrapConfig.for_params``).
+        stages: a dict to receive each stage's output, lazy like the result (for teaching and
+            for the debugger's ``watch``; taking them changes nothing that is computed):
+            ``"mod_raise"`` (``t + q_0 I`` at the top level, read as ``t / 2^60``: not slots),
+            ``"coeff_to_slot"`` (the coefficients of ``t / q_0``, bit-reversed, divided by
+            ``2 (K + 1)``), ``"eval_mod"`` (``2 pi`` times the message's coefficients at the
+            input's scale, bit-reversed, ``c_k + i c_(k + n/2)``; without ``arcsine``, the sine
+            of it) and ``"slot_to_coeff"`` (the result).
+
+    Raises:
+        TypeError: for anything but a ciphertext, or a configuration of the wrong type.
+        ValueError: a three-part ciphertext, a configuration that does not fit the chain, or, in
+            an evaluation-only context, missing keys (naming the rotations), before any graph is
+            built.
+    """
+    ctx = context_of(ct)
+    if ct.size != 2:
+        raise ValueError("bootstrap needs a two-part ciphertext: relinearize first")
+    made = plan(ctx.params, config)
+    if not ctx.has_secret_key:
+        check_rotation_keys(ctx, made.rotations, "bootstrap")
+        if made.config.sparse_secret is not None:
+            ctx.encapsulation_keys(made.config.sparse_secret)  # the error names what is missing
+    q0 = float(ctx.params.q_moduli[0])
+    scale, real = ct.scale, ct.real
+    x = ckks.multiply(raise_modulus(ct.at_level(0), made), 2**LIFT)  # exact: the words times 2^LIFT
+    x = dataclasses.replace(x, scale=EVAL_SCALE * 2**LIFT)  # read as t / EVAL_SCALE
+    out = {} if stages is None else stages
+    out["mod_raise"] = x
+    if made.sub_sum:
+        with region("sub_sum"):
+            for k in made.sub_sum:
+                x = x + x.rotate(k)
+    with region("coeff_to_slot"):
+        for lt in made.coeff_to_slot:
+            with region(f"level {lt.level}"):  # one transform a level: steppable one by one
+                x = lt(x)
+        out["coeff_to_slot"] = x
+        xc = x.conjugate()
+        re, im = _real(x + xc), _real(_times(x - xc, -1j))
+    if made.packed:
+        v = eval_sine(re + im.rotate(-made.slots), made)
+    else:
+        v = eval_sine(re, made) + _times(eval_sine(im, made), 1j)
+    v = dataclasses.replace(v, scale=v.scale * scale / q0)  # (m + e) / q_0 read as (m + e) / scale
+    out["eval_mod"] = v
+    with region("slot_to_coeff"):
+        for lt in made.slot_to_coeff:
+            with region(f"level {lt.level}"):
+                v = lt(v)
+    out["slot_to_coeff"] = v = dataclasses.replace(v, real=real)
+    return v
