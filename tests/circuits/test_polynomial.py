@@ -219,7 +219,7 @@ def test_errors_name_the_argument(ctx):
         ({"coeffs": [[1, 2]]}, ValueError, "coeffs must be a non-empty 1-D"),
         ({"coeffs": []}, ValueError, "coeffs must be a non-empty 1-D"),
         ({"coeffs": ["a", "b"]}, TypeError, "coeffs must hold real or complex numbers"),
-        ({"coeffs": [1, math.nan]}, ValueError, "coeffs must be finite"),
+        ({"coeffs": [1, math.nan]}, ValueError, "coeffs holds NaN or infinity"),
         ({"coeffs": [1, 2], "interval": (1,)}, ValueError, "interval must be two numbers"),
         ({"coeffs": [1, 2], "interval": (2, 1)}, ValueError, "interval must be two finite"),
     ]:

@@ -98,6 +98,30 @@ _PLANS: dict[tuple[ckks.Params, BootstrapConfig], Plan] = {}
 _LOCK = threading.Lock()
 
 
+def _transforms(
+    groups: list[dict[int, np.ndarray]],
+    N: int,
+    M: int,
+    level: int,
+    ratio: float,
+    factors: dict[int, float],
+) -> tuple[LinearTransform, ...]:
+    """One transform per group, from ``level`` down: diagonals on ``N`` slots, repeated to ``M``.
+
+    ``factors[i]`` is the scale factor of the ``i``-th (default 1).
+    """
+    return tuple(
+        LinearTransform(
+            diagonals=tile(g, N, M),
+            level=level - i,
+            slots=M,
+            bsgs_ratio=ratio,
+            scale_factor=factors.get(i, 1.0),
+        )
+        for i, g in enumerate(groups)
+    )
+
+
 def plan(params: ckks.Params, config: BootstrapConfig | None = None) -> Plan:
     """The ``Plan`` of ``config`` (default: the preset's) for ``params``; made once and kept.
 
@@ -126,16 +150,8 @@ def plan(params: ckks.Params, config: BootstrapConfig | None = None) -> Plan:
     # CoeffToSlot: t / EVAL_SCALE to t / q_0, the copies of a sparse message summed (M / s of
     # them), halved for the split, mapped from [-K - 1, K + 1] to [-1, 1] for the series
     c_cts = EVAL_SCALE / params.q_moduli[0] * (s / M) / 2 / (config.K + 1)
-    cts = tuple(
-        LinearTransform(
-            diagonals=tile(g, N, M),
-            level=top - i,
-            slots=M,
-            bsgs_ratio=config.bsgs_ratio,
-            scale_factor=2.0**-LIFT if i == b_cts - 1 else 1.0,
-        )
-        for i, g in enumerate(coeff_to_slot_groups(s, b_cts, packed, c_cts))
-    )
+    groups = coeff_to_slot_groups(s, b_cts, packed, c_cts)
+    cts = _transforms(groups, N, M, top, config.bsgs_ratio, {b_cts - 1: 2.0**-LIFT})
     below = top - b_cts - config.eval_mod_depth
     # EvalMod's output scale, known ahead: the series keeps EVAL_SCALE, each double angle squares
     # it and divides by its level's modulus; SlotToCoeff's first transform takes it back to q_0,
@@ -149,16 +165,8 @@ def plan(params: ckks.Params, config: BootstrapConfig | None = None) -> Plan:
         ql, qm = params.q_moduli[below + 2], params.q_moduli[below + 1]
         sixth = params.q_moduli[0] * ql * qm / end**3 * ql  # the scale of the plaintext 1/6
         end = end * (sixth / ql) * (end * end / ql) / qm
-    stc = tuple(
-        LinearTransform(
-            diagonals=tile(g, N, M),
-            level=below - i,
-            slots=M,
-            bsgs_ratio=config.bsgs_ratio,
-            scale_factor=params.q_moduli[0] / end if i == 0 else 1.0,
-        )
-        for i, g in enumerate(slot_to_coeff_groups(s, b_stc, packed, 1 / (2 * math.pi)))
-    )
+    groups = slot_to_coeff_groups(s, b_stc, packed, 1 / (2 * math.pi))
+    stc = _transforms(groups, N, M, below, config.bsgs_ratio, {0: params.q_moduli[0] / end})
     K1, r = config.K + 1, config.double_angle
     cosine = chebyshev(
         lambda y: np.cos(2 * np.pi * (K1 * y - 0.25) / 2**r), (-1.0, 1.0), config.degree

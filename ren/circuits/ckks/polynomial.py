@@ -53,7 +53,7 @@ import numpy as np
 
 from ren.circuits import in_region
 from ren.circuits.ckks.chebyshev import affine, check_interval, divide, monomial_to_chebyshev
-from ren.circuits.ckks.rotations import add_all, context_of
+from ren.circuits.ckks.rotations import add_all, context_of, finite_numbers
 from ren.poly import is_int
 from ren.schemes import ckks
 
@@ -203,18 +203,10 @@ def _coefficients(coeffs: Any, basis: Any) -> np.ndarray:
         raise TypeError(f"basis must be 'chebyshev' or 'monomial', got {basis!r}")
     if basis not in ("chebyshev", "monomial"):
         raise ValueError(f"basis must be 'chebyshev' or 'monomial', got {basis!r}")
-    try:
-        arr = np.asarray(coeffs)
-    except (TypeError, ValueError):
-        raise TypeError(f"coeffs must be a 1-D sequence of numbers, got {coeffs!r}") from None
-    if arr.dtype.kind not in "iufc":
-        raise TypeError(f"coeffs must hold real or complex numbers, got dtype {arr.dtype}")
+    arr = finite_numbers(coeffs, "coeffs")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"coeffs must be a non-empty 1-D sequence, got shape {arr.shape}")
-    arr = arr.astype(complex if arr.dtype.kind == "c" else float)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("coeffs must be finite: they hold NaN or infinity")
-    return arr
+    return arr.astype(complex if arr.dtype.kind == "c" else float)
 
 
 def plan(
