@@ -12,6 +12,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -59,6 +60,29 @@ def time_calls(call: Callable[[], object], repeat: int) -> dict[str, object]:
         "first_s": times[0],
         "times_s": times,
     }
+
+
+def jit_replays(
+    fn: Callable[[Any], Any], ct: Any, other: Any, repeat: int
+) -> tuple[float, list[float], Any, Any]:
+    """``fn`` under ``ren.jit``: captured on ``other``, then replayed ``repeat`` times on ``ct``.
+
+    Each replay is realized and timed alone (seconds). Returns the capture's seconds, the
+    replays' seconds, the last output and the jitted function (``.last`` holds its plan).
+    """
+    import ren  # the caller sets REN_* first
+
+    jitted = ren.jit(fn)
+    start = time.perf_counter()
+    jitted(other)
+    capture = time.perf_counter() - start
+    times, out = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = jitted(ct)
+        ren.realize(*out.parts)
+        times.append(time.perf_counter() - start)
+    return capture, times, out, jitted
 
 
 def peer(name: str, package: str) -> dict[str, object]:

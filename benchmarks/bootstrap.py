@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _machine import cpu_missing, machine, switch_off, write_results
+from _machine import cpu_missing, jit_replays, machine, switch_off, write_results
 
 SWITCHED_OFF = switch_off()
 os.environ["REN_THREADS"] = "1"  # before Ren is imported
@@ -253,16 +253,7 @@ def preset_rows(name: str, device: str, repeat: int) -> list[dict[str, Any]]:
             "profile": profiled, **common,
         }  # fmt: skip
 
-        jitted = ren.jit(lambda c: ckks.bootstrap(c))
-        start = time.perf_counter()
-        jitted(other)
-        capture_s = time.perf_counter() - start
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            out = jitted(ct)
-            ren.realize(*out.parts)
-            times.append(time.perf_counter() - start)
+        capture_s, times, out, jitted = jit_replays(lambda c: ckks.bootstrap(c), ct, other, repeat)
         jit = {
             "bench": "ckks.bootstrap", "backend": device, "params": _params_name(params),
             "mode": "jit", **_figures(times), "capture_ms": capture_s * 1e3,

@@ -27,20 +27,18 @@ import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ["REN_THREADS"] = "1"
 
 import numpy as np
 
-import ren
 from ren.circuits.ckks import functions
 from ren.schemes import ckks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import openfhe_peer
-from _machine import machine
+from _machine import jit_replays, machine
 
 PARAMS = {"n": 16384, "q_bits": (60,) + (40,) * 9, "p_bits": (60, 60), "scale_bits": 40}
 FUNCTIONS = {  # name: (f, interval)
@@ -61,18 +59,12 @@ def ren_rows(names: list[str], degrees: list[int], repeat: int, n: int) -> list[
             ct = ckks.encrypt(x).realize()
             other = ckks.encrypt(x[::-1]).realize()
             for degree in degrees:
-                jitted = ren.jit(
-                    lambda c, f=f, i=interval, d=degree: functions.evaluate_function(c, f, i, d)
+                capture, times, out, _ = jit_replays(
+                    lambda c, f=f, i=interval, d=degree: functions.evaluate_function(c, f, i, d),
+                    ct,
+                    other,  # the capture, on other values
+                    repeat,
                 )
-                start = time.perf_counter()
-                jitted(other)  # the capture, on other values
-                capture = time.perf_counter() - start
-                times = []
-                for _ in range(repeat):
-                    start = time.perf_counter()
-                    out = jitted(ct)
-                    ren.realize(*out.parts)
-                    times.append(time.perf_counter() - start)
                 bits = ckks.precision_bits(ckks.decrypt(out).real, f(x))
                 rows.append(
                     {
