@@ -27,9 +27,11 @@ below the top.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,7 @@ import numpy as np
 from ren.circuits import in_region
 from ren.circuits.ckks.chebyshev import chebyshev
 from ren.circuits.ckks.dft import coeff_to_slot_groups, slot_to_coeff_groups, tile
+from ren.circuits.ckks.evalmod import double_angles
 from ren.circuits.ckks.linear import LinearTransform
 from ren.circuits.ckks.modraise import mod_raise
 from ren.circuits.ckks.polynomial import evaluate_polynomial
@@ -167,6 +170,7 @@ def plan(params: ckks.Params, config: BootstrapConfig | None = None) -> Plan:
         end = end * (sixth / ql) * (end * end / ql) / qm
     groups = slot_to_coeff_groups(s, b_stc, packed, 1 / (2 * math.pi))
     stc = _transforms(groups, N, M, below, config.bsgs_ratio, {0: params.q_moduli[0] / end})
+    # evalmod's cosine, fitted on [-1, 1] in y = x / (K + 1) (CoeffToSlot divides by K + 1)
     K1, r = config.K + 1, config.double_angle
     cosine = chebyshev(
         lambda y: np.cos(2 * np.pi * (K1 * y - 0.25) / 2**r), (-1.0, 1.0), config.degree
@@ -204,19 +208,17 @@ def bootstrap_keys(
     if not ctx.has_secret_key:
         check_rotation_keys(ctx, made.rotations, "bootstrap")
     show = sys.stderr.isatty() if progress is None else bool(progress)
-    jobs: list[tuple[str, Any]] = [(f"rotation {k}", k) for k in made.rotations]
-    jobs.append(("conjugation", None))
-    if made.config.sparse_secret is not None:
-        jobs.append(("encapsulation", made.config.sparse_secret))
-    for i, (what, arg) in enumerate(jobs, 1):
+    jobs: list[tuple[str, Callable[[], Any]]] = [
+        (f"rotation {k}", functools.partial(ctx.rotation_key, k)) for k in made.rotations
+    ]
+    jobs.append(("conjugation", functools.partial(ctx.galois_key, 2 * ctx.params.n - 1)))
+    h = made.config.sparse_secret
+    if h is not None:
+        jobs.append(("encapsulation", functools.partial(ctx.encapsulation_keys, h)))
+    for i, (what, make) in enumerate(jobs, 1):
         if show:
             print(f"\rbootstrap keys: {i}/{len(jobs)} ({what})   ", end="", file=sys.stderr)
-        if what == "conjugation":
-            ctx.galois_key(2 * ctx.params.n - 1)
-        elif what == "encapsulation":
-            ctx.encapsulation_keys(arg)
-        else:
-            ctx.rotation_key(arg)
+        make()
     for lt in made.coeff_to_slot + made.slot_to_coeff:
         assert lt.level is not None  # the plan gives each its level
         lt.encode(lt.level, ctx)
@@ -262,9 +264,7 @@ def eval_sine(ct: ckks.Ciphertext, made: Plan) -> ckks.Ciphertext:
     ``arcsine`` ``c + c^3 / 6`` (``2 pi x`` for ``x = (K + 1) y`` near an integer, rather than
     its sine); ``config.eval_mod_depth`` levels down. The bootstrap runs it at ``EVAL_SCALE``.
     """
-    c = evaluate_polynomial(_real(ct), made.cosine)
-    for _ in range(made.config.double_angle):
-        c = c * c * 2 - 1.0  # cos(2a) = 2 cos(a)^2 - 1
+    c = double_angles(evaluate_polynomial(_real(ct), made.cosine), made.config.double_angle)
     if made.config.arcsine:  # arcsin(c) = c + c^3 / 6 + ..., c = sin(2 pi x) small
         ctx = context_of(c)
         c = ckks.multiply(c, ctx.encode(1 / 6, c.level, made.sixth)) * (c * c) + c

@@ -27,7 +27,7 @@ from ren.circuits.ckks.rotations import context_of
 from ren.poly import is_int
 from ren.schemes import ckks
 
-__all__ = ["eval_mod", "eval_mod_depth"]
+__all__ = ["double_angles", "eval_mod", "eval_mod_depth"]
 
 
 def _check(K: int, degree: int, double_angle: int) -> None:
@@ -46,6 +46,13 @@ def _cosine(K: int, degree: int, r: int) -> tuple[np.ndarray, tuple[float, float
     """The Chebyshev series of ``cos(2 pi (t - 1/4) / 2^r)`` on ``[-K - 1, K + 1]``, and it."""
     interval = (-float(K + 1), float(K + 1))
     return chebyshev(lambda x: np.cos(2 * np.pi * (x - 0.25) / 2**r), interval, degree), interval
+
+
+def double_angles(c: ckks.Ciphertext, r: int) -> ckks.Ciphertext:
+    """``r`` double-angle steps ``c <- 2 c^2 - 1``: ``cos(2^r a)`` from ``cos(a)``, ``r`` levels."""
+    for _ in range(r):
+        c = c * c * 2 - 1.0  # cos(2a) = 2 cos(a)^2 - 1
+    return c
 
 
 def eval_mod_depth(K: int = 4, degree: int = 31, double_angle: int = 2) -> int:
@@ -89,9 +96,7 @@ def eval_mod(
     ctx = context_of(ct)
     r = int(double_angle)
     cosine, interval = _cosine(int(K), int(degree), r)
-    c = evaluate_polynomial(ct, cosine, interval=interval)
-    for _ in range(r):
-        c = c * c * 2 - 1.0  # cos(2a) = 2 cos(a)^2 - 1
+    c = double_angles(evaluate_polynomial(ct, cosine, interval=interval), r)
     q = ctx.params.q_moduli[c.level]
     factor = ctx.encode(1 / (2 * math.pi), c.level, ct.scale * q / c.scale)  # ends at ct's scale
     return ckks.multiply(c, factor, rescale=True)

@@ -76,6 +76,7 @@ class Context(KeyOwner, KeySwitching, Evaluator):
         self._fingerprint: str | None = None
         self._relin: KeySwitchKey | None = None
         self._galois: dict[int, KeySwitchKey] = {}
+        self._encapsulation: dict[int, tuple[KeySwitchKey, KeySwitchKey]] = {}
         if keys is not None and secret_key is not None:
             raise ValueError("pass keys= or secret_key=, not both")
         if keys is not None:

@@ -30,6 +30,7 @@ class KeyOwner:
     _fingerprint: str | None
     _relin: KeySwitchKey | None
     _galois: dict[int, KeySwitchKey]
+    _encapsulation: dict[int, tuple[KeySwitchKey, KeySwitchKey]]  # by weight: to s' and back
 
     # --- keys -------------------------------------------------------------------------------------
     @property
@@ -78,7 +79,7 @@ class KeyOwner:
         relin = self._make_switch_key(secret, secret * secret, None)
         self._secret, self._public, self._fingerprint = secret, public, None
         self._galois = {}
-        self.__dict__["_encapsulation"] = {}  # keys to a sparse secret: made again on first use
+        self._encapsulation = {}  # keys to a sparse secret: made again on first use
         self._relin = relin
 
     def _uniform_ntt(self, ring: RingSpec) -> Poly:
@@ -177,11 +178,10 @@ class KeyOwner:
         h = int(hamming_weight)
         if not 1 <= h <= self.params.n:
             raise ValueError(f"hamming_weight={h} must be in [1, n={self.params.n}]")
-        made: dict[int, tuple[KeySwitchKey, KeySwitchKey]] = self.__dict__.setdefault(
-            "_encapsulation", {}
-        )
+        made = self._encapsulation
         if h not in made:
             with self._lock:
+                made = self._encapsulation  # a keygen may have replaced it
                 if h not in made:
                     secret = self._require_secret("make sparse-secret encapsulation keys")
                     K = self.params.key_ring
