@@ -59,9 +59,10 @@ PASS_BUDGET = 150
 #: ceiling, and one that comes back under the budget leaves this table.
 OVER_BUDGET: dict[str, tuple[int, str]] = {
     "ren/codegen/templates.py": (
-        740,
+        810,
         "the C templates of the four polynomial kernel families (NTT, INTT, rescale, basis "
-        "extension): mostly C text, each family's source, tables and constants read side by side",
+        "extension): mostly C text, each family's source, tables and constants read side by side; "
+        "basis extension has two forms of its sums (Montgomery products, 128-bit sums)",
     ),
     "ren/codegen/cuda_templates.py": (
         670,

@@ -181,22 +181,31 @@ static inline uint32_t mul_hi_u32(uint32_t a, uint32_t b)
 }
 """
 
-#: ``hi(a * b)`` for u64 words from four 32 x 32 -> 64-bit products. ``unsigned __int128`` would be
-#: one instruction (mulx) but keeps the NTT loops scalar; this vectorizes, and made the NTT about
-#: three times faster (benchmarks/README.md).
+#: ``hi(a * b)`` for u64 words. With AVX-512 (eight 64-bit lanes): four 32 x 32 -> 64-bit products,
+#: which the compiler vectorizes: three times faster NTTs there than one ``unsigned __int128``
+#: multiply (mulx), which keeps the loops scalar. With AVX2 (four lanes) the vectorized form is the
+#: slower one: the scalar mulx gives 1.3 to 1.5 times faster NTTs on an AMD EPYC
+#: (benchmarks/README.md). The preprocessor chooses, so the source is the same on every machine
+#: and ``-march=native`` picks the form.
 MUL_HI_U64 = """\
 /*
- * hi(a * b), the high word of the 128-bit product, from four 32 x 32 -> 64-bit products (the
- * schoolbook of ren.ring.arith.mul_hi_lo): a = a1 2^32 + a0, b = b1 2^32 + b0, and
- * a b = a1 b1 2^64 + (a0 b1 + a1 b0) 2^32 + a0 b0. Plain 64-bit integer operations, so a compiler
- * vectorizes the loops that use it; a 128-bit multiply would keep them scalar.
+ * hi(a * b), the high word of the 128-bit product.
+ *
+ * With AVX-512, from four 32 x 32 -> 64-bit products (the schoolbook of ren.ring.arith.mul_hi_lo):
+ * a = a1 2^32 + a0, b = b1 2^32 + b0, and a b = a1 b1 2^64 + (a0 b1 + a1 b0) 2^32 + a0 b0. Plain
+ * 64-bit integer operations, so a compiler vectorizes the loops that use it over 8 lanes.
+ * Without it, one 64 x 64 -> 128-bit multiply: scalar, and faster than 4-lane vectors.
  */
 static inline uint64_t mul_hi_u64(uint64_t a, uint64_t b)
 {
+#if defined(__AVX512F__)
     uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
     uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0;
     uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;   /* < 3 * 2^32: no wrap */
     return a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+#else
+    return (uint64_t)(((unsigned __int128)a * b) >> 64);
+#endif
 }
 """
 

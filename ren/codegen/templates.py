@@ -27,13 +27,15 @@ Arithmetic:
 * **Montgomery products** (``a * b * R^-1 mod q`` in ``[0, q)`` for ``a * b < q * R``) for rescale
   and base conversion, where the constants are Montgomery-encoded as in ``ren.ring.arith``.
 
-The NTT loops are written for the compiler's vectorizer (``-O3``): the high word of a ``u64``
-product is taken from four 32 x 32 -> 64-bit products rather than one ``unsigned __int128``
-multiply (which stays scalar), and the stages with fewer than 8 butterflies per block (``t = 1,
-2, 4``) are called with a literal ``t`` so that they vectorize across blocks. Fusing the copy of
-``in`` into the first stage and the final correction into the last saves two passes. On the
-machine the benchmark was written on this took the ``n = 16384`` 60-bit NTT from 0.13 ms to 0.04
-ms (``benchmarks/ntt.py``, ``benchmarks/README.md``).
+The NTT loops are written for the compiler's vectorizer (``-O3``): with AVX-512 the high word of a
+``u64`` product is taken from four 32 x 32 -> 64-bit products rather than one ``unsigned __int128``
+multiply (which stays scalar); without AVX-512 the preprocessor picks the scalar multiply, which
+is faster there (``ren.codegen.helpers.MUL_HI_U64``). The stages with fewer than 8 butterflies per
+block (``t = 1, 2, 4``) are called with a literal ``t`` so that they vectorize across blocks.
+Fusing the copy of ``in`` into the first stage and the final correction into the last saves two
+passes. On the AVX-512 machine the benchmark was written on this took the ``n = 16384`` NTT from
+0.13 ms to 0.04 ms (``benchmarks/ntt.py``, ``benchmarks/README.md``). Base conversion to ``u64``
+words sums its products in 128 bits and reduces once (``BASE_CONVERT_WIDE_DOC``).
 
 The ABI: every pointer is to C-contiguous words. ``word`` is the ring's word (``uint32_t`` for
 ``u32``, ``uint64_t`` for ``u64``), and so are the twiddle tables: the NTT tables of a ``u32`` ring
@@ -524,6 +526,29 @@ def base_convert_constants(ring: RingSpec, target: RingSpec) -> list[tuple]:
     ]
 
 
+def _wide_constants(ring: RingSpec, target: RingSpec) -> tuple[int, list[tuple]]:
+    """``FOLD`` and the constant arrays of the 128-bit sums (``BASE_CONVERT_WIDE_DOC``).
+
+    ``FOLD`` is the most terms that can be added to a folded accumulator (below ``2^64 + (2^64 - 1)
+    (p - 1)``) or to the first term ``v (-Q mod p)`` (``v <= L``) and stay below ``2^128``.
+    """
+    Q, R = ring.Q, 1 << 64
+    ps = [p for p in target.moduli if p not in ring.moduli]
+    top = max(ps, default=2)
+    term = max(q - 1 for q in ring.moduli) * (top - 1)
+    start = max(ring.L * (top - 1), (R - 1) + (R - 1) * (top - 1))
+    fold = (R * R - 1 - start) // term
+    if fold < 1:  # unreachable for words below 2^62; kept as the proof's guard
+        raise ValueError(f"cannot sum {ring!r} into {target!r} in 128 bits")
+    fold = min(fold, ring.L)
+    return fold, [
+        ("C_PLAIN", "dst_word", [[Q // q % p for p in ps] for q in ring.moduli]),
+        ("NEG_Q_MOD_P", "dst_word", [-Q % p for p in ps]),
+        ("R_MOD_P", "dst_word", [R % p for p in ps]),
+        ("R3", "dst_word", [R**3 % p for p in ps]),
+    ]
+
+
 @functools.cache
 def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CKernel:
     word = WORD[ring.dtype]
@@ -602,6 +627,61 @@ C[i][f] = (Q/q_i mod p_f) R_t^2 mod p_f and Q_MOD_P[f] = (Q mod p_f) R_t^2 mod p
 Montgomery product with a plain value gives its Montgomery form). The float path has only
 divisions and additions, so no contraction into FMAs can change it{fma}."""
 
+#: The fresh moduli's sums with a Montgomery product and a modular addition per term (any word
+#: sizes; the loops over a block vectorize).
+FRESH_MONT = """        for (int f = 0; f < N_FRESH; ++f) {
+            const dst_word p = P[f], p_inv = P_INV[f], q_mod_p = Q_MOD_P[f];
+            dst_word acc[B];
+            for (int b = 0; b < B; ++b)                           /* v <= L < p */
+                acc[b] = sub_mod_{t}(0, mont_mul_{t}((dst_word)v[b], q_mod_p, p, p_inv), p);
+            for (int i = 0; i < {L}; ++i) {
+                const dst_word c = C[i][f];
+                for (int b = 0; b < B; ++b) {
+                    /* y_i itself when it fits a target word: y_i C < R_t p, all REDC needs */
+                    const dst_word y_i = NARROW ? (dst_word)(y[i][b] % p) : (dst_word)y[i][b];
+                    acc[b] = add_mod_{t}(acc[b], mont_mul_{t}(y_i, c, p, p_inv), p);
+                }
+            }
+            for (int b = 0; b < B; ++b)
+                out[(size_t)FRESH_ROWS[f] * {n} + k0 + b] = acc[b];
+        }
+"""
+
+#: The fresh moduli's sums for ``u64`` targets, as BASE_CONVERT_WIDE_DOC describes.
+FRESH_WIDE = """\
+        enum { FOLD = {fold} };     /* terms added between folds (L = {L}: none when FOLD = L) */
+        for (int f = 0; f < N_FRESH; ++f) {
+            const uint64_t p = P[f], p_inv = P_INV[f];
+            for (int b = 0; b < B; ++b) {
+                /* sum_i y_i (Q/q_i mod p) + v (-Q mod p), exact: every term is below 2^124 */
+                unsigned __int128 acc = (unsigned __int128)v[b] * NEG_Q_MOD_P[f];
+                for (int i = 0; i < {L}; ++i) {
+                    acc += (unsigned __int128)y[i][b] * C_PLAIN[i][f];
+                    if (FOLD < {L} && (i + 1) % FOLD == 0)      /* hi 2^64 = hi (R mod p) */
+                        acc = (uint64_t)acc + (unsigned __int128)(uint64_t)(acc >> 64) * R_MOD_P[f];
+                }
+                /* REDC of all 128 bits: r = acc R^-1 mod p, in [0, 2^64) */
+                const uint64_t lo = (uint64_t)acc, hi = (uint64_t)(acc >> 64);
+                const uint64_t mp_hi = (uint64_t)(((unsigned __int128)(lo * p_inv) * p) >> 64);
+                const uint64_t r = hi >= mp_hi ? hi - mp_hi : hi - mp_hi + p;
+                out[(size_t)FRESH_ROWS[f] * {n} + k0 + b] = mont_mul_u64(r, R3[f], p, p_inv);
+            }
+        }
+"""
+
+BASE_CONVERT_WIDE_DOC = """\
+
+The sums for the fresh moduli p (u64 words) are taken whole, as OpenFHE and SEAL take them: every
+term y_i (Q/q_i mod p) and v (-Q mod p) is a plain 64 x 64 -> 128-bit product (y_i < q_i and
+the constants < p are below 2^62), added into one 128-bit accumulator with no reduction, so a term
+costs one multiply and an add with carry. Every FOLD = {fold} terms (when that is fewer than L)
+the accumulator is folded, hi 2^64 + lo -> lo + hi (2^64 mod p), to stay below 2^128; the bound
+is checked exactly where the kernel is generated. The 128-bit sum T is reduced once, by a
+Montgomery step on both words (r = T R^-1 mod p, r in [0, 2^64)), and one Montgomery product by
+R^3 mod p gives T R mod p, the Montgomery form, in [0, p). Constants, in place of C and Q_MOD_P:
+C_PLAIN[i][f] = Q/q_i mod p_f, NEG_Q_MOD_P[f] = -Q mod p_f, R_MOD_P[f] = 2^64 mod p_f and
+R3[f] = 2^192 mod p_f."""
+
 BASE_CONVERT = """
 typedef {s_word} src_word;
 typedef {t_word} dst_word;
@@ -653,23 +733,7 @@ void {name}(dst_word *restrict out, const src_word *restrict in)
             }
         for (int b = 0; b < B; ++b)
             v[b] = (uint64_t)(sum[b] + 0.5);                           /* floor: sum >= 0 */
-        for (int f = 0; f < N_FRESH; ++f) {
-            const dst_word p = P[f], p_inv = P_INV[f], q_mod_p = Q_MOD_P[f];
-            dst_word acc[B];
-            for (int b = 0; b < B; ++b)                           /* v <= L < p */
-                acc[b] = sub_mod_{t}(0, mont_mul_{t}((dst_word)v[b], q_mod_p, p, p_inv), p);
-            for (int i = 0; i < {L}; ++i) {
-                const dst_word c = C[i][f];
-                for (int b = 0; b < B; ++b) {
-                    /* y_i itself when it fits a target word: y_i C < R_t p, all REDC needs */
-                    const dst_word y_i = NARROW ? (dst_word)(y[i][b] % p) : (dst_word)y[i][b];
-                    acc[b] = add_mod_{t}(acc[b], mont_mul_{t}(y_i, c, p, p_inv), p);
-                }
-            }
-            for (int b = 0; b < B; ++b)
-                out[(size_t)FRESH_ROWS[f] * {n} + k0 + b] = acc[b];
-        }
-    }
+{fresh}    }
 }
 """
 
@@ -694,7 +758,12 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
         raise ValueError(f"cannot convert {ring!r} to {target!r}: the degrees n differ")
     shared = [(k, ring.moduli.index(p)) for k, p in enumerate(target.moduli) if p in ring.moduli]
     fresh = [k for k, p in enumerate(target.moduli) if p not in ring.moduli]
-    consts = "\n".join(c_array(*c) for c in base_convert_constants(ring, target))
+    wide = target.dtype == "u64"
+    constants = base_convert_constants(ring, target)
+    if wide:
+        fold, extra = _wide_constants(ring, target)
+        constants = [c for c in constants if c[0] not in ("C", "Q_MOD_P")] + extra
+    consts = "\n".join(c_array(*c) for c in constants)
     digest = hashlib.sha256(repr(target).encode()).hexdigest()[:8]
     name = f"ren_base_convert_to{target.L}_{digest}_{tag(ring)}"
     doc = fill(
@@ -709,6 +778,9 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
         L_out=target.L,
         n=ring.n,
     )
+    if wide:
+        doc += fill(BASE_CONVERT_WIDE_DOC, fold=fold)
+    sums = FRESH_WIDE if wide else FRESH_MONT
     body = fill(
         BASE_CONVERT,
         omp=omp_for(ring, over_limbs=False),
@@ -726,6 +798,7 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
         recode=int(ring.dtype != target.dtype),
         narrow=int(ring.word_bits > target.word_bits),
         block=_block(ring),
+        fresh=fill(sums, L=ring.L, n=ring.n, **({"fold": fold} if wide else {"t": target.dtype})),
     )
     helpers = "".join(c_helpers(d) for d in sorted({ring.dtype, target.dtype}))
     source = header(f"{name}: fast base conversion", ring, doc) + helpers + body

@@ -37,13 +37,13 @@ def build(tmp_path_factory):
     root = tmp_path_factory.mktemp("templates")
     cache: dict[tuple[str, bool], ctypes._CFuncPtr] = {}
 
-    def compile_kernel(kernel: tp.CKernel, openmp: bool = False):
-        key = (kernel.source, openmp)
+    def compile_kernel(kernel: tp.CKernel, openmp: bool = False, extra: tuple[str, ...] = ()):
+        key = (kernel.source, openmp, extra)
         if key not in cache:
             d = root / hashlib.sha256(repr(key).encode()).hexdigest()[:16]
             d.mkdir()
             (d / "src.c").write_text(kernel.source, encoding="utf-8")
-            flags = ["-fopenmp"] if openmp else []
+            flags = [*(["-fopenmp"] if openmp else []), *extra]
             cmd = ["cc", "-O3", "-march=native", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror"]
             cmd += ["-Wno-unknown-pragmas", *flags, "-o", str(d / "lib.so"), str(d / "src.c")]
             done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -56,7 +56,14 @@ def build(tmp_path_factory):
     return compile_kernel
 
 
-def call(build, kernel: tp.CKernel, tables, *inputs: np.ndarray, openmp: bool = False):
+def call(
+    build,
+    kernel: tp.CKernel,
+    tables,
+    *inputs: np.ndarray,
+    openmp: bool = False,
+    extra: tuple[str, ...] = (),
+):
     """Run ``kernel`` on ``inputs`` and ``tables`` (checked against ``kernel.args``); return out."""
     out_arg, *rest = kernel.args
     arrays = [*inputs, *tables]
@@ -65,7 +72,7 @@ def call(build, kernel: tp.CKernel, tables, *inputs: np.ndarray, openmp: bool = 
         assert (arr.dtype.name, arr.shape) == (arg.dtype, arg.shape), arg
         assert arr.flags.c_contiguous
     out = np.full(out_arg.shape, 0xAB, dtype=out_arg.dtype)  # garbage that must be overwritten
-    fn = build(kernel, openmp)
+    fn = build(kernel, openmp, extra)
     fn(*(ctypes.c_void_p(a.ctypes.data) for a in [out, *arrays]))
     return out
 
@@ -293,6 +300,44 @@ def test_base_convert_with_many_limbs_sums_in_numpy_order(build):
     a = rk.encode_coeffs(ring, coeffs)
     got = call(build, tp.base_convert_source(ring, target), (), a)
     np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
+
+
+def test_base_convert_folds_its_128_bit_sums(build):
+    """Sixteen 62-bit limbs to 62-bit targets: more terms than 128 bits hold, so the sum is folded
+    every FOLD terms. Every y_i is q_i - 1 (the largest term) and v is L - 1 or so."""
+    ring = RingSpec(64, ntt_primes(64, 62, 16))
+    target = RingSpec(64, ntt_primes(64, 62, 20)[16:])
+    fold = int(re.search(r"FOLD = (\d+) ", tp.base_convert_source(ring, target).source)[1])
+    assert fold < ring.L  # the folding path is the one tested
+    Q = ring.Q
+    biggest = sum((q - 1) * (Q // q) for q in ring.moduli) % Q  # y_i = q_i - 1 in every limb
+    coeffs = [biggest, Q - 1, Q // 2, Q // 2 + 1] + [(biggest * k) % Q for k in range(60)]
+    a = rk.encode_coeffs(ring, coeffs)
+    got = call(build, tp.base_convert_source(ring, target), (), a)
+    np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
+
+
+def test_both_forms_of_the_u64_high_product_give_the_same_words(build):
+    """mul_hi_u64 has two forms, picked by the preprocessor (four 32-bit products with AVX-512,
+    one 128-bit product without); this machine compiles one by default, the other is forced by
+    defining or undefining __AVX512F__ (the four-product form is plain C on any machine)."""
+    native = subprocess.run(
+        ["cc", "-march=native", "-dM", "-E", "-"], input="", capture_output=True, text=True
+    ).stdout
+    other = ("-U__AVX512F__",) if "__AVX512F__" in native else ("-D__AVX512F__",)
+    ring = ring_of(1024, (62, 62, 36, 60), "u64")
+    target = RingSpec(1024, ntt_primes(1024, 58, 2))
+    a = words(ring, 3)
+    for extra in ((), other):
+        ntt = call(build, tp.ntt_source(ring), tp.ntt_tables(ring), a, extra=extra)
+        np.testing.assert_array_equal(ntt, rk.ntt(ring, a))
+        back = call(build, tp.intt_source(ring), tp.intt_tables(ring), ntt, extra=extra)
+        np.testing.assert_array_equal(back, a)
+        moved = call(build, tp.base_convert_source(ring, target), (), a, extra=extra)
+        np.testing.assert_array_equal(moved, rk.base_convert(ring, a, target))
+        drop = ring.moduli[-1]
+        low = call(build, tp.rescale_source(ring, drop), (), a, extra=extra)
+        np.testing.assert_array_equal(low, rk.rescale(ring, a, drop))
 
 
 # --------------------------------------------------------------------------------------------
