@@ -51,11 +51,11 @@ boot = importlib.import_module("ren.circuits.ckks.bootstrap")
 # ## 1. The problem: level 0
 #
 # `Params.preset("boot-toy")` gives a chain laid out for bootstrapping, and
-# `BootstrapConfig.for_params` the configuration made for it. From the bottom: `q_0` (50 bits),
-# four 40-bit moduli (two levels for the user, two for SlotToCoeff), then twelve 60-bit moduli
-# (ten for EvalMod, two for CoeffToSlot): 17 moduli, levels 0 to 16. A bootstrap spends
-# `config.depth` levels, so its output is at `config.levels_left(params)`: the levels above are
-# the bootstrap's own.
+# `BootstrapConfig.for_params` the configuration made for it. From the bottom: `q_0` (48 bits),
+# two 40-bit moduli (the user's levels), a 48-bit and a 40-bit one (SlotToCoeff's), then twelve
+# 60-bit moduli (ten for EvalMod, two for CoeffToSlot): 17 moduli, levels 0 to 16. A bootstrap
+# spends `config.depth` levels, so its output is at `config.levels_left(params)`: the levels
+# above are the bootstrap's own.
 
 # %%
 params = ckks.Params.preset("boot-toy")
@@ -65,7 +65,8 @@ K1 = config.K + 1
 print(config)
 print(f"bits of q_0 .. q_{params.max_level}:", params.q_bits)
 b_cts, b_stc = config.level_budget
-assert params.q_bits == (50,) + (40,) * (2 + b_stc) + (60,) * (config.eval_mod_depth + b_cts)
+stc_moduli = (48,) + (40,) * (b_stc - 1)  # the lowest SlotToCoeff modulus: 48 bits (section 5)
+assert params.q_bits == (48, 40, 40, *stc_moduli) + (60,) * (config.eval_mod_depth + b_cts)
 assert len(params.q_moduli) == 17 and params.max_level == 16
 print(
     f"a bootstrap uses {config.depth} levels: CoeffToSlot {b_cts}, EvalMod "
@@ -213,9 +214,9 @@ assert abs(sums.std() - sigma) < 0.05
 
 # %% [markdown]
 # Decrypting the raised ciphertext at its scale `Delta` reads `(t + q_0 I) / Delta`: the
-# multiples of `q_0` are `q_0 / Delta = 2^10` times larger than the message, so the slots are
+# multiples of `q_0` are `q_0 / Delta = 2^8` times larger than the message, so the slots are
 # garbage. Read at the scale `q_0` instead, coefficient `k` is `t_k / q_0 + I_k`: an integer plus
-# a small number (`|t_k| / q_0` is `Delta / q_0 = 2^-10` times the message's coefficient, and
+# a small number (`|t_k| / q_0` is `Delta / q_0 = 2^-8` times the message's coefficient, and
 # those are below 1 here), and the message is that small number.
 # What remains is to compute `x mod 1` on each *coefficient*; but homomorphic operations act on
 # *slots*.
@@ -225,7 +226,7 @@ with ctx:
     garbage = ckks.decrypt(raised)
 print(f"decrypt(raised) vs z: {ckks.precision_bits(garbage, z):.1f} bits")
 print(f"log2(q_0 / Delta) = {math.log2(q0 / ct.scale):.4f}")
-assert round(math.log2(q0 / ct.scale)) == 10
+assert round(math.log2(q0 / ct.scale)) == 8
 frac = np.array([w / q0 for w in t_raised])
 print("t_raised / q_0, first coefficients:", [f"{f:.6f}" for f in frac[:6]])
 message = np.array(t) / ct.scale  # the message's coefficients (with the error)
@@ -351,11 +352,11 @@ print("K+1 times the real parts (near integers):", np.round(K1 * got_re[:6].real
 # ## 4. EvalMod: `x mod 1` from a sine
 #
 # No polynomial computes `x mod 1` on `[-13, 13]`: it jumps at every half-integer. But the
-# message is only near the integers, `x = I + eps` with `|eps|` at most about `2^-10`, and there
+# message is only near the integers, `x = I + eps` with `|eps|` at most about `2^-8`, and there
 # `sin(2 pi x) = sin(2 pi eps)` is smooth. Divided by `2 pi` it is
 # `eps - (2 pi)^2 eps^3 / 6 + ...`: it misses `eps` by about `(2 pi)^2 eps^3 / 6` (and never by
-# more, as `|sin u - u| <= |u|^3 / 6`). That is `6.6 * 2^-30` at `eps = 2^-10`, and an error on
-# `t_k / q_0` is `q_0 / Delta = 2^10` times larger on the message's coefficient: about `2^-17`
+# more, as `|sin u - u| <= |u|^3 / 6`). That is `6.6 * 2^-24` at `eps = 2^-8`, and an error on
+# `t_k / q_0` is `q_0 / Delta = 2^8` times larger on the message's coefficient: about `2^-13`
 # for a coefficient of size 1, far more than the rest of the bootstrap's error. So the bootstrap
 # corrects the sine, after the double angles below. For `|2 pi eps| <= pi / 2`,
 # `arcsin(sin(2 pi eps)) = 2 pi eps`, and `arcsin(c) = c + c^3 / 6 + 3 c^5 / 40 + ...`: with
@@ -385,12 +386,12 @@ for whole in (-5, 0, 12):
             assert math.isclose(sine_miss, sine_bound, rel_tol=1e-3)
 
 # %% [markdown]
-# Far from the integers both fail, which is why `Delta` is kept `2^10` times below `q_0`. At
-# `eps = 2^-10`, in units of the message's coefficient (times `q_0 / Delta`), with the
+# Far from the integers both fail, which is why `Delta` is kept `2^8` times below `q_0`. At
+# `eps = 2^-8`, in units of the message's coefficient (times `q_0 / Delta`), with the
 # `1 / (2 pi)` that follows:
 
 # %%
-eps = 2.0**-10
+eps = 2.0**-8
 u = 2 * math.pi * eps
 sine_error = abs(math.sin(u) / (2 * math.pi) - eps) * q0 / ct.scale
 arcsine_error = abs(math.sin(u) + math.sin(u) ** 3 / 6 - u) / (2 * math.pi) * q0 / ct.scale
@@ -400,7 +401,7 @@ print(
 print(f"on the message: sine alone 2^{math.log2(sine_error):.1f}", end=", ")
 print(f"c + c^3/6 2^{math.log2(arcsine_error):.1f}")
 assert round((2 * math.pi) ** 2 / 6, 1) == 6.6
-assert -18 < math.log2(sine_error) < -17 and math.log2(arcsine_error) < -33
+assert -14 < math.log2(sine_error) < -13 and math.log2(arcsine_error) < -25
 
 # %% [markdown]
 # The slots hold `y = x / (K + 1)` in `[-1, 1]`, and `sin(2 pi (K + 1) y)` has `2 (K + 1) = 26`
@@ -454,9 +455,10 @@ assert config.eval_mod_depth == math.ceil(math.log2(degree + 1)) + r + 2 * confi
 # Now Ren's stage `boot.eval_sine` (what `ckks.bootstrap` calls) on an encrypted vector of
 # `(I + eps) / (K + 1)`, at the level and scale where the bootstrap runs it, with `eps` up to
 # `2^-10`, against `2 pi eps`. The `1 / (2 pi)` is left for the next stage. The correction's
-# constant `1/6` is encoded at the scale `plan.sixth`, chosen so that the output's scale is `q_0`
-# exactly: read at the input's scale `Delta` instead (free), the slots are `2 pi t / Delta`,
-# `2 pi` times the message's coefficients, and SlotToCoeff need not change the scale.
+# constant `1/6` is encoded at the scale `plan.sixth`, chosen so that the output's scale is
+# `q_0 2^8` exactly: read at `2^8` times the input's scale `Delta` instead (free), the slots are
+# `2 pi t / Delta`, `2 pi` times the message's coefficients. The `2^8` keeps SlotToCoeff's noise
+# small (section 5).
 
 # %%
 whole = rng.integers(-config.K, config.K + 1, M)
@@ -468,11 +470,12 @@ with ctx:
     got_mod = ckks.decrypt(e_out).real
 mod_bits = ckks.precision_bits(got_mod, 2 * np.pi * eps)
 print(f"EvalMod: levels {e_ct.level} -> {e_out.level}, {mod_bits:.1f} bits against 2 pi eps")
+lift = round(1 / plan.slot_to_coeff[-1].scale_factor)  # 2^8: SlotToCoeff's last takes it back
 print(f"output scale / q_0 = {e_out.scale / q0!r}; 1/6 encoded at 2^{math.log2(plan.sixth):.2f}")
 print("I + eps:             ", np.round((whole + eps)[:4], 6))
 print("eval_sine / (2 pi):  ", np.round(got_mod[:4] / (2 * np.pi), 6))
 assert e_ct.level - e_out.level == config.eval_mod_depth
-assert math.isclose(e_out.scale, q0, rel_tol=1e-12)
+assert lift == 2**8 and math.isclose(e_out.scale, q0 * lift, rel_tol=1e-12)
 assert mod_bits > 35
 assert np.all(
     np.abs(got_mod - 2 * np.pi * eps) <= 3 * (2 * np.pi * np.abs(eps)) ** 5 / 40 + 2.0**-30
@@ -485,19 +488,23 @@ assert np.all(
 # `2 pi t_(k + n/2) / q_0` in its imaginary part (EvalMod of each part, the second times `i`).
 # SlotToCoeff applies `U R / (2 pi)`, the stages `S_2 ... S_32` in two groups: its slots become
 # `U (t_low + i t_high) / q_0 = embed(t) / q_0`, the message's slots times `Delta / q_0`. A free
-# step before it reads EvalMod's output at a scale `Delta / q_0` times the one it has, `q_0`: at
-# `Delta` exactly, so its slots are `2 pi t / Delta` and SlotToCoeff's result is the message
-# again.
+# step before it reads EvalMod's output at a scale `Delta / q_0` times the one it has, `q_0 2^8`:
+# at `2^8 Delta`, so its slots are `2 pi t / Delta` and SlotToCoeff's result is the message again.
 #
-# SlotToCoeff alone, on an encryption of bit-reversed coefficients, against `ckks.embed`. Its
-# first transform's scale factor, `q_0` over EvalMod's output scale as the plan computes it, is 1
-# up to rounding: the transforms change no scale, and their diagonals keep the moduli's full
-# precision.
+# Why `2^8`: each rotation's key switch adds rounding noise of a fixed size (it grows with `n` and
+# the secret's weight), so at `2^8` times the scale it is `2^8` times smaller next to the values;
+# at `n = 65536` that noise is what limits the bootstrap. The last transform takes the `2^8` back
+# (scale factor `2^-8`: its diagonals encoded at `q_l / 2^8`), on the 48-bit modulus of its level,
+# so they still have 40 bits; the others change no scale.
+#
+# SlotToCoeff alone, on an encryption of bit-reversed coefficients at `2^8 Delta`, against
+# `ckks.embed`. Its first transform's scale factor, `q_0 2^8` over EvalMod's output scale as the
+# plan computes it, is 1 up to rounding.
 
 # %%
 v = rng.uniform(-1, 1, M) + 1j * rng.uniform(-1, 1, M)  # bit-reversed t_low + i t_high
 with ctx:
-    s_ct = ckks.encrypt(v, level=plan.slot_to_coeff[0].level)
+    s_ct = ckks.encrypt(v, level=plan.slot_to_coeff[0].level, scale=lift * params.scale)
     for lt in plan.slot_to_coeff:
         s_ct = lt(s_ct)
     got_stc = ckks.decrypt(s_ct)
@@ -506,7 +513,9 @@ coeffs = np.concatenate([natural.real, natural.imag])
 stc_bits = ckks.precision_bits(got_stc, ckks.embed(coeffs, n) / (2 * np.pi))
 print(f"SlotToCoeff: levels {plan.slot_to_coeff[0].level} -> {s_ct.level}, {stc_bits:.1f} bits")
 print("scale factors:", [lt.scale_factor for lt in plan.slot_to_coeff])
-assert all(math.isclose(lt.scale_factor, 1.0, rel_tol=1e-12) for lt in plan.slot_to_coeff)
+*rest, last = plan.slot_to_coeff
+assert all(math.isclose(lt.scale_factor, 1.0, rel_tol=1e-12) for lt in rest)
+assert last.scale_factor == 2.0**-8 and math.isclose(s_ct.scale, params.scale, rel_tol=1e-12)
 assert stc_bits > 30
 
 # %% [markdown]

@@ -215,6 +215,29 @@ def test_eval_mod_is_the_sine_and_reduces_mod_1(arcsine):
         arcsine_error = 3 * (2 * np.pi * np.abs(eps)) ** 5 / 40
         assert np.all(np.abs(got - 2 * np.pi * eps) <= arcsine_error + 2.0**-28)
         assert ckks.precision_bits(got, 2 * np.pi * eps) > 28
+        # the arcsine's 1/6 lands the output at q_0 2^8, the scale SlotToCoeff runs at
+        assert math.isclose(out.scale, TOY.q_moduli[0] * 2**8, rel_tol=1e-12)
+
+
+def test_slot_to_coeff_runs_above_the_scale_by_what_its_last_modulus_has_above_40_bits():
+    """The presets' lowest SlotToCoeff modulus has 48 bits: SlotToCoeff runs at 2^8 times the
+    scale and its last transform takes 2^8 back. A chain of 40-bit moduli there gets k = 0."""
+    made = boot.plan(TOY)
+    assert TOY.q_bits[: 3 + CONFIG.level_budget[1]] == (48, 40, 40, 48, 40)
+    first, last = (lt.scale_factor for lt in made.slot_to_coeff)
+    assert math.isclose(first, 1.0, rel_tol=1e-12) and last == 2.0**-8
+    flat = ckks.Params(
+        n=64, q_bits=(48, 40, 40, 40, 40) + (60,) * 12, p_bits=(61,) * 9, dnum=2, insecure=True
+    )
+    made = boot.plan(flat, CONFIG)
+    assert all(math.isclose(lt.scale_factor, 1.0, rel_tol=1e-12) for lt in made.slot_to_coeff)
+    z = np.random.default_rng(12).uniform(-1, 1, flat.slots)
+    with ckks.Context(flat, seed=12) as ctx:
+        ctx.bootstrap_keys(CONFIG, progress=False)
+        ct = ckks.encrypt(z, level=0)
+        fresh = ckks.bootstrap(ct, CONFIG)
+        assert fresh.scale == pytest.approx(ct.scale, rel=1e-12)
+        assert ckks.precision_bits(ckks.decrypt(fresh).real, z) > 25
 
 
 def test_slot_to_coeff_is_the_embedding_and_inverts_coeff_to_slot():
@@ -223,11 +246,12 @@ def test_slot_to_coeff_is_the_embedding_and_inverts_coeff_to_slot():
     M, n = TOY.slots, TOY.n
     v = rng.uniform(-1, 1, M) + 1j * rng.uniform(-1, 1, M)
     with ckks.Context(TOY, seed=7):
-        ct = ckks.encrypt(v, level=made.slot_to_coeff[0].level)
+        ct = ckks.encrypt(v, level=made.slot_to_coeff[0].level, scale=TOY.scale * 2**8)
         out = ct
         for lt in made.slot_to_coeff:
             out = lt(out)
         got = ckks.decrypt(out)
+        assert math.isclose(out.scale, TOY.scale, rel_tol=1e-12)  # the last takes 2^8 back
         w = rng.uniform(-1, 1, M) + 1j * rng.uniform(-1, 1, M)
         both = ckks.encrypt(w, scale=boot.EVAL_SCALE * 2**boot.LIFT)  # the bootstrap's scales
         for lt in made.coeff_to_slot + made.slot_to_coeff:
@@ -236,8 +260,7 @@ def test_slot_to_coeff_is_the_embedding_and_inverts_coeff_to_slot():
     natural = np.empty(M, complex)
     natural[bit_reversal(M)] = v  # the slots hold the coefficients in bit-reversed order
     coeffs = np.concatenate([natural.real, natural.imag])
-    # (its first transform's diagonals are at 2^35: it brings EvalMod's scale down)
-    assert ckks.precision_bits(got, ckks.embed(coeffs, n) / (2 * np.pi)) > 25
+    assert ckks.precision_bits(got, ckks.embed(coeffs, n) / (2 * np.pi)) > 30
     factor = boot.EVAL_SCALE / TOY.q_moduli[0] / (2 * (CONFIG.K + 1)) / (2 * np.pi)
     assert ckks.precision_bits(round_trip, factor * w) > 25
 

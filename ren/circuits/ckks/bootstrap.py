@@ -19,7 +19,8 @@ A ciphertext at level 0 holds ``t = m + e (mod q_0)``: no level is left to multi
 4. **SlotToCoeff**: the slots' DFT, back to coefficients, in ``level_budget[1]`` transforms.
 
 Reading a value at another scale costs nothing (the scale is only how the integers are read), so
-the ModRaise output is read at the scale ``q_0`` and EvalMod's output at the input's scale again:
+the ModRaise output is read at the scale ``q_0`` and EvalMod's output at the input's scale again
+(times ``2^k`` through SlotToCoeff, whose last transform takes it back):
 the bootstrap's result has the input's slots, at about the input's scale, ``config.depth`` levels
 below the top.
 """
@@ -80,8 +81,11 @@ class Plan:
         coeff_to_slot, slot_to_coeff: the linear transforms, in the order they run.
         cosine: the Chebyshev coefficients of EvalMod's cosine, on ``[-1, 1]``.
         sixth: with ``arcsine``, the scale ``1/6`` is encoded at: the correction ``c^3 / 6`` then
-            ends at the scale ``q_0``, where SlotToCoeff wants it (free: its precision hardly
-            matters, the term being small).
+            ends at the scale ``q_0 2^k``, where SlotToCoeff wants it (free: its precision hardly
+            matters, the term being small). SlotToCoeff runs at ``2^k`` times the input's scale
+            (``k`` what its last level's modulus has above 40 bits: 8 in the presets), so its key
+            switches' noise is ``2^k`` times smaller next to the values, and its last transform
+            takes the ``2^k`` back (``scale_factor``).
         sub_sum: the rotations that add the ``n / 2 / slots`` copies of a sparse message.
         rotations: every rotation step the bootstrap uses (its keys, with the conjugation's).
     """
@@ -156,20 +160,28 @@ def plan(params: ckks.Params, config: BootstrapConfig | None = None) -> Plan:
     groups = coeff_to_slot_groups(s, b_cts, packed, c_cts)
     cts = _transforms(groups, N, M, top, config.bsgs_ratio, {b_cts - 1: 2.0**-LIFT})
     below = top - b_cts - config.eval_mod_depth
+    # SlotToCoeff runs at q_0 2^k, its last transform taking 2^k back with diagonals encoded at
+    # q_last / 2^k: k is what the last modulus has above 40 bits, so they keep 40 bits; the key
+    # switches' rounding noise is then 2^k times smaller next to the values
+    last = params.q_moduli[below - b_stc + 1]
+    k_stc = max(0, round(math.log2(last)) - 40)
+    land = params.q_moduli[0] * 2.0**k_stc
     # EvalMod's output scale, known ahead: the series keeps EVAL_SCALE, each double angle squares
-    # it and divides by its level's modulus; SlotToCoeff's first transform takes it back to q_0,
-    # so the result has the input's scale
+    # it and divides by its level's modulus; the arcsine's 1/6 (else SlotToCoeff's first
+    # transform) brings it to q_0 2^k, so the result has the input's scale
     fix = 2 * config.arcsine  # the arcsine's levels, after the double angles
     end = EVAL_SCALE
     for level in range(below + fix + config.double_angle, below + fix, -1):
         end = end * end / params.q_moduli[level]
     sixth = 0.0
-    if config.arcsine:  # c^3 / 6 = (c / 6) * c^2, c / 6 encoded so that it ends at q_0
+    if config.arcsine:  # c^3 / 6 = (c / 6) * c^2, c / 6 encoded so that it ends at q_0 2^k
         ql, qm = params.q_moduli[below + 2], params.q_moduli[below + 1]
-        sixth = params.q_moduli[0] * ql * qm / end**3 * ql  # the scale of the plaintext 1/6
+        sixth = land * ql * qm / end**3 * ql  # the scale of the plaintext 1/6
         end = end * (sixth / ql) * (end * end / ql) / qm
     groups = slot_to_coeff_groups(s, b_stc, packed, 1 / (2 * math.pi))
-    stc = _transforms(groups, N, M, below, config.bsgs_ratio, {0: params.q_moduli[0] / end})
+    factors = {0: land / end}
+    factors[b_stc - 1] = factors.get(b_stc - 1, 1.0) * 2.0**-k_stc
+    stc = _transforms(groups, N, M, below, config.bsgs_ratio, factors)
     # evalmod's cosine, fitted on [-1, 1] in y = x / (K + 1) (CoeffToSlot divides by K + 1)
     K1, r = config.K + 1, config.double_angle
     cosine = chebyshev(
@@ -281,7 +293,7 @@ def bootstrap(
     """The same slots at ``params.max_level - config.depth``: as many levels as the chain leaves.
 
     ``ct`` may be at any level (it is brought to level 0 first). The result's slots equal ``ct``'s
-    up to the bootstrap's error (about ``2^-30``, ``2^-24`` and ``2^-18`` of the values with the
+    up to the bootstrap's error (about ``2^-32``, ``2^-27`` and ``2^-21`` of the values with the
     presets boot-toy, boot-n12 and boot-n16), at ``ct``'s scale (exactly tracked, as always).
     With ``config.slots`` below ``n/2``, the message must be repeated ``n / 2 / slots`` times
     (``numpy.tile``).

@@ -4,9 +4,11 @@ A configuration says how a bootstrap spends its levels: ``level_budget = (c, s)`
 CoeffToSlot and SlotToCoeff, and ``ceil(log2(degree + 1)) + double_angle`` for EvalMod (the
 cosine's Chebyshev series, then the double-angle steps). ``Params.preset`` gives three parameter
 sets with a chain laid out for it, top down: CoeffToSlot's and EvalMod's moduli (60 bits: the
-slots there are at the scale ``2^60``), SlotToCoeff's and the levels left to the user (40 bits,
-the scale), and ``q_0`` (50 bits: the message's coefficients are at most about ``2^-10`` of it,
-where the sine with the arcsine correction is ``x mod 1`` to ``2^-43``).
+slots there are at the scale ``2^60``), SlotToCoeff's (40 bits, but the last, 48: SlotToCoeff runs
+at ``2^8`` times the scale and its last transform takes that back, its diagonals keeping 40 bits),
+the levels left to the user (40 bits, the scale), and ``q_0`` (48 bits: the message's coefficients
+are at most about ``2^-8`` of it, where the sine with the arcsine correction is ``x mod 1`` to
+``2^-33``; a smaller ``q_0 / scale`` makes EvalMod's noise smaller next to the message).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ __all__ = ["PRESETS", "BootstrapConfig", "preset"]
 
 
 def _chain(user: int, stc: int, evalmod: int, cts: int) -> tuple[int, ...]:
-    return (50,) + (40,) * (user + stc) + (60,) * (evalmod + cts)
+    return (48,) + (40,) * user + (48,) + (40,) * (stc - 1) + (60,) * (evalmod + cts)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,8 +45,9 @@ class BootstrapConfig:
         double_angle: ``r``, the double-angle steps after it: the series is of
             ``cos(2 pi (t - 1/4) / 2^r)``, then ``r`` times ``c <- 2 c^2 - 1``.
         arcsine: correct the sine by ``c + c^3 / 6``, the start of ``arcsin(c)``: two more levels,
-            and ``2 pi x`` instead of ``sin(2 pi x)`` to ``2^-43`` for ``|x| <= 2^-10``, so ``q_0``
-            may be ``2^10`` times the scale rather than ``2^15`` (five bits more precision).
+            and ``2 pi x`` instead of ``sin(2 pi x)`` to ``2^-43`` for ``|x| <= 2^-10`` (``2^-33``
+            for ``|x| <= 2^-8``), so ``q_0`` may be ``2^8`` times the scale (the presets) rather
+            than ``2^15``: seven bits more precision.
         slots: the slots the message uses, a power of two from 2 to ``n/2`` (default ``n/2``).
             With fewer, the message is repeated ``n / 2 / slots`` times (encrypt
             ``numpy.tile(values, n // 2 // slots)``), the real and imaginary parts share one

@@ -174,17 +174,17 @@ class Params:
     def preset(cls, name: str) -> Params:
         """Parameters made for bootstrapping (``ckks.bootstrap``; ``ckks.BootstrapConfig``).
 
-        * ``"boot-toy"``: ``n=64`` (32 slots), 17 moduli (q_0 50 bits; 2 user levels, 2 for
+        * ``"boot-toy"``: ``n=64`` (32 slots), 17 moduli (q_0 48 bits; 2 user levels, 2 for
           SlotToCoeff, 10 for EvalMod, 2 for CoeffToSlot), dense secret, ``K=12``; insecure
           (tests, tutorials and the debugger: seconds on the python backend). Output level 2.
         * ``"boot-n12"``: ``n=4096`` (2048 slots), 20 moduli (3 user, level budget (3, 3), 10 for
-          EvalMod), sparse-secret encapsulation (``h=32``, ``K=16``); insecure (QP 1680 bits).
+          EvalMod), sparse-secret encapsulation (``h=32``, ``K=16``); insecure (QP 1686 bits).
           Output level 3.
         * ``"boot-n16"``: ``n=65536`` (32768 slots), 24 moduli (7 user, (3, 3), 10 for EvalMod),
-          encapsulation; ``log2(QP)`` 1718 <= 1747, 128-bit secure. Output level 7.
+          encapsulation; ``log2(QP)`` 1724 <= 1747, 128-bit secure. Output level 7.
 
-        Encrypt at the output level (``BootstrapConfig.levels_left``): the levels above it are the
-        bootstrap's, with moduli of 60 bits, not the scale's 40.
+        Encrypt at the output level (``BootstrapConfig.levels_left``): the levels above are the
+        bootstrap's, with moduli of 60 bits (the lowest, 48), not the scale's 40.
 
         Raises:
             TypeError, ValueError: for a name that is not one of these.
