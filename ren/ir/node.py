@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
@@ -266,8 +267,12 @@ def toposort(root: Node) -> list[Node]:
     return order
 
 
-def format_graph(root: Node) -> str:
-    """Deterministic indented text of the graph below ``root`` (see the module docstring)."""
+def format_graph(root: Node, name_of: Callable[[Any], str] | None = None) -> str:
+    """Deterministic indented text of the graph below ``root`` (see the module docstring).
+
+    Buffers are named ``b0``, ``b1``, ... in the order they are printed, or ``name_of(buffer)``
+    (the step-through debugger names them as its ``buffer`` command does).
+    """
     uses: dict[Node, int] = {}
     for node in toposort(root):
         for s in node.src:
@@ -286,16 +291,21 @@ def format_graph(root: Node) -> str:
         if uses.get(node, 0) > 1:
             labels[node] = len(labels)
             label = f"[{labels[node]}] "
-        lines.append(f"{pad}{label}{node.op.name} {node.dtype.value}{_fmt_arg(node, buffers)}")
+        arg = _fmt_arg(node, buffers, name_of)
+        lines.append(f"{pad}{label}{node.op.name} {node.dtype.value}{arg}")
         for s in reversed(node.src):
             stack.append((s, depth + 1))
     return "\n".join(lines)
 
 
-def _fmt_arg(node: Node, buffers: dict[int, str]) -> str:
+def _fmt_arg(
+    node: Node, buffers: dict[int, str], name_of: Callable[[Any], str] | None = None
+) -> str:
     if node.arg is None:
         return ""
     if isinstance(node.arg, BufferArg):
+        if name_of is not None:
+            return f" {name_of(node.arg.buffer)} {node.arg!r}"
         name = buffers.setdefault(id(node.arg.buffer), f"b{len(buffers)}")
         return f" {name} {node.arg!r}"
     return f" {node.arg!r}"

@@ -18,6 +18,7 @@ Oracles, each independent of the debugger:
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -100,11 +101,35 @@ def test_stepping_visits_every_pass_in_order_with_the_recorded_rules():
     assert st.ran == 0  # stepping through the passes runs nothing
     # the graph after the last pass is the kernelized graph: one KERNEL per scheduled kernel
     assert st.graph().count("KERNEL void") == len(st.realization.kernels)
-    assert st.graph(0) == str(st.realization.sink)
+    # the input graph as str() prints it, but for the buffers' names (the debugger's own)
+    unnamed = functools.partial(re.sub, r"BUFFER (\w+) \S+ ", r"BUFFER \1 _ ")
+    assert unnamed(st.graph(0)) == unnamed(str(st.realization.sink)) != st.graph(0)
     assert "pass 3/12 inject_domains" in st.show_pass(3)
     # past the last pass, a step runs the next unit
     assert st.step().startswith("ran   0  ")
     assert st.ran == 1
+
+
+def test_the_graph_names_buffers_as_the_kernels_screen_and_buffer_do():
+    """After every pass, each buffer the graph prints is one the kernels screen lists (its
+    'writes <- reads' names) and ``buffer`` accepts, or a ``#id`` the schedule does not use."""
+    *_, c = program()
+    st = Stepper(c)
+    listed = set()
+    for row in st.kernels().splitlines()[2:]:
+        writes, _, reads = row.split("  ")[-1].partition(" <- ")
+        listed |= {writes.strip(), *(r.strip() for r in reads.split(", ") if r.strip())}
+    last = len(st.record.passes)
+    for i in range(last + 1):
+        shown = set(re.findall(r"BUFFER \w+ (\S+) ", st.graph(i)))
+        assert shown, i
+        unused = {name for name in shown if name.startswith("#")}
+        assert shown - unused <= listed, (i, shown - listed)
+        for name in shown - unused:
+            assert st.buffer(name).startswith(f"buffer {name} ")
+    final = set(re.findall(r"BUFFER \w+ (\S+) ", st.graph(last)))
+    assert final == listed  # the kernelized graph holds every buffer of the schedule
+    assert "arena[" in st.show_pass(last)  # planned buffers by their arena range, as 'buffer'
 
 
 def test_kernels_and_source():
@@ -350,7 +375,7 @@ def test_bad_input_gives_one_line_errors_and_the_loop_goes_on():
     assert "no pass 42" in shown[4]
     # the loop went on: 'pass 3' moved the cursor, 'graph' shows that pass, 'step' the next
     assert shown[-5].startswith("pass 3/12 inject_domains:")
-    assert shown[-4] == str(st.record.passes[2].graph)
+    assert shown[-4] == st.graph(3)  # the graph after pass 3, buffers named as by `buffer`
     assert shown[-3].startswith("pass 4/12 fold_domains:")
     assert kernel_rows(shown[-2])
     # end of input: the rest ran and c is realized

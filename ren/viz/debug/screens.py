@@ -12,7 +12,7 @@ import numpy as np
 from ren.device import Buffer
 from ren.engine.realize import Realization
 from ren.ir.facts import facts
-from ren.ir.node import Node, RingArg
+from ren.ir.node import Node, RingArg, format_graph
 from ren.ring import Domain, RingSpec
 from ren.viz.trace import RealizationRecord
 
@@ -143,6 +143,24 @@ class StepperBase:
     _graph: frozenset[Node] | None  # the nodes of the graph handed to the scheduler, once asked
     _apart: dict[Node, Node]  # a watched part's node -> its value computed apart (stored)
     _made_at: dict[tuple[Node, ...], int]  # watched nodes -> the last kernel working toward them
+
+    def _graph_text(self, graph: Node) -> str:
+        """``graph`` as text, each buffer named as ``buffer`` takes it (``buffer NAME``).
+
+        A buffer the memory plan placed in an arena is named by its arena range; one the schedule
+        does not use (a pass's intermediate, dropped later) by ``#id``.
+        """
+        planned = {
+            p.buffer_id: f"arena[{p.offset}:{p.offset + p.nbytes}]"
+            for plan in self.realization.memory_plan.devices
+            for p in plan.buffers
+        }
+
+        def name_of(buf: Any) -> str:
+            info = self._infos.get(id(buf))
+            return info.name if info is not None else planned.get(buf.id, f"#{buf.id}")
+
+        return format_graph(graph, name_of)
 
     @property
     def _kernels(self) -> list:

@@ -178,7 +178,7 @@ class Stepper(BufferViews, WatchViews):
             return "\n".join(
                 [
                     f"pass 0: the input graph, as handed to the scheduler ({nodes} nodes)",
-                    _cut(str(graph), max_lines, more),
+                    _cut(self._graph_text(graph), max_lines, more),
                 ]
             )
         p = self.record.passes[i - 1]
@@ -208,14 +208,17 @@ class Stepper(BufferViews, WatchViews):
         created = Counter(n.op.name for n in p.created)
         if created:
             lines.append(f"nodes created: {_count_text(created)}")
-        text = str(graph)
+        text = self._graph_text(graph)
         lines.append(f"graph after the pass ({len(text.splitlines())} lines):")
         lines.append(_cut(text, max_lines, more))
         return "\n".join(lines)
 
     def graph(self, i: int | None = None) -> str:
-        """The whole graph after pass ``i`` (default: the pass cursor; 0: the input)."""
-        return str(self._graph_of(self.cursor if i is None else i))
+        """The whole graph after pass ``i`` (default: the pass cursor; 0: the input).
+
+        Buffers have the names ``buffer`` takes (``b1``, ``arena[0:128]``), not ``str(node)``'s.
+        """
+        return self._graph_text(self._graph_of(self.cursor if i is None else i))
 
     # --- kernels ---------------------------------------------------------------------------------
     def kernels(self) -> str:
