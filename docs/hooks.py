@@ -14,6 +14,9 @@ environment MkDocs runs in (``pip install -e .``). Nothing here touches the netw
   docs/hooks.py --run PATH OUT`` writes the cells' outputs to ``OUT`` as JSON); a notebook that
   fails fails the build. ``REN_DOCS_EXECUTE=0`` skips running them (the pages then show code
   only), which keeps ``mkdocs serve`` quick while writing.
+- **Docstrings' literal blocks.** Ren's docstrings end the line before a literal block with
+  ``::`` (reStructuredText, as ``help()`` shows it); the API pages render that block as code, so
+  ``on_page_content`` writes the ``::`` ending a paragraph as one ``:``.
 """
 
 from __future__ import annotations
@@ -68,6 +71,11 @@ def on_page_markdown(markdown: str, page: Any = None, config: Any = None, files:
     rendered = render_passes()
     lines = markdown.split("\n")
     return "\n".join(rendered if line.strip() == MARKER else line for line in lines)
+
+
+def on_page_content(html: str, page: Any = None, config: Any = None, files: Any = None) -> str:
+    """A paragraph ending ``::`` (a docstring's literal block follows) ends ``:`` instead."""
+    return html.replace("::</p>", ":</p>")
 
 
 # -- tutorials -------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ echo "== mkdocs build --strict"
 site=$(mktemp -d)
 trap 'rm -rf "$site"' EXIT
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet -d "$site"
+.venv/bin/python scripts/check_site.py "$site"
 
 echo "== pytest"
 export REN_CHECK=1

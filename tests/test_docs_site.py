@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import pkgutil
 import re
 import sys
@@ -169,6 +170,36 @@ NOT_IN_THE_API = {
     "ren.viz.__main__": "the command line, documented on the ren.viz page",
     "ren.testing.__main__": "the command line, documented on the backends page",
 }
+
+
+def test_a_docstring_paragraph_ending_in_a_double_colon_ends_in_one():
+    """What mkdocstrings makes of ``Use::`` and its literal block, and ``::`` elsewhere kept."""
+    hooks = load_hooks()
+    html = "<p>Use::</p>\n<pre><code>ckks.encrypt(x)\n</code></pre>\n<p>C++ <code>a::b</code></p>"
+    assert hooks.on_page_content(html) == html.replace("<p>Use::</p>", "<p>Use:</p>")
+
+
+def test_the_site_check_finds_directory_links_missing_files_and_double_colons(tmp_path: Path):
+    spec = importlib.util.spec_from_file_location("check_site", ROOT / "scripts" / "check_site.py")
+    assert spec is not None and spec.loader is not None
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "guide" / "page.html").write_text("<p>x</p>", encoding="utf-8")
+    (tmp_path / "404.html").write_text('<a href="/nowhere.html">', encoding="utf-8")  # a server's
+    good = '<a href="guide/page.html#top">a</a> <img src="https://example.org/x.png">'
+    (tmp_path / "index.html").write_text(good, encoding="utf-8")
+    assert check.problems(tmp_path) == ([], 1)
+    bad = good + '<a href="guide/">b</a><a href="gone.html">c</a><p>Use::</p>'
+    (tmp_path / "index.html").write_text(bad, encoding="utf-8")
+    assert check.problems(tmp_path) == (
+        [
+            "index.html: link 'guide/' is a directory",
+            "index.html: link 'gone.html' is missing",
+            "index.html: a paragraph ends with '::'",
+        ],
+        3,
+    )
 
 
 def test_every_module_is_in_the_api_reference():
