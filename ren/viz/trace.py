@@ -49,9 +49,13 @@ class PassRecord:
         step: the pass number (from 1; 0 is the input).
         name: the pass module's name.
         graph: the graph after the pass (its ``SINK``).
-        created: nodes of ``graph`` that were not in the pass's input.
+        created: the nodes the pass added: in ``graph``, not in the pass's input, and not a
+            node of the input rebuilt over new sources (see ``rebuilt``).
         rules: the rewrites that fired, in order.
         seconds: how long the pass took.
+        rebuilt: nodes of ``graph`` not in the input that stand for an input node the pass
+            replaced (same op, dtype, argument and number of sources; a source replaced): the
+            users of a rewritten node, made again because nodes are immutable (``split_new``).
     """
 
     step: int
@@ -60,6 +64,7 @@ class PassRecord:
     created: frozenset[Node]
     rules: list[Rewrite]
     seconds: float
+    rebuilt: frozenset[Node] = frozenset()
 
     def rule_counts(self) -> list[tuple[str, int]]:
         """``(rule name, times fired)``, most fired first (ties by name)."""
@@ -160,6 +165,33 @@ def buffer_names(kernels: list[ScheduledKernel]) -> dict[int, str]:
     return names
 
 
+def split_new(after: Node, before: Node) -> tuple[frozenset[Node], frozenset[Node]]:
+    """``(created, rebuilt)``: the nodes below ``after`` and not below ``before``, split.
+
+    A node is *rebuilt* when it stands for a node of ``before`` that is gone: one with its op,
+    dtype, argument and number of sources, whose sources are the node's own but where a source
+    of the old node is gone too (replaced). These are the users of a rewritten node, made again
+    because nodes are immutable; the others the pass *created*.
+    """
+    old, new = toposort(before), toposort(after)
+    seen, kept = set(old), set(new)
+    gone: dict[tuple, list[Node]] = {}
+    for n in old:
+        if n not in kept:
+            gone.setdefault((n.op, n.dtype, n.arg, len(n.src)), []).append(n)
+    created: set[Node] = set()
+    rebuilt: set[Node] = set()
+    for n in new:
+        if n in seen:
+            continue
+        twins = gone.get((n.op, n.dtype, n.arg, len(n.src)), ())
+        same = any(
+            all(a is b or b not in kept for a, b in zip(n.src, t.src, strict=True)) for t in twins
+        )
+        (rebuilt if same and n.src else created).add(n)
+    return frozenset(created), frozenset(rebuilt)
+
+
 def _name(buf: Buffer, i: int) -> str:
     if buf.base is not None:
         return f"arena[{buf.offset}:{buf.offset + buf.nbytes}]"
@@ -222,11 +254,10 @@ class Trace:
         current = self._current
         if current is None:  # a schedule() called directly, outside a realization
             current = self._start(previous)
-        created = frozenset(toposort(sink)).difference(toposort(previous))
+        created, rebuilt = split_new(sink, previous)
         rules = list(ctx.record.get(name, ()))
-        current.passes.append(
-            PassRecord(step, name, sink, created, rules, ctx.timings.get(name, 0.0))
-        )
+        seconds = ctx.timings.get(name, 0.0)
+        current.passes.append(PassRecord(step, name, sink, created, rules, seconds, rebuilt))
 
     def on_prepared(self, realization: Realization) -> None:
         """The kernels, plan and units are known; nothing ran yet."""

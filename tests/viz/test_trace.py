@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import ren
@@ -11,6 +12,7 @@ from ren.engine import observe
 from ren.engine.realize import backend
 from ren.engine.schedule import PASSES
 from ren.ring import RingSpec, ntt_primes
+from ren.viz.trace import record
 from tests.devices import COMPILED
 
 RING = RingSpec(16, ntt_primes(16, 30, 2))
@@ -39,12 +41,33 @@ def test_trace_matches_the_realization():
     assert [k.info.name for k in rec.kernels] == [u.name for u in rec.units]
     assert all(u.seconds is not None and u.seconds >= 0 for u in rec.units)
     assert rec.plan is ctx.memory_plan
-    # a created node is in the pass's output and not in its input
+    # created and rebuilt split the nodes in the pass's output and not in its input
     before = rec.input
     for p in rec.passes:
-        assert p.created.isdisjoint(before.toposort())
-        assert p.created <= set(p.graph.toposort())
+        old, new = set(before.toposort()), set(p.graph.toposort())
+        assert p.created | p.rebuilt == new - old and not p.created & p.rebuilt
+        for n in p.rebuilt:  # an input node gone, made again over its replaced sources
+            assert any(
+                (m.op, m.dtype, m.arg, len(m.src)) == (n.op, n.dtype, n.arg, len(n.src))
+                and all(a is b or b not in new for a, b in zip(n.src, m.src, strict=True))
+                for m in old - new
+            )
         before = p.graph
+
+
+def test_only_what_a_rule_adds_is_created():
+    """x * (a + 0), simplified: the rule replaces the sum by ``a``, so the product over ``a`` is
+    a rebuilt node (the same op and dtype, a changed source) and nothing is created."""
+    ring = RingSpec(8, ntt_primes(8, 30, 1))
+    with record() as trace:
+        a = Poly.from_limbs(np.arange(8)[None], ring)
+        x = Poly.from_limbs(np.ones((1, 8), dtype=np.int64), ring)
+        (x * (a + 0)).realize()
+    first = trace.realizations[-1].passes[0]
+    assert first.name == "simplify" and first.rules  # a rule fired
+    assert first.created == frozenset() and len(first.rebuilt) >= 1
+    (product,) = [n for n in first.rebuilt if n.op.name == "MUL"]
+    assert product.src[1] in set(trace.realizations[-1].input.toposort())  # now a itself
 
 
 def out_node(rec):

@@ -108,12 +108,16 @@ class _RealizationSections:
                 "only (<code>--all-graphs</code> draws every one).</p>"
             )
             return "\n".join(out)
-        out.append("<p>The graph after each pass (nodes the pass created: thick red border):</p>")
+        out.append(
+            "<p>The graph after each pass (nodes the pass created: thick red border; the nodes "
+            "above them, rebuilt because a source changed, are not marked):</p>"
+        )
         previous = rec.input
         for p in rec.passes:
             same = p.graph is previous
             nodes = len(toposort(p.graph))
             what = "no change" if same else f"{_plural(len(p.created), 'node')} created"
+            what += f", {len(p.rebuilt)} rebuilt" if p.rebuilt else ""
             out.append(
                 f'<details class="pass" id="r{i}-pass{p.step:02d}"><summary>'
                 f"{p.step:02d} <b>{_e(p.name)}</b> \u2014 {what}, {_ms(p.seconds, self.times)}"
