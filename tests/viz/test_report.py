@@ -33,9 +33,12 @@ from pathlib import Path
 
 import pytest
 
+import ren.viz
+from ren import Poly
 from ren.engine.schedule import PASSES
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
+from ren.ring import RingSpec, ntt_primes
 from ren.viz.examples import EXAMPLES, run_example
 from ren.viz.memory import plan_text
 from ren.viz.report import (
@@ -43,6 +46,7 @@ from ren.viz.report import (
     GRAPH_NODE_LIMIT,
     INSTALL_NOTE,
     build_report,
+    fold_helpers,
     inline_svg,
     text_report,
     write_report,
@@ -201,7 +205,7 @@ def test_report_shows_the_whole_trace(runs: dict, name: str) -> None:
     for rec in trace.realizations:
         for k in rec.kernels:
             for device, _ in BACKENDS:
-                assert html.escape(kernel_source(k, device)) in page
+                assert shown(kernel_source(k, device), page)
     graphs = [s for s in svgs if is_graph(s)]
     assert len(graphs) == drawn
     assert page.count("too large to draw here") == big
@@ -266,7 +270,7 @@ def test_without_dot_keeps_everything_else(runs: dict) -> None:
     assert html.escape(to_dot(focus.passes[-1].graph, created=focus.passes[-1].created)) in page
     for k in focus.kernels:
         for device, _ in BACKENDS:
-            assert html.escape(kernel_source(k, device)) in page
+            assert shown(kernel_source(k, device), page)
     plans = [r.plan for r in trace.realizations] + captured_plans(trace)
     assert page.count('<rect class="buffer"') == sum(
         len(d.buffers) for p in plans for d in p.devices
@@ -578,6 +582,38 @@ def test_screenshot_is_not_blank(tmp_path: Path, runs: dict) -> None:
     )
     assert shot.is_file(), "chromium wrote no screenshot"
     assert png_colours(shot.read_bytes(), enough=16) >= 16
+
+
+def shown(source: str, page: str) -> bool:
+    """Whether ``source`` is on ``page``: the kernel, then each folded helper block."""
+    main, folded = fold_helpers(source)
+    return html.escape(main) in page and all(html.escape(b) in page for _, b in folded)
+
+
+def test_kernel_sources_show_the_kernel_first_and_fold_the_helpers() -> None:
+    ring = RingSpec(16, ntt_primes(16, 30, 2))
+    with ren.viz.record() as trace:
+        a, b = Poly(list(range(16)), ring), Poly([3 * i - 7 for i in range(16)], ring)
+        ((a * b).rescale() + 1).realize()
+    (rec,) = trace.realizations
+    for k in rec.kernels:
+        for device in ("cpu", "cuda"):
+            source = kernel_source(k, device)
+            main, folded = fold_helpers(source)
+            assert folded, (k.info.name, device)  # every C and CUDA kernel has helpers
+            again = main
+            for line, block in folded:
+                assert line in main and "mont_mul" in block
+                again = again.replace(line, block, 1)
+            assert again == source  # nothing lost: the lines stand for the blocks
+            body = main.split("\n")
+            entry = next(i for i, t in enumerate(body) if t.startswith(("void ", 'extern "C"')))
+            helper = r"(static inline|__forceinline__) \w+ (add|sub|neg)_mod_u|mont_mul_u\d+\(\w+ a"
+            assert re.search(helper, main) is None, main  # no helper defined before the kernel
+            if k.info.kind == "elementwise":  # the loop within a dozen lines of the top
+                assert entry < 12, (device, main)
+    page = build_report(trace, "fold")
+    assert page.count("modular helpers (") >= len(rec.kernels)
 
 
 def test_regions_show_beside_their_kernels() -> None:

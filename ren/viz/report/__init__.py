@@ -30,7 +30,13 @@ Buffers are named as in the trace (``b0``, ``arena[0:512]``); no ``id()`` or add
 
 from __future__ import annotations
 
-from ren.viz.report.blocks import BACKENDS, GRAPH_NODE_LIMIT, INSTALL_NOTE, inline_svg
+from ren.viz.report.blocks import (
+    BACKENDS,
+    GRAPH_NODE_LIMIT,
+    INSTALL_NOTE,
+    fold_helpers,
+    inline_svg,
+)
 from ren.viz.report.page import build_report, write_report
 from ren.viz.report.text import device_plans, text_report
 
@@ -40,6 +46,7 @@ __all__ = [
     "INSTALL_NOTE",
     "build_report",
     "device_plans",
+    "fold_helpers",
     "inline_svg",
     "text_report",
     "write_report",

@@ -33,6 +33,31 @@ BACKENDS: tuple[tuple[str, str], ...] = (
     ("cuda", "CUDA C"),
 )
 
+
+def fold_helpers(source: str) -> tuple[str, list[tuple[str, str]]]:
+    """``source`` with its modular helpers cut out, so a reader sees the kernel first.
+
+    Returns the source with each helper block (``ren.codegen.helpers.c_helpers``, CUDA's
+    ``device_helpers``, with the ``#define`` names after them) replaced by one comment line, and
+    ``(that line, the block)`` for each, in order: replacing the lines by the blocks gives
+    ``source`` back.
+    """
+    from ren.codegen.cuda import device_helpers
+    from ren.codegen.helpers import HELPER_NAMES, c_helpers
+
+    folded: list[tuple[str, str]] = []
+    for dtype in ("u32", "u64"):
+        names = HELPER_NAMES.replace("{w}", dtype)
+        for text in (c_helpers(dtype), device_helpers(dtype)):
+            block = text + names if text + names in source else text
+            if block in source:
+                lines = block.count("\n")
+                line = f"/* the {dtype} modular helpers ({lines} lines): below the kernel */\n"
+                source = source.replace(block, line, 1)
+                folded.append((line, block))
+    return source, folded
+
+
 _DASH = "\u2013"
 _LAST_PASS = PASSES[-1][0].__name__.rsplit(".", 1)[
     -1

@@ -19,6 +19,7 @@ from ren.viz.report.blocks import (
     _plural,
     _rules,
     _table,
+    fold_helpers,
     inline_svg,
 )
 from ren.viz.trace import RealizationRecord, Trace, kernel_source
@@ -194,9 +195,15 @@ class _RealizationSections:
                     text = kernel_source(kernel, device)
                 except Exception as e:  # one backend failing to render keeps the others
                     text = f"/* could not render for {device}: {type(e).__name__}: {e} */\n"
+                main, folded = fold_helpers(text)
+                helpers = "".join(
+                    f"<details><summary>{_e(line.strip())}</summary><pre>{_e(block)}</pre>"
+                    "</details>"
+                    for line, block in folded
+                )
                 out.append(
                     f'<details id="{anchor}"><summary>{device} ({_e(what)})</summary>'
-                    f"<pre>{_e(text)}</pre></details>"
+                    f"<pre>{_e(main)}</pre>{helpers}</details>"
                 )
             out.append("</details>")
         return "\n".join(out)
