@@ -7,7 +7,10 @@
 #      (the graphviz tests skip), and don't try again until .venv/.ren-no-graphviz is removed;
 #   4. pip install -e .[cuda] (PyCUDA, built from source) only where an NVIDIA driver is present
 #      (nvidia-smi runs) and nvcc is on PATH; optional: on failure say so and go on (the cuda
-#      device then runs only emulated, REN_CUDA_EMULATE=1, and the gpu tests skip).
+#      device then runs only emulated, REN_CUDA_EMULATE=1, and the gpu tests skip);
+#   5. with REN_SETUP_BROWSER=1 (scripts/test.sh sets it), apt-get install chromium when it is
+#      missing, for the report's screenshot test; optional like graphviz (the test then skips),
+#      not retried until .venv/.ren-no-chromium is removed.
 # Messages go to stderr, so `scripts/demo.sh` keeps a clean stdout.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -104,5 +107,23 @@ else
         tail -n 15 .venv/pip-cuda.log >&2
         say "could not install PyCUDA (see .venv/pip-cuda.log); going on without it:" \
             "the gpu tests will skip"
+    fi
+fi
+
+# 5. chromium, optional, for the tests only (the screenshot of a report)
+if [ "${REN_SETUP_BROWSER:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1 &&
+    ! command -v chromium-browser >/dev/null 2>&1; then
+    if [ -e .venv/.ren-no-chromium ]; then
+        say "chromium is missing (install skipped: it failed before; remove" \
+            ".venv/.ren-no-chromium to retry); the screenshot test will skip"
+    else
+        say "installing chromium with apt-get (for the report's screenshot test)"
+        if apt_install chromium && command -v chromium >/dev/null 2>&1; then
+            say "chromium installed"
+        else
+            touch .venv/.ren-no-chromium
+            say "could not install chromium (try: sudo apt-get install chromium);" \
+                "going on without it: the screenshot test will skip"
+        fi
     fi
 fi

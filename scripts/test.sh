@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-bash scripts/setup.sh
+REN_SETUP_BROWSER=1 bash scripts/setup.sh
 
 echo "== ruff check"
 .venv/bin/ruff check .
