@@ -97,7 +97,8 @@ def _page(p, module, why, previous, before) -> str:
     else:
         change = (
             f"On the example the graph goes from {n_before} to {n_after} nodes; the pass "
-            f"created {len(p.created)} of them (thick red border in the picture after)."
+            f"created {len(p.created)} of them (thick red border in the picture after) and "
+            f"rebuilt {len(p.rebuilt)} over sources it replaced (not marked)."
         )
     links = []
     if p.step > 1:
