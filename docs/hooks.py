@@ -14,6 +14,10 @@ environment MkDocs runs in (``pip install -e .``). Nothing here touches the netw
   docs/hooks.py --run PATH OUT`` writes the cells' outputs to ``OUT`` as JSON); a notebook that
   fails fails the build. ``REN_DOCS_EXECUTE=0`` skips running them (the pages then show code
   only), which keeps ``mkdocs serve`` quick while writing.
+- **Formulas.** A page writes ``$...$`` (inline) or ``$$...$$`` (display) in LaTeX;
+  ``pymdownx.arithmatex`` keeps them apart from Markdown, and ``on_page_content`` turns each into
+  MathML with ``latex2mathml`` while the site builds, which browsers draw themselves: no script,
+  no font to fetch, nothing from a CDN (the site works offline and from disk).
 - **Docstrings' literal blocks.** Ren's docstrings end the line before a literal block with
   ``::`` (reStructuredText, as ``help()`` shows it); the API pages render that block as code, so
   ``on_page_content`` writes the ``::`` ending a paragraph as one ``:``.
@@ -22,10 +26,12 @@ environment MkDocs runs in (``pip install -e .``). Nothing here touches the netw
 from __future__ import annotations
 
 import contextlib
+import html
 import inspect
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -73,9 +79,26 @@ def on_page_markdown(markdown: str, page: Any = None, config: Any = None, files:
     return "\n".join(rendered if line.strip() == MARKER else line for line in lines)
 
 
-def on_page_content(html: str, page: Any = None, config: Any = None, files: Any = None) -> str:
-    """A paragraph ending ``::`` (a docstring's literal block follows) ends ``:`` instead."""
-    return html.replace("::</p>", ":</p>")
+#: What ``pymdownx.arithmatex`` (generic) writes for ``$...$`` and for ``$$...$$``.
+MATH = re.compile(
+    r'<span class="arithmatex">\\\((.*?)\\\)</span>|<div class="arithmatex">\\\[(.*?)\\\]</div>',
+    re.S,
+)
+
+
+def mathml(match: re.Match[str]) -> str:
+    """The MathML of one formula ``MATH`` found (inline or display)."""
+    from latex2mathml.converter import convert
+
+    inline, block = match.group(1), match.group(2)
+    latex = html.unescape(inline if inline is not None else block)
+    return convert(latex, display="inline" if inline is not None else "block")
+
+
+def on_page_content(html_text: str, page: Any = None, config: Any = None, files: Any = None) -> str:
+    """Formulas as MathML; a paragraph ending ``::`` (a docstring's literal block follows) ends
+    ``:`` instead."""
+    return MATH.sub(mathml, html_text).replace("::</p>", ":</p>")
 
 
 # -- tutorials -------------------------------------------------------------------------------------

@@ -7,8 +7,9 @@ Run by ``scripts/test.sh`` after ``mkdocs build``::
 Every relative ``href`` and ``src`` of every page (``404.html`` aside: a web server's page, with
 links from the site's root) must name a file under ``SITE_DIR``: not a directory, which a browser
 opening the site from disk shows as a listing (``use_directory_urls: false`` in ``mkdocs.yml``
-makes every page ``name.html``). A docstring's ``::`` must not end a paragraph (``docs/hooks.py``
-writes it as ``:``). Exits 1 and names each problem, else prints how many links it read.
+makes every page ``name.html``). A docstring's ``::`` must not end a paragraph, and no formula
+may be left as LaTeX (``docs/hooks.py`` writes ``::`` as ``:`` and formulas as MathML). Exits 1
+and names each problem, else prints how many links it read.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def problems(site: Path) -> tuple[list[str], int]:
                 found.append(f"{where}: link {href!r} is {kind}")
         if "::</p>" in text:
             found.append(f"{where}: a paragraph ends with '::'")
+        if 'class="arithmatex"' in text:
+            found.append(f"{where}: a formula left as LaTeX (not made MathML)")
     return found, links
 
 

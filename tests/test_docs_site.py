@@ -191,15 +191,33 @@ def test_the_site_check_finds_directory_links_missing_files_and_double_colons(tm
     (tmp_path / "index.html").write_text(good, encoding="utf-8")
     assert check.problems(tmp_path) == ([], 1)
     bad = good + '<a href="guide/">b</a><a href="gone.html">c</a><p>Use::</p>'
+    bad += '<span class="arithmatex">\\(x\\)</span>'
     (tmp_path / "index.html").write_text(bad, encoding="utf-8")
     assert check.problems(tmp_path) == (
         [
             "index.html: link 'guide/' is a directory",
             "index.html: link 'gone.html' is missing",
             "index.html: a paragraph ends with '::'",
+            "index.html: a formula left as LaTeX (not made MathML)",
         ],
         3,
     )
+
+
+def test_formulas_become_mathml_at_build_time():
+    """What pymdownx.arithmatex (generic) writes, made MathML: inline and display, entities read."""
+    hooks = load_hooks()
+    page = (
+        '<p>A slot <span class="arithmatex">\\(x_k &lt; 2^{-8}\\)</span>.</p>\n'
+        '<div class="arithmatex">\\[\n\\frac{q_0}{\\Delta}\n\\]</div>'
+    )
+    out = hooks.on_page_content(page)
+    assert "arithmatex" not in out and "\\(" not in out
+    inline, block = re.findall(r'<math xmlns="[^"]+" display="(\w+)">(.*?)</math>', out)
+    assert inline[0] == "inline" and "<msub><mi>x</mi><mi>k</mi></msub>" in inline[1]
+    assert "<mo>&#x0003C;</mo>" in inline[1] and "<msup><mn>2</mn>" in inline[1]  # < and 2^
+    assert block[0] == "block" and "<mfrac>" in block[1] and "&#x00394;" in block[1]  # Delta
+    assert out.startswith("<p>A slot <math") and out.count("</math>") == 2
 
 
 def test_every_module_is_in_the_api_reference():
