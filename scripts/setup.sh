@@ -69,22 +69,28 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "$want" >"$stamp"
 fi
 
-# 3. graphviz's dot, optional
-if ! command -v dot >/dev/null 2>&1; then
-    if [ -e .venv/.ren-no-graphviz ]; then
-        say "graphviz's dot is missing (install skipped: it failed before; remove" \
-            ".venv/.ren-no-graphviz to retry); the graphviz tests will skip"
+# An optional Debian package: apt-get install PACKAGE when COMMAND is missing; on failure say so,
+# leave the marker .venv/.ren-no-PACKAGE (no retry until it is removed) and go on: WHICH skip.
+optional_apt() {
+    local package=$1 command=$2 which=$3
+    command -v "$command" >/dev/null 2>&1 && return 0
+    if [ -e ".venv/.ren-no-$package" ]; then
+        say "$package is missing (install skipped: it failed before; remove" \
+            ".venv/.ren-no-$package to retry); $which will skip"
     else
-        say "installing graphviz with apt-get (dot is missing)"
-        if apt_install graphviz && command -v dot >/dev/null 2>&1; then
-            say "graphviz installed"
+        say "installing $package with apt-get ($command is missing)"
+        if apt_install "$package" && command -v "$command" >/dev/null 2>&1; then
+            say "$package installed"
         else
-            touch .venv/.ren-no-graphviz
-            say "could not install graphviz (try: sudo apt-get install graphviz);" \
-                "going on without it: the graphviz tests will skip"
+            touch ".venv/.ren-no-$package"
+            say "could not install $package (try: sudo apt-get install $package);" \
+                "going on without it: $which will skip"
         fi
     fi
-fi
+}
+
+# 3. graphviz's dot, optional
+optional_apt graphviz dot "the graphviz tests"
 
 # 4. PyCUDA, optional: only useful (and only importable) with an NVIDIA driver
 if .venv/bin/python -c "import pycuda" >/dev/null 2>&1; then
@@ -111,19 +117,6 @@ else
 fi
 
 # 5. chromium, optional, for the tests only (the screenshot of a report)
-if [ "${REN_SETUP_BROWSER:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1 &&
-    ! command -v chromium-browser >/dev/null 2>&1; then
-    if [ -e .venv/.ren-no-chromium ]; then
-        say "chromium is missing (install skipped: it failed before; remove" \
-            ".venv/.ren-no-chromium to retry); the screenshot test will skip"
-    else
-        say "installing chromium with apt-get (for the report's screenshot test)"
-        if apt_install chromium && command -v chromium >/dev/null 2>&1; then
-            say "chromium installed"
-        else
-            touch .venv/.ren-no-chromium
-            say "could not install chromium (try: sudo apt-get install chromium);" \
-                "going on without it: the screenshot test will skip"
-        fi
-    fi
+if [ "${REN_SETUP_BROWSER:-0}" = 1 ] && ! command -v chromium-browser >/dev/null 2>&1; then
+    optional_apt chromium chromium "the screenshot test"
 fi
