@@ -16,6 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMING_KEYS = {"median_s", "min_s", "first_s", "times_s"}
 
 
+def bench(name: str, *args: str, timeout: int) -> str:
+    """Run ``benchmarks/<name>.py`` with ``args`` from the repository root; its standard output."""
+    cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), *args]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
 def test_schedule_benchmark_writes_its_json(tmp_path: Path):
     out = tmp_path / "schedule.json"
     result = subprocess.run(
@@ -107,11 +115,8 @@ def test_ntt_benchmark_writes_its_json(tmp_path: Path):
 @pytest.mark.cc
 def test_jit_benchmark_writes_its_json(tmp_path: Path):
     out = tmp_path / "jit.json"
-    script = ROOT / "benchmarks" / "jit.py"
-    cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--out", str(out)]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    last = proc.stdout.strip().splitlines()[-1]
+    stdout = bench("jit", "--quick", "--repeat", "1", "--out", str(out), timeout=120)
+    last = stdout.strip().splitlines()[-1]
     assert re.fullmatch(r"goal seed cpu speed-up \d+\.\dx \(>= 20x: (met|missed)\)", last), last
     data = json.loads(out.read_text(encoding="utf-8"))
 
@@ -151,12 +156,9 @@ def test_jit_benchmark_writes_its_json(tmp_path: Path):
 @pytest.mark.cc
 def test_ckks_benchmark_writes_its_json(tmp_path: Path):
     out = tmp_path / "ckks.json"
-    script = ROOT / "benchmarks" / "ckks.py"
-    cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--repeat-python", "1"]
-    cmd += ["--trials", "1", "--json", str(out)]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == f"wrote {out}"
+    args = ["--quick", "--repeat", "1", "--repeat-python", "1", "--trials", "1", "--json", str(out)]
+    stdout = bench("ckks", *args, timeout=180)
+    assert stdout.strip().splitlines()[-1] == f"wrote {out}"
     data = json.loads(out.read_text(encoding="utf-8"))
 
     assert data["benchmark"] == "ckks"
@@ -206,12 +208,9 @@ def test_bootstrap_benchmark_writes_its_json(tmp_path: Path):
     from ren.schemes import ckks
 
     out = tmp_path / "bootstrap.json"
-    script = ROOT / "benchmarks" / "bootstrap.py"
-    cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--out", str(out)]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == f"wrote {out}"
-    assert "| n=64 slots=32 | Ren cpu (boot-toy) |" in proc.stdout
+    stdout = bench("bootstrap", "--quick", "--repeat", "1", "--out", str(out), timeout=600)
+    assert stdout.strip().splitlines()[-1] == f"wrote {out}"
+    assert "| n=64 slots=32 | Ren cpu (boot-toy) |" in stdout
     data = json.loads(out.read_text(encoding="utf-8"))
 
     assert data["benchmark"] == "bootstrap" and data["quick"] is True
@@ -283,10 +282,7 @@ def _common(rows: list[dict]) -> None:
 
 def test_run_benchmark_writes_one_json_and_a_table(tmp_path: Path):
     out = tmp_path / "run.json"
-    script = ROOT / "benchmarks" / "run.py"
-    cmd = [sys.executable, str(script), "--quick", "--only", "memory", "--out", str(out)]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    stdout = bench("run", "--quick", "--only", "memory", "--out", str(out), timeout=120)
     data = json.loads(out.read_text(encoding="utf-8"))
 
     assert {"python", "numpy", "cpu_count", "platform"} <= set(data["machine"])
@@ -306,7 +302,7 @@ def test_run_benchmark_writes_one_json_and_a_table(tmp_path: Path):
     assert header in table
     assert table[table.index(header) + 1].startswith("|---|")
     assert sum(line.startswith("| memory.plan |") for line in table) == len(data["results"])
-    assert header in proc.stdout
+    assert header in stdout
 
 
 def test_run_converts_ntt_rows(run_py):
@@ -484,13 +480,10 @@ def test_the_figures_quoted_are_those_of_the_kept_run():
 @pytest.mark.cc
 def test_contention_benchmark_writes_its_json(tmp_path: Path):
     out = tmp_path / "contention.json"
-    script = ROOT / "benchmarks" / "contention.py"
-    cmd = [sys.executable, str(script), "--tiny", "--repeat", "2", "--trials", "1"]
-    cmd += ["--modes", "eager,jit"]
-    cmd += ["--load", "1", "--load-seconds", "30", "--out", str(out)]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == f"wrote {out}"
+    args = ["--tiny", "--repeat", "2", "--trials", "1", "--modes", "eager,jit"]
+    args += ["--load", "1", "--load-seconds", "30", "--out", str(out)]
+    stdout = bench("contention", *args, timeout=300)
+    assert stdout.strip().splitlines()[-1] == f"wrote {out}"
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["run"]["tiny"] is True and data["run"]["load_processes"] == 1
     rows = {(r["load"], r["mode"], r["setting"]): r for r in data["results"]}
@@ -507,12 +500,9 @@ def test_contention_benchmark_writes_its_json(tmp_path: Path):
 
 def test_saved_benchmark_writes_its_json(tmp_path: Path):
     out = tmp_path / "saved.json"
-    script = ROOT / "benchmarks" / "saved.py"
-    cmd = [sys.executable, str(script), "--quick", "--repeat", "1", "--steps", "10"]
-    proc = subprocess.run(
-        [*cmd, "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    stdout = bench(
+        "saved", "--quick", "--repeat", "1", "--steps", "10", "--out", str(out), timeout=300
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
     assert [(r["bench"], r["mode"]) for r in data["results"]] == [
         ("saved.ckks.multiply", "capture"),
@@ -523,7 +513,7 @@ def test_saved_benchmark_writes_its_json(tmp_path: Path):
     for r in data["results"]:
         assert r["check"] == "ok" and r["median_ms"] > 0 and len(r["times_ms"]) == 1
     assert [r["bench"] for r in data["ratios"]] == ["ckks.multiply", "program"]
-    assert "goal program load" in proc.stdout
+    assert "goal program load" in stdout
 
 
 def test_run_converts_saved_rows(run_py):
