@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import shutil
@@ -34,6 +35,15 @@ BACKENDS: tuple[tuple[str, str], ...] = (
 )
 
 
+@functools.cache
+def _helper_blocks() -> tuple[tuple[str, str], ...]:
+    """``(dtype, text)`` of every modular helper block a C or CUDA source may include."""
+    from ren.codegen.cuda import device_helpers
+    from ren.codegen.helpers import c_helpers
+
+    return tuple((d, text) for d in ("u32", "u64") for text in (c_helpers(d), device_helpers(d)))
+
+
 def fold_helpers(source: str) -> tuple[str, list[tuple[str, str]]]:
     """``source`` with its modular helpers cut out, so a reader sees the kernel first.
 
@@ -42,19 +52,17 @@ def fold_helpers(source: str) -> tuple[str, list[tuple[str, str]]]:
     ``(that line, the block)`` for each, in order: replacing the lines by the blocks gives
     ``source`` back.
     """
-    from ren.codegen.cuda import device_helpers
-    from ren.codegen.helpers import HELPER_NAMES, c_helpers
+    from ren.codegen.helpers import HELPER_NAMES
 
     folded: list[tuple[str, str]] = []
-    for dtype in ("u32", "u64"):
+    for dtype, text in _helper_blocks():
         names = HELPER_NAMES.replace("{w}", dtype)
-        for text in (c_helpers(dtype), device_helpers(dtype)):
-            block = text + names if text + names in source else text
-            if block in source:
-                lines = block.count("\n")
-                line = f"/* the {dtype} modular helpers ({lines} lines): below the kernel */\n"
-                source = source.replace(block, line, 1)
-                folded.append((line, block))
+        block = text + names if text + names in source else text
+        if block in source:
+            lines = block.count("\n")
+            line = f"/* the {dtype} modular helpers ({lines} lines): below the kernel */\n"
+            source = source.replace(block, line, 1)
+            folded.append((line, block))
     return source, folded
 
 
