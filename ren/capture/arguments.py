@@ -29,6 +29,8 @@ def walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple]
     The key part is the leaf itself: the key keeps it alive, so an ``id`` is never reused while a
     plan holds it. A class that sets ``__ren_jit_leaf__ = True`` (a hashable value that holds no
     ``Poly``, such as ``RingSpec`` or ``ckks.Params``) is one leaf even when it is a dataclass.
+    A dataclass field whose metadata has ``ren_transient`` (a CKKS ciphertext's plaintext shadow)
+    is not part of the value: it is skipped, and ``rebuild`` sets it to ``None``.
     """
     if isinstance(obj, Poly):
         polys.append((path, obj))
@@ -47,7 +49,8 @@ def walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple]
                 leaves.append((path, type(obj).__qualname__, obj))
             return
         for f in dataclasses.fields(obj):
-            walk(getattr(obj, f.name), f"{path}.{f.name}", polys, leaves)
+            if not f.metadata.get("ren_transient"):
+                walk(getattr(obj, f.name), f"{path}.{f.name}", polys, leaves)
     elif leaves is not None:
         try:
             hash(obj)
@@ -74,7 +77,8 @@ def rebuild(obj: Any, swap: dict[int, Poly]) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         new = copy.copy(obj)
         for f in dataclasses.fields(obj):
-            object.__setattr__(new, f.name, rebuild(getattr(obj, f.name), swap))
+            value = None if f.metadata.get("ren_transient") else getattr(obj, f.name)
+            object.__setattr__(new, f.name, rebuild(value, swap))
         return new
     return obj
 

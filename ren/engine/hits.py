@@ -28,6 +28,7 @@ from ren.engine import debug_level
 from ren.engine.observe import active
 from ren.engine.schedule import ScheduledKernel
 from ren.ir.node import Node
+from ren.ir.region import RegionPath
 
 if TYPE_CHECKING:
     from ren.engine.schedule_cache import Entry, Key, _Kernel
@@ -91,7 +92,8 @@ def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
             k.info,
             tuple([key.consts[v] if kind == "const" else v for kind, v in k.consts]),
             sources(k, key) if k.consts else (),
-            k.region,
+            # the region as this graph's instances: a hit reports its own program's regions
+            RegionPath(tuple([key.instances[r] for r in k.region])) if k.region else (),
         )
         for k in entry.kernels
     ]

@@ -8,7 +8,9 @@ planning made of a graph, under a key of its *structure*:
   and the positions of its sources, each input buffer replaced by its position among the inputs
   (with its device, dtype and size), each constant's value by its position among the constants.
   Rings, domains, devices, limb windows and Galois elements are args: they change the key, and
-  so does each node's region (``ren.region``), so a hit reports the regions of its own program;
+  so does each node's region (``ren.region``; its instances numbered by first appearance, and
+  none for a constant, which keeps the region of the program that first made it), so a hit
+  reports the regions of its own program;
 * the entry: the kernels (bodies, infos, and where each buffer comes from: an input, a view of
   the arena, a buffer the schedule made), the memory plan, what each output becomes, and the
   values of the constants that had to match (below); no buffer;
@@ -40,10 +42,11 @@ from ren.engine.hits import bind, sources
 from ren.engine.memory import MemoryPlan, plan_memory
 from ren.engine.observe import active
 from ren.engine.schedule import ScheduledKernel, schedule
+from ren.ir.facts import is_const
 from ren.ir.kernels import KernelInfo
 from ren.ir.node import BufferArg, Node, base_buffer
 from ren.ir.op import Op
-from ren.ir.region import region_of
+from ren.ir.region import Instance, Numbering, ranks_in, region_of
 from ren.passes import ScheduleContext
 
 __all__ = [
@@ -84,6 +87,7 @@ class Key:
     consts: tuple[int, ...]
     classes: tuple[int, ...]
     const_nodes: tuple[Node, ...] = ()
+    instances: tuple[Instance, ...] = ()  # the graph's region instances, by first appearance
 
     @property
     def digest(self) -> str:
@@ -115,6 +119,7 @@ def graph_key(sink: Node) -> Key:
     const_nodes: list[Node] = []
     structure: list[Any] = [("no_plan", settings.NO_PLAN.get())]  # REN_NO_PLAN: no arena
     add = structure.append
+    numbering = Numbering()  # region instances, by first appearance
     for i, node in enumerate(sink.toposort()):
         index[node] = i
         op, arg, src = node.op, node.arg, node.src
@@ -135,9 +140,15 @@ def graph_key(sink: Node) -> Key:
             if cls != _CENTERED:
                 classes[k] = cls
             arg = (arg, cls)
-        add((op, node.dtype, arg, tuple([index[s] for s in src]), region_of(node)))
+        where = () if op is Op.CONST or is_const(node) else numbering.key(region_of(node))
+        add((op, node.dtype, arg, tuple([index[s] for s in src]), where))
     return Key(
-        _Structure(structure), tuple(inputs), tuple(consts), tuple(classes), tuple(const_nodes)
+        _Structure(structure),
+        tuple(inputs),
+        tuple(consts),
+        tuple(classes),
+        tuple(const_nodes),
+        tuple(numbering.instances),
     )
 
 
@@ -158,7 +169,7 @@ class _Kernel:
     info: KernelInfo
     bufs: tuple[tuple[str, int], ...]
     consts: tuple[tuple[str, int], ...]
-    region: tuple[str, ...] = ()
+    region: tuple[int, ...] = ()  # the ranks of its region's instances in the key
 
 
 @dataclass(frozen=True)
@@ -230,15 +241,19 @@ def _entry(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry:
             new_list.append((buf.device, buf.dtype, buf.size))
         return ("new", news[id(buf)])
 
+    rank = {instance.serial: r for r, instance in enumerate(key.instances)}
+    regions = [ranks_in(k.region, rank) for k in kernels]
+    if None in regions:  # a region the graph does not hold: passes build in their nodes'
+        raise _Uncacheable
     entries = tuple(
         _Kernel(
             k.ast,
             k.info,
             tuple(ref(b) for b in k.bufs),
             tuple(("const", by_value[c]) if c in by_value else ("value", c) for c in k.consts),
-            k.region,
+            regions[i] or (),
         )
-        for k in kernels
+        for i, k in enumerate(kernels)
     )
     becomes = tuple(_encode(ctx.becomes_map[out], ref) for out in ctx.outputs)
     literal = tuple((k, v) for k, v in enumerate(key.consts) if k not in generic)

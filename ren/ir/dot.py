@@ -18,13 +18,13 @@ HTML labels), where only ``"`` and ``\`` are special: ``<`` and ``>`` are litera
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ren.ir import op as ops
 from ren.ir.facts import Facts, facts
 from ren.ir.node import Node, _fmt_arg, toposort
 
-__all__ = ["GROUP_COLORS", "to_dot"]
+__all__ = ["GROUP_COLORS", "part_to_dot", "to_dot"]
 
 #: fill colour per op group, in the order the groups appear in ``op.py``; the last is the fallback.
 GROUP_COLORS: tuple[tuple[str, frozenset[ops.Op] | None, str], ...] = (
@@ -86,8 +86,25 @@ def to_dot(root: Node, created: Iterable[Node] = frozenset(), title: str = "") -
     Returns:
         The text of a ``digraph``, ending in a newline; identical for identical graphs.
     """
-    order = toposort(root)
-    created = frozenset(created)
+    return _dot(toposort(root), frozenset(created), title, frozenset())
+
+
+def part_to_dot(nodes: Sequence[Node], title: str = "") -> str:
+    """DOT text of some nodes of a graph (a region's), sources before users as ``toposort`` gives.
+
+    Each source from outside them is drawn as a white node with a dashed border: where a value
+    comes in.
+    """
+    inside = frozenset(nodes)
+    outside: dict[Node, None] = {}
+    for n in nodes:
+        for s in n.src:
+            if s not in inside:
+                outside[s] = None
+    return _dot([*outside, *nodes], frozenset(), title, frozenset(outside))
+
+
+def _dot(order: list[Node], created: frozenset[Node], title: str, outside: frozenset[Node]) -> str:
     name = {node: f"n{i}" for i, node in enumerate(order)}
     buffers: dict[int, str] = {}
     lines = ["digraph ren {", "  rankdir=BT;"]
@@ -96,11 +113,17 @@ def to_dot(root: Node, created: Iterable[Node] = frozenset(), title: str = "") -
     lines.append("  node [shape=box, style=filled, fontsize=10];")
     lines.append("  edge [fontsize=8];")
     for node in order:
-        attrs = f"label={_quote(_label(node, buffers))}, fillcolor={_quote(_color(node.op))}"
+        label = _quote(_label(node, buffers))
+        if node in outside:
+            lines.append(f'  {name[node]} [label={label}, fillcolor="#ffffff", style=dashed];')
+            continue
+        attrs = f"label={label}, fillcolor={_quote(_color(node.op))}"
         if node in created:
             attrs += ", " + _CREATED
         lines.append(f"  {name[node]} [{attrs}];")
     for node in order:
+        if node in outside:
+            continue
         many = len(node.src) > 1
         for i, s in enumerate(node.src):
             position = f' [label="{i}"]' if many else ""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ren.viz.examples import EXAMPLES, Outcome, run_example
 from ren.viz.memory import plan_svg, plan_text
+from ren.viz.precision import measure_precision
 from ren.viz.report import text_report, write_report
 from ren.viz.trace import Trace, record
 
@@ -126,7 +127,16 @@ class _Run:
 def _run_example(name: str) -> _Run:
     desc, _ = EXAMPLES[name]
     trace, outcome = run_example(name)
+    _precision(trace)
     return _Run(trace, f"ren.viz --example {name}: {desc}", outcome)
+
+
+def _precision(trace: Trace) -> None:
+    """The observing pass (``ren.viz.precision``); a failure costs the precisions only."""
+    try:
+        measure_precision(trace)
+    except Exception as e:
+        print(f"ren.viz: the regions' precision could not be measured: {e}", file=sys.stderr)
 
 
 def _run_script(path: Path, args: list[str]) -> _Run:
@@ -149,6 +159,7 @@ def _run_script(path: Path, args: list[str]) -> _Run:
                 error = _traceback(e, path)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+    _precision(trace)
     command = " ".join([str(path), *args])
     summary = f"script: {command}\n" + ("raised an error (below)" if error else "ran to the end")
     return _Run(trace, f"ren.viz: {command}", Outcome(summary, ok=not error), error)

@@ -27,6 +27,7 @@ from ren.engine.realize import ExecUnit, Realization, backend
 from ren.engine.schedule import ScheduledKernel
 from ren.errors import RenError
 from ren.ir.node import Node, toposort
+from ren.ir.region import keeping
 from ren.ir.rewrite import Rewrite
 
 __all__ = [
@@ -328,7 +329,12 @@ class Trace:
 
 @contextlib.contextmanager
 def record() -> Iterator[Trace]:
-    """Record every realization and jit call in the block into a new ``Trace``; yields it."""
+    """Record every realization and jit call in the block into a new ``Trace``; yields it.
+
+    Regions entered in the block keep their outputs (``ren.ir.region.keeping``), and CKKS
+    ciphertexts made where the secret key is held carry plaintext shadows, so that
+    ``ren.viz.precision.measure_precision(trace)`` can note each region's precision afterwards.
+    """
     trace = Trace()
-    with observing(trace):
+    with observing(trace), keeping():
         yield trace

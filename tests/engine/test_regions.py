@@ -6,6 +6,7 @@ values, the same program built with no region (regions never change what is comp
 
 from __future__ import annotations
 
+import pickle
 import threading
 
 import numpy as np
@@ -16,7 +17,9 @@ from ren import Poly, RingSpec, ntt_primes
 from ren.engine import schedule_cache
 from ren.engine.observe import observing
 from ren.engine.realize import prepare
-from ren.ir.region import current_region, region_name, region_of
+from ren.ir.node import Node
+from ren.ir.op import DType, Op
+from ren.ir.region import current_region, in_region, note, region_name, region_of
 
 RING = RingSpec(16, ntt_primes(16, 30, 2))
 
@@ -121,3 +124,96 @@ def test_each_thread_has_its_own_path():
     for t in threads:
         t.join()
     assert seen == {i: (f"t{i}",) for i in range(4)}
+
+
+# --------------------------------------------------------------------------------------------
+# instances: each entry into a block is one, and the schedule cache tells them apart
+
+
+def test_each_entry_into_a_region_is_an_instance():
+    with ren.region("m") as first, ren.region("inner") as inner:
+        pass
+    with ren.region("m") as second:
+        pass
+    assert first == second == ("m",) and hash(first) == hash(("m",))  # paths compare as names
+    assert first.instances[0] is not second.instances[0]  # but are two entries
+    assert inner.instances[0] is first.instances[0]  # a nested block shares its parent's entry
+    note_path = first.instances[0]
+    note_path.notes["output"] = object()
+    back = pickle.loads(pickle.dumps(first))
+    assert back == ("m",) and back.instances[0].serial == note_path.serial
+    assert back.instances[0].notes == {}  # notes (values of a program) are never pickled
+
+
+def test_region_notes_and_in_region():
+    class Value:
+        def __init__(self, level):
+            self.level = level
+
+        def __ren_region_notes__(self, side):
+            return {f"level_{side}": self.level}
+
+    steps = []
+
+    @in_region("op")
+    def op(x):
+        with ren.region("step") as step:
+            note(seen=True)
+        steps.append(step)
+        return Value(x.level - 1)
+
+    assert op(Value(5)).level == 4
+    (step,) = steps
+    outer = step.instances[0]
+    assert outer.name == "op" and outer.notes == {"level_in": 5, "level_out": 4}
+    assert step.instances[1].notes == {"seen": True}
+    note(ignored=True)  # outside every region: nothing to note on, nothing raised
+
+
+def product_graph(blocks: int):
+    """``a * b`` and ``c * d``, built in one ``m`` block (1) or one block each (2)."""
+    a, b, c, d = (Poly.uniform(RING, rng=i).realize() for i in range(4))
+    if blocks == 1:
+        with ren.region("m"):
+            return a * b, c * d
+    with ren.region("m"):
+        x = a * b
+    with ren.region("m"):
+        return x, c * d
+
+
+def key_of(outs) -> tuple:
+    return schedule_cache.graph_key(Node(Op.SINK, DType.VOID, tuple(o.node for o in outs)))
+
+
+def test_the_cache_key_tells_instances_apart():
+    one, two = key_of(product_graph(1)), key_of(product_graph(2))
+    assert one.structure != two.structure  # same names, other instances
+    assert key_of(product_graph(1)).structure == one.structure  # built again: the same key
+    assert len(one.instances) == 1 and len(two.instances) == 2
+
+
+def test_a_hit_reports_its_own_programs_instances():
+    schedule_cache.clear()
+    seen = []
+    for _ in range(3):
+        outs = product_graph(2)
+        prepared = prepare(tuple(o.node for o in outs))
+        prepared.run()
+        mine = {i.serial for o in outs for i in region_of(o.node).instances}
+        got = {i.serial for k in prepared.kernels for i in k.region.instances}
+        assert got == mine  # the instances this build made, also on a hit
+        assert len(got) == 2  # two blocks: two boxes in the report
+        seen.append(prepared.ctx.cache)
+    assert seen == ["miss", "hit", "hit"]
+
+
+def test_a_constants_region_is_not_in_the_key():
+    """A constant is interned: made first inside a region, it keeps that region. Were it in the
+    key, the same program built again (reusing the constant) would miss the cache."""
+    a = Poly.uniform(RING, rng=9).realize()
+    with ren.region("first"):
+        k1 = key_of([a * Poly.const(12345, RING)])
+    with ren.region("first"):
+        k2 = key_of([a * Poly.const(12345, RING)])
+    assert k1.structure == k2.structure

@@ -45,7 +45,7 @@ from ren.circuits.ckks.linear import LinearTransform
 from ren.circuits.ckks.modraise import mod_raise
 from ren.circuits.ckks.polynomial import evaluate_polynomial
 from ren.circuits.ckks.rotations import check_rotation_keys, context_of
-from ren.ir.region import region
+from ren.ir.region import noted, region
 from ren.schemes import ckks
 from ren.schemes.ckks.bootconfig import BootstrapConfig
 
@@ -250,22 +250,29 @@ def _real(ct: ckks.Ciphertext) -> ckks.Ciphertext:
 
 
 @in_region("mod_raise")
-def raise_modulus(ct: ckks.Ciphertext, made: Plan) -> ckks.Ciphertext:
+def raise_modulus(ct: ckks.Ciphertext, made: Plan, lift: int = 0) -> ckks.Ciphertext:
     """Stage 1, ModRaise of ``ct`` (at level 0): at the top level, decrypting to ``t + q_0 I``.
 
-    Inside a switch to the sparse secret and back when the plan says so; ``ct``'s scale.
+    Inside a switch to the sparse secret and back when the plan says so; ``ct``'s scale. With
+    ``lift``, the words are then multiplied by ``2^lift`` (exact, no level) and read at the scale
+    ``EVAL_SCALE 2^lift``: as ``t / EVAL_SCALE``, what the bootstrap's next stage takes.
     """
     ctx = context_of(ct)
     h = made.config.sparse_secret
     if h is None:
-        return mod_raise(ct)
-    down, up = ctx.encapsulation_keys(h)
-    c0, c1 = ct.parts
-    d0, d1 = ctx.key_switch(c1, down, 0)
-    raised = mod_raise(dataclasses.replace(ct, parts=(c0 + d0, d1)))
-    c0, c1 = raised.parts
-    d0, d1 = ctx.key_switch(c1, up, raised.level)
-    return dataclasses.replace(raised, parts=(c0 + d0, d1))
+        raised = mod_raise(ct)
+    else:
+        down, up = ctx.encapsulation_keys(h)
+        c0, c1 = ct.parts
+        d0, d1 = ctx.key_switch(c1, down, 0)
+        raised = mod_raise(dataclasses.replace(ct, parts=(c0 + d0, d1)))
+        c0, c1 = raised.parts
+        d0, d1 = ctx.key_switch(c1, up, raised.level)
+        raised = dataclasses.replace(raised, parts=(c0 + d0, d1))
+    if not lift:
+        return raised
+    x = ckks.multiply(raised, 2**lift)  # exact: the words times 2^lift
+    return dataclasses.replace(x, scale=EVAL_SCALE * 2**lift)
 
 
 @in_region("eval_mod")
@@ -326,19 +333,24 @@ def bootstrap(
             ctx.encapsulation_keys(made.config.sparse_secret)  # the error names what is missing
     q0 = float(ctx.params.q_moduli[0])
     scale, real = ct.scale, ct.real
-    x = ckks.multiply(raise_modulus(ct.at_level(0), made), 2**LIFT)  # exact: the words times 2^LIFT
-    x = dataclasses.replace(x, scale=EVAL_SCALE * 2**LIFT)  # read as t / EVAL_SCALE
+    x = raise_modulus(ct.at_level(0), made, lift=LIFT)  # read as t / EVAL_SCALE
     out = {} if stages is None else stages
     out["mod_raise"] = x
     if made.sub_sum:
         with region("sub_sum"):
+            noted("in", x)
             for k in made.sub_sum:
                 x = x + x.rotate(k)
+            noted("out", x)
     with region("coeff_to_slot"):
+        noted("in", x)
         for lt in made.coeff_to_slot:
             with region(f"level {lt.level}"):  # one transform a level: steppable one by one
+                noted("in", x)
                 x = lt(x)
+                noted("out", x)
         out["coeff_to_slot"] = x
+        noted("out", x)
         xc = x.conjugate()
         re, im = _real(x + xc), _real(_times(x - xc, -1j))
     if made.packed:
@@ -348,8 +360,12 @@ def bootstrap(
     v = dataclasses.replace(v, scale=v.scale * scale / q0)  # (m + e) / q_0 read as (m + e) / scale
     out["eval_mod"] = v
     with region("slot_to_coeff"):
+        noted("in", v)
         for lt in made.slot_to_coeff:
             with region(f"level {lt.level}"):
+                noted("in", v)
                 v = lt(v)
-    out["slot_to_coeff"] = v = dataclasses.replace(v, real=real)
+                noted("out", v)
+        out["slot_to_coeff"] = v = dataclasses.replace(v, real=real)
+        noted("out", v)
     return v

@@ -16,6 +16,7 @@ import dataclasses
 from ren.circuits import in_region
 from ren.circuits.ckks.rotations import context_of
 from ren.schemes import ckks
+from ren.schemes.ckks.shadow import Shadow, shadowing
 
 __all__ = ["mod_raise"]
 
@@ -42,4 +43,8 @@ def mod_raise(ct: ckks.Ciphertext) -> ckks.Ciphertext:
     top = ctx.params.max_level
     ring = ctx.params.ring(top)
     parts = tuple(p.intt().to_ring(ring).ntt() for p in ct.parts)  # the centered lift, exact
-    return dataclasses.replace(ct, parts=parts, level=top)
+    raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None)
+    if shadowing(ctx):  # t + q_0 I: only its decryption tells I (ren.schemes.ckks.shadow)
+        exact = Shadow(lambda: ctx._decode_poly(ctx.decrypt_poly(raised), 1.0, False))
+        raised = dataclasses.replace(raised, shadow=exact)
+    return raised

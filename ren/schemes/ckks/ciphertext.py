@@ -12,6 +12,7 @@ from ren.ring import RingSpec
 from ren.schemes.ckks.active import _context_arg, _plan_fields, current
 from ren.schemes.ckks.encoding import precision_bits
 from ren.schemes.ckks.params import Params, _read_value
+from ren.schemes.ckks.shadow import Shadow, observe
 from ren.schemes.ckks.types import _check_down, _check_fields, _copy_poly
 from ren.schemes.rlwe import bytes as _fmt
 
@@ -49,6 +50,9 @@ class Ciphertext:
         params: the ``Params`` it was made for.
         key_fingerprint: the fingerprint of the public key it was made under (16 hexadecimal
             digits), or ``None`` for one built by hand outside a context holding keys.
+        shadow: its plaintext shadow (``ren.schemes.ckks.shadow``), made only while
+            ``ren.viz.record()`` records in a context holding the secret key; never pickled,
+            saved or part of a ``ren.jit`` key.
     """
 
     parts: tuple[Poly, ...]
@@ -58,6 +62,9 @@ class Ciphertext:
     context: Context | None = dataclasses.field(default=None, repr=False)
     params: Params | None = dataclasses.field(default=None, repr=False, kw_only=True)
     key_fingerprint: str | None = dataclasses.field(default=None, repr=False, kw_only=True)
+    shadow: Shadow | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
+    )
 
     __array_ufunc__ = None  # NumPy defers to __radd__/__rmul__: an array becomes slot values
 
@@ -152,6 +159,17 @@ class Ciphertext:
 
         return (_ciphertext_from_pickle, (self.to_bytes(), self.parts[0].device))
 
+    def __ren_observe__(self) -> tuple[tuple[Poly, ...], Any] | None:
+        """For the report's observing pass: the polys to realize and the precision after them.
+
+        ``None`` without a plaintext shadow (``ren.schemes.ckks.shadow.observe``).
+        """
+        return observe(self)
+
+    def __ren_region_notes__(self, side: str) -> dict[str, Any]:
+        """What a region notes of it as input (``side="in"``) or output: level and scale."""
+        return {f"level_{side}": self.level, f"scale_{side}": self.scale}
+
     def __ren_plan_fields__(self) -> dict[str, Any]:
         """What a saved plan (``ren.jit``'s ``save``) keeps of a result ciphertext: no key."""
         return {"parts": self.parts, "scale": self.scale, "level": self.level, "real": self.real}
@@ -175,7 +193,8 @@ class Ciphertext:
         return self._ctx()._add(-self, other, sub=False)
 
     def __neg__(self) -> Ciphertext:
-        return dataclasses.replace(self, parts=tuple(-p for p in self.parts))
+        shadow = None if self.shadow is None else Shadow(np.negative, self.shadow)
+        return dataclasses.replace(self, parts=tuple(-p for p in self.parts), shadow=shadow)
 
     def __mul__(self, other: Any) -> Ciphertext:
         return self._ctx().multiply(self, other)

@@ -12,6 +12,7 @@ import numpy as np
 from ren.capture.function import capturing
 from ren.device import canonical_device
 from ren.engine.realize import uncaptured
+from ren.ir.region import in_region
 from ren.poly import Poly, is_int, realize
 from ren.ring import RingSpec, galois_for_rotation, sampling
 from ren.schemes.ckks.active import _ACTIVE
@@ -20,6 +21,7 @@ from ren.schemes.ckks.encoding import _check_scale, _slots, embed, embed_inverse
 from ren.schemes.ckks.evaluator import Evaluator
 from ren.schemes.ckks.keys import EvaluationKeys
 from ren.schemes.ckks.params import Params, _params_of
+from ren.schemes.ckks.shadow import Shadow, shadowing
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
@@ -278,6 +280,7 @@ class Context(KeyOwner, KeySwitching, Evaluator):
         return z
 
     # --- encryption -------------------------------------------------------------------------------
+    @in_region("encrypt")
     def encrypt(
         self, values: Any, level: int | None = None, scale: float | None = None
     ) -> Ciphertext:
@@ -305,7 +308,10 @@ class Context(KeyOwner, KeySwitching, Evaluator):
             pt = self.encode(values, level, scale)
         z0, z1 = encrypt_zero(self.params, public, pt.level, self._rng, self.device)
         c0 = z0 + pt.poly
-        return Ciphertext((c0.ntt(), z1.ntt()), pt.scale, pt.level, pt.real, self)
+        ct = Ciphertext((c0.ntt(), z1.ntt()), pt.scale, pt.level, pt.real, self)
+        if shadowing(self):  # for the report's precision (ren.schemes.ckks.shadow)
+            ct = ct._evolve(shadow=Shadow(lambda: self.decode(pt) * pt.scale))
+        return ct
 
     def decrypt(self, ct: Ciphertext) -> np.ndarray:
         """Decrypt and decode: the ``n/2`` slots, as ``numpy.complex128``.

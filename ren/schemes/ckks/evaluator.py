@@ -1,13 +1,21 @@
-"""The CKKS evaluator: add, multiply, rescale, relinearize, rotate, conjugate."""
+"""The CKKS evaluator: add, multiply, rescale, relinearize, rotate, conjugate.
+
+Each operation but add builds in a region of its name (``ren.region``; a relinearization or a
+rotation holds a ``key_switch`` region, a multiply its ``relinearize`` and ``rescale``), whose
+instance notes the level and scale of its input and output: the report and the debugger show
+them.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ren.engine.realize import uncaptured
+from ren.ir.region import in_region
 from ren.poly import Poly, is_int
 from ren.ring import galois_for_rotation
 from ren.schemes.ckks.ciphertext import Ciphertext
@@ -20,6 +28,7 @@ from ren.schemes.ckks.encoding import (
     _same_scale,
 )
 from ren.schemes.ckks.params import _scale
+from ren.schemes.ckks.shadow import Shadow, apply
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.params import _bits
@@ -66,7 +75,8 @@ class Evaluator:
                 f"cannot {what} values at scales {_scale(a.scale)} and {_scale(scale)}: adjusting "
                 f"the first needs a factor of {k}, too small to keep the precision"
             )
-        out = dataclasses.replace(a, parts=tuple(p * k for p in a.parts)).rescale()
+        shadow = apply(lambda v: v * k, a.shadow)
+        out = dataclasses.replace(a, parts=tuple(p * k for p in a.parts), shadow=shadow).rescale()
         return dataclasses.replace(out, scale=float(scale))
 
     def _add(self, a: Ciphertext, b: Any, sub: bool) -> Ciphertext:
@@ -90,7 +100,8 @@ class Evaluator:
                 x if y is None else (-y if sub else y) if x is None else (x - y if sub else x + y)
                 for x, y in zip(pa, pb, strict=True)
             )
-            return a._evolve(parts=parts, real=a.real and b.real)
+            shadow = apply(np.subtract if sub else np.add, a.shadow, b.shadow)
+            return a._evolve(parts=parts, real=a.real and b.real, shadow=shadow)
         if isinstance(b, Plaintext):
             b = self._plain(b, what)
             if b.level < a.level:
@@ -102,19 +113,22 @@ class Evaluator:
                     f"scale {_scale(b.scale)}: encode with scale=ct.scale"
                 )
             c0 = a.parts[0] - b.poly if sub else a.parts[0] + b.poly
-            return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and b.real)
+            shadow = apply(np.subtract if sub else np.add, a.shadow, self._pt_shadow(a, b))
+            return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and b.real, shadow=shadow)
         if _is_number(b):
             phrase = f"subtract {b!r} from a ciphertext" if sub else f"add {b!r} to a ciphertext"
             c = _finite(b, phrase)
             ring = self.params.ring(a.level)
             const = _constant_poly(-c if sub else c, a.scale, ring, self.device, phrase, a.level)
             c0 = a.parts[0] + const
-            return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and c.imag == 0)
+            shadow = apply(lambda v, d=(-c if sub else c) * a.scale: v + d, a.shadow)
+            return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and c.imag == 0, shadow=shadow)
         if _is_values(b):
             pt = self.encode(b, a.level, a.scale)
             return self._add(a, pt, sub)
         return NotImplemented
 
+    @in_region("multiply")
     def multiply(
         self, a: Ciphertext, b: Any, relinearize: bool = True, rescale: bool = True
     ) -> Ciphertext:
@@ -152,6 +166,7 @@ class Evaluator:
             (a0, a1), (b0, b1) = a.parts, b.parts
             parts: tuple[Poly, ...] = (a0 * b0, a0 * b1 + a1 * b0, a1 * b1)
             out = Ciphertext(parts, a.scale * b.scale, level, a.real and b.real, self._context())
+            out = out._evolve(shadow=apply(np.multiply, a.shadow, b.shadow))
             if relinearize:
                 out = self.relinearize(out)
         elif is_int(b):
@@ -161,12 +176,14 @@ class Evaluator:
                     f"cannot multiply a ciphertext by the int {_fmt.describe(b)}: it is not below "
                     f"Q/2 at level {a.level} (Q={_bits(Q)}), so it would wrap around the modulus"
                 )
-            return dataclasses.replace(a, parts=tuple(p * int(b) for p in a.parts))
+            shadow = apply(lambda v, m=int(b): v * m, a.shadow)
+            return dataclasses.replace(a, parts=tuple(p * int(b) for p in a.parts), shadow=shadow)
         elif isinstance(b, Plaintext):
             level = min(a.level, b.level)
             a, b = a.at_level(level), b.at_level(level)
             parts = tuple(p * b.poly for p in a.parts)
             out = Ciphertext(parts, a.scale * b.scale, level, a.real and b.real, self._context())
+            out = out._evolve(shadow=apply(np.multiply, a.shadow, self._pt_shadow(a, b)))
         elif _is_number(b) or _is_values(b):
             if rescale and a.level == 0:
                 raise ValueError(_level0("multiply by a number"))
@@ -179,6 +196,7 @@ class Evaluator:
                 parts = tuple(p * pc for p in a.parts)
                 real = a.real and c.imag == 0
                 out = Ciphertext(parts, a.scale * factor, a.level, real, self._context())
+                out = out._evolve(shadow=apply(lambda v, d=c * factor: v * d, a.shadow))
             else:
                 return self.multiply(a, self.encode(b, a.level, factor), relinearize, rescale)
         else:
@@ -187,6 +205,7 @@ class Evaluator:
             out = self.rescale(out)
         return out
 
+    @in_region("rescale")
     def rescale(self, ct: Ciphertext) -> Ciphertext:
         """Divide by ``q_level`` (rounding): one level down, the scale divided by the modulus.
 
@@ -198,9 +217,11 @@ class Evaluator:
             raise ValueError(_level0("rescale"))
         q = self.params.q_moduli[ct.level]
         parts = tuple(p.rescale(q).ntt() for p in ct.parts)
-        out = ct._evolve(parts=parts, level=ct.level - 1, scale=ct.scale / q)
+        shadow = apply(lambda v: v / q, ct.shadow)
+        out = ct._evolve(parts=parts, level=ct.level - 1, scale=ct.scale / q, shadow=shadow)
         return out
 
+    @in_region("relinearize")
     def relinearize(self, ct: Ciphertext) -> Ciphertext:
         """Two parts from three: ``c_2`` key switched from ``s^2`` to ``s`` (two parts: as is)."""
         ct = self._own(ct)
@@ -211,6 +232,7 @@ class Evaluator:
         parts = (ct.parts[0] + k0, ct.parts[1] + k1)
         return ct._evolve(parts=parts)
 
+    @in_region("rotate")
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
         """Slots moved left by ``steps`` (slot ``j + steps`` to slot ``j``).
 
@@ -223,14 +245,18 @@ class Evaluator:
         steps = int(steps) % self.params.slots
         if steps == 0:
             return ct
-        return self._galois_apply(ct, galois_for_rotation(self.params.n, steps), f"rotate({steps})")
+        g = galois_for_rotation(self.params.n, steps)
+        return self._galois_apply(ct, g, f"rotate({steps})", lambda v: np.roll(v, -steps))
 
+    @in_region("conjugate")
     def conjugate(self, ct: Ciphertext) -> Ciphertext:
         """Every slot complex-conjugated."""
         ct = self._own(ct)
-        return self._galois_apply(ct, 2 * self.params.n - 1, "conjugate")
+        return self._galois_apply(ct, 2 * self.params.n - 1, "conjugate", np.conj)
 
-    def _galois_apply(self, ct: Ciphertext, g: int, what: str) -> Ciphertext:
+    def _galois_apply(
+        self, ct: Ciphertext, g: int, what: str, on_slots: Callable[[np.ndarray], np.ndarray]
+    ) -> Ciphertext:
         if ct.size != 2:
             raise ValueError(f"{what} needs a two-part ciphertext: relinearize first")
         with uncaptured():
@@ -239,4 +265,11 @@ class Evaluator:
         # the automorphism acts on c1's extended digits, after the ModUp: every rotation of this
         # ciphertext builds the same ModUp nodes, so rotations realized together share it
         k0, k1 = self.key_switch(c1, key, ct.level, galois=g)
-        return ct._evolve(parts=(c0.automorphism(g) + k0, k1))
+        return ct._evolve(parts=(c0.automorphism(g) + k0, k1), shadow=apply(on_slots, ct.shadow))
+
+    def _pt_shadow(self, ct: Ciphertext, pt: Plaintext) -> Shadow | None:
+        """A plaintext operand's shadow (its own decoding, later), when ``ct`` has one."""
+        if ct.shadow is None:
+            return None
+        decode = self._context().decode
+        return Shadow(lambda: decode(pt) * pt.scale)

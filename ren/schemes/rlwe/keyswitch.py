@@ -1,4 +1,8 @@
-"""Hybrid key switching: ModUp once per ciphertext part, then automorphisms, products, ModDown."""
+"""Hybrid key switching: ModUp once per ciphertext part, then automorphisms, products, ModDown.
+
+A key switch builds in the region ``key_switch``, its three steps in ``mod_up``, ``products`` and
+``mod_down`` (``ren.region``): the report and the debugger show each.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import functools
 import math
 from typing import Any
 
+from ren.ir.region import region
 from ren.poly import Poly
 from ren.ring import RingSpec
 from ren.schemes.rlwe.keys import KeySwitchKey
@@ -53,15 +58,20 @@ class KeySwitching:
         Kl = self.params.key_ring_at(level)
         acc0: Poly | None = None
         acc1: Poly | None = None
-        for j, up in enumerate(self.mod_up(c, level)):
-            if galois is not None:
-                up = up.automorphism(galois)
-            b, a = (k.to_ring(Kl) for k in key.parts[j])
-            t0, t1 = up * b, up * a
-            acc0 = t0 if acc0 is None else acc0 + t0
-            acc1 = t1 if acc1 is None else acc1 + t1
-        assert acc0 is not None and acc1 is not None  # the first digit holds q_0, at every level
-        return self.mod_down(acc0, level), self.mod_down(acc1, level)
+        with region("key_switch"):
+            with region("mod_up"):
+                ups = self.mod_up(c, level)
+            with region("products"):
+                for j, up in enumerate(ups):
+                    if galois is not None:
+                        up = up.automorphism(galois)
+                    b, a = (k.to_ring(Kl) for k in key.parts[j])
+                    t0, t1 = up * b, up * a
+                    acc0 = t0 if acc0 is None else acc0 + t0
+                    acc1 = t1 if acc1 is None else acc1 + t1
+            assert acc0 is not None and acc1 is not None  # the first digit holds q_0, always
+            with region("mod_down"):
+                return self.mod_down(acc0, level), self.mod_down(acc1, level)
 
     def mod_down(self, x: Poly, level: int) -> Poly:
         """``round(x / P)`` at ``level``, in NTT form, for ``x`` over the key ring at ``level``.

@@ -17,9 +17,10 @@ from ren.ir.facts import facts
 from ren.ir.node import Node
 from ren.viz.trace import RealizationRecord, Trace, buffer_names
 
-#: A graph with more nodes than this is shown as DOT text, not drawn: the picture is too large to
-#: read in a page, and ``dot`` can take seconds on it (the 350 nodes after ``indexify`` of the jit
-#: example's capture take it about 8 s, all in placing nodes and routing edges).
+#: A graph with more nodes than this is drawn collapsed to its regions, not node by node: the
+#: picture would be too large to read in a page, and ``dot`` can take seconds on it (the 350 nodes
+#: after ``indexify`` of the jit example's capture take it about 8 s, all in placing nodes and
+#: routing edges).
 GRAPH_NODE_LIMIT = 300
 
 #: What the report says when Graphviz's ``dot`` is not on ``PATH``.
@@ -98,6 +99,43 @@ details.pass, details.kernel { border-left: 3px solid #ccd; padding-left: 0.6em;
 .muted { color: #666666; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 code { font-size: 0.9em; }
+.regions { margin: 0.5em 0; max-width: 100%; }
+.regions .row { display: flex; flex-wrap: wrap; gap: 0.5em; align-items: flex-start;
+                justify-content: center; }
+.regions .flow { text-align: center; color: #8a8a8a; line-height: 1.2; }
+.regions .box { border: 1px solid #8a9bb5; border-radius: 6px; background: #f1f5fb;
+                padding: 0.3em 0.6em; min-width: 12em; max-width: 100%; box-sizing: border-box;
+                font-size: 0.85em; }
+.regions details.box[open] { flex-basis: 100%; background: #fbfcfe; }
+.regions details.box > summary { cursor: pointer; }
+.regions .inner { border-top: 1px dashed #c5cce0; margin-top: 0.3em; padding-top: 0.3em; }
+.regions .bits { color: #1b5e20; font-weight: 600; }
+.regions p.kernels { margin: 0.3em 0; font-size: 0.95em; }
+table.sortable th { cursor: pointer; }
+table.sortable th::after { content: " \u2195"; color: #999999; }
+"""
+
+#: Sorts a ``table.sortable`` by the column whose heading is clicked (again: the other way).
+#: A cell's ``data-v`` is its sort key; the page reads the same without it.
+_SCRIPT = """
+document.querySelectorAll("table.sortable th").forEach(function (th) {
+  th.addEventListener("click", function () {
+    var table = th.closest("table");
+    var col = Array.prototype.indexOf.call(th.parentNode.children, th);
+    var rows = Array.prototype.slice.call(table.querySelectorAll("tr"), 1);
+    var up = th.dataset.order !== "up";
+    th.dataset.order = up ? "up" : "down";
+    function key(row) {
+      var cell = row.children[col];
+      return cell.dataset.v !== undefined ? parseFloat(cell.dataset.v) : cell.textContent;
+    }
+    rows.sort(function (a, b) {
+      var x = key(a), y = key(b);
+      return (x < y ? -1 : x > y ? 1 : 0) * (up ? 1 : -1);
+    });
+    rows.forEach(function (row) { row.parentNode.appendChild(row); });
+  });
+});
 """
 
 
@@ -145,6 +183,26 @@ def _table(head: list[str], rows: Iterable[list[str]], num: Iterable[int] = ()) 
     out.append("</tr>")
     for row in rows:
         cells = [f"<td{' class=num' if i in num else ''}>{c}</td>" for i, c in enumerate(row)]
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _sortable(
+    head: list[str], rows: Iterable[list[tuple[str, float | None]]], num: Iterable[int]
+) -> str:
+    """A table sorted by clicking a heading; each cell is ``(HTML, numeric sort key or None)``."""
+    num = set(num)
+    out = ['<table class="sortable">', "<tr>"]
+    out += [f"<th{' class=num' if i in num else ''}>{h}</th>" for i, h in enumerate(head)]
+    out.append("</tr>")
+    for row in rows:
+        cells = [
+            f"<td{' class=num' if i in num else ''}"
+            + ("" if key is None else f' data-v="{key:.9g}"')
+            + f">{c}</td>"
+            for i, (c, key) in enumerate(row)
+        ]
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
@@ -215,8 +273,8 @@ class _Graphs:
         self.svgs: dict[str, str | None] = {}
         self.errors: dict[str, str] = {}
 
-    def want(self, text: str, nodes: int) -> None:
-        if self.program is not None and nodes <= self.max_nodes:
+    def want(self, text: str) -> None:
+        if self.program is not None:
             self.wanted[text] = None
 
     def draw(self) -> None:
@@ -235,22 +293,18 @@ class _Graphs:
             return None
 
     def html(self, text: str, nodes: int, prefix: str) -> str:
-        """The graph as inline SVG, or its DOT text with the reason it is not drawn."""
+        """The graph as inline SVG, or why it is not drawn (never its DOT text)."""
         svg = self.svgs.get(text)
         if svg is not None:
             return f'<div class="graph">\n{inline_svg(_slim(svg), prefix)}</div>'
         if not self.enabled:
-            why = "graphs are not drawn in this report (svg=False): the DOT text"
+            why = "Not drawn: graphs are not drawn in this report (svg=False)."
         elif self.missing:
-            why = f"not drawn ({INSTALL_NOTE}): the DOT text"
-        elif nodes > self.max_nodes:
-            why = (
-                f"{nodes} nodes, more than {self.max_nodes}: too large to draw here; the DOT "
-                "text (save it and run <code>dot -Tsvg file.dot -o file.svg</code>)"
-            )
+            why = f"Not drawn: {INSTALL_NOTE}."
         else:
-            why = f"dot could not draw it ({_e(self.errors.get(text, 'unknown error'))}): the DOT"
-        return f"<details><summary>{why}</summary><pre>{_e(text)}</pre></details>"
+            error = _e(self.errors.get(text, "unknown error"))
+            why = f"Not drawn: dot could not draw it ({error})."
+        return f'<p class="note">{why}</p>'
 
 
 _PROLOG = re.compile(r"\A.*?(?=<svg[\s>])", re.S)

@@ -13,6 +13,7 @@ from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
 from ren.viz.report.blocks import (
     _CSS,
+    _SCRIPT,
     GRAPH_NODE_LIMIT,
     INSTALL_NOTE,
     _e,
@@ -51,27 +52,32 @@ class _Builder(_RealizationSections):
         self.focus = _focus(trace, focus)
         self.graphs, self.times = graphs, times
         self.drawer = _Graphs(dot, max_nodes, svg)
+        self.max_nodes = max_nodes
+        self._trees: dict[int, Any] = {}
+        self._region_dots: dict[int, dict[int, str]] = {}
         # (body, device) -> (anchor, "realization i, kernel k") where its source is first shown
         self.sources: dict[tuple[Node, str], tuple[str, str]] = {}
 
-    def _graph_jobs(self) -> list[tuple[str, int]]:
+    def _graph_jobs(self) -> list[str]:
+        """The DOT text of every graph the page draws (those within the size limit)."""
         jobs = []
+        small = self.max_nodes
         for rec in self.trace.realizations:
-            if self.lazy_graph(rec):
-                jobs.append((to_dot(rec.input), len(toposort(rec.input))))
+            if self.lazy_graph(rec) and len(toposort(rec.input)) <= small:
+                jobs.append(to_dot(rec.input))
             if self.pass_graphs(rec):
                 previous = rec.input
                 for p in rec.passes:
-                    if p.graph is not previous:
-                        text = to_dot(p.graph, created=p.created)
-                        jobs.append((text, len(toposort(p.graph))))
+                    if p.graph is not previous and len(toposort(p.graph)) <= small:
+                        jobs.append(to_dot(p.graph, created=p.created))
                     previous = p.graph
+            jobs += self.region_dots(rec).values()
         return jobs
 
     # --- the page ----------------------------------------------------------------------------
     def build(self) -> str:
-        for text, nodes in self._graph_jobs():
-            self.drawer.want(text, nodes)
+        for text in self._graph_jobs():
+            self.drawer.want(text)
         self.drawer.draw()
         body = [
             f"<h1>{_e(self.title)}</h1>",
@@ -95,6 +101,7 @@ class _Builder(_RealizationSections):
                 "</head>",
                 "<body>",
                 *body,
+                f"<script>{_SCRIPT}</script>",
                 "</body>",
                 "</html>",
                 "",
@@ -308,7 +315,7 @@ def build_report(
         times: ``False`` writes a dash for every time, so two reports compare byte for byte.
         dot: the Graphviz program to draw with (looked up on ``PATH``); ``None`` acts as if it
             were not installed: every graph is DOT text and the report says how to install it.
-        max_nodes: graphs with more nodes are shown as DOT text.
+        max_nodes: graphs with more nodes are drawn collapsed to their regions.
         error: a traceback to show in the summary (the program raised).
 
     Returns:

@@ -18,11 +18,18 @@ from ren.viz.report.blocks import (
     _outputs,
     _plural,
     _rules,
+    _sortable,
     _table,
     fold_helpers,
     inline_svg,
 )
+from ren.viz.report.boxes import collapsed_html, region_table, tree_html
+from ren.viz.report.regions import Box, graph_dot, region_tree
 from ren.viz.trace import RealizationRecord, Trace, kernel_source
+
+#: How many region graphs a realization's boxes hold, outermost first (``graphs="all"``: every
+#: one): each is an inline picture, and a bootstrap has hundreds of regions.
+REGION_GRAPHS = 40
 
 
 class _RealizationSections:
@@ -35,6 +42,90 @@ class _RealizationSections:
     times: bool
     drawer: _Graphs
     sources: dict[tuple[Node, str], tuple[str, str]]
+    max_nodes: int
+    _trees: dict[int, Box | None]
+    _region_dots: dict[int, dict[int, str]]
+
+    # --- regions -----------------------------------------------------------------------------
+    def tree(self, rec: RealizationRecord) -> Box | None:
+        """The realization's region tree (``None`` when no kernel is in a region)."""
+        if rec.index not in self._trees:
+            kernels = _kernels(rec)[0]
+            tree = None
+            if any(k.region for k in kernels):
+                seconds = [u.seconds for u in rec.units] if len(rec.units) == len(kernels) else []
+                tree = region_tree(kernels, seconds, rec.input)
+            self._trees[rec.index] = tree
+        return self._trees[rec.index]
+
+    def region_dots(self, rec: RealizationRecord) -> dict[int, str]:
+        """``Box.rank -> DOT`` of the region graphs drawn in the realization's boxes."""
+        if rec.index in self._region_dots:
+            return self._region_dots[rec.index]
+        dots: dict[int, str] = {}
+        tree = self.tree(rec)
+        if tree is not None and self.graphs != "none" and (self.pass_graphs(rec)):
+            queue = list(tree.children)
+            while queue and (self.graphs == "all" or len(dots) < REGION_GRAPHS):
+                box = queue.pop(0)
+                queue.extend(box.children)
+                if not box.loose and 0 < len(box.nodes) <= self.max_nodes:
+                    dots[box.rank] = graph_dot(box)
+        self._region_dots[rec.index] = dots
+        return dots
+
+    def graph(self, root: Node, prefix: str, created: frozenset[Node] = frozenset()) -> str:
+        """A graph drawn, or drawn collapsed to its regions when it is over the size limit."""
+        nodes = len(toposort(root))
+        if nodes > self.max_nodes:
+            return collapsed_html(root, self.max_nodes, created)
+        return self.drawer.html(to_dot(root, created=created), nodes, prefix)
+
+    def regions(self, rec: RealizationRecord) -> str:
+        tree = self.tree(rec)
+        if tree is None:
+            return ""
+        i = rec.index
+        dots = self.region_dots(rec)
+        names = {k: kernel.info.name for k, kernel in enumerate(_kernels(rec)[0])}
+
+        def link(k: int) -> str:
+            return f'<a href="#r{i}-k{k}">{k}\u00a0<code>{_e(names[k])}</code></a>'
+
+        def picture(box: Box, anchor: str) -> str:
+            if box.rank in dots:
+                what = f"its graph: {_plural(len(box.nodes), 'node')} (dashed: from outside)"
+                inner = self.drawer.html(dots[box.rank], len(box.nodes), f"{anchor}-d")
+                return f"<details><summary>{what}</summary>{inner}</details>"
+            if len(box.nodes) > self.max_nodes:
+                return (
+                    f'<p class="muted">Its graph has {_plural(len(box.nodes), "node")}, more '
+                    f"than {self.max_nodes}: its regions above are the graph, collapsed.</p>"
+                )
+            if not self.pass_graphs(rec):
+                return ""
+            return (
+                f'<p class="muted">Its graph ({_plural(len(box.nodes), "node")}) is not drawn: '
+                f"the report draws {REGION_GRAPHS} region graphs, outermost first "
+                "(<code>--all-graphs</code> draws every one).</p>"
+            )
+
+        out = [
+            "<h4>Regions</h4>",
+            "<p>The kernels grouped by region (<code>ren.region</code>): one box per region, "
+            "with its kernels, their time, the bytes they write, the key-switching key bytes "
+            "they read and, for CKKS, the level and scale in and out and the precision of its "
+            "output. Rows follow the data: a box reads from boxes above it (\u2190 names "
+            "them). Click a box to open it in place.</p>",
+            tree_html(tree, f"r{i}", self.times, link, picture),
+            "<details><summary>The regions as a table (click a heading to sort)</summary>",
+        ]
+        head = ["region", "instances", "kernels", "time", "written", "key bytes read"]
+        head += ["level, scale (first)", "precision (lowest)"]
+        rows = [[(_e(path) or "-", None), *cells] for path, cells in region_table(tree, self.times)]
+        out.append(_sortable(head, rows, num=(1, 2, 3, 4, 5, 7)))
+        out.append("</details>")
+        return "\n".join(out)
 
     # --- which graphs ------------------------------------------------------------------------
     def pass_graphs(self, rec: RealizationRecord) -> bool:
@@ -62,12 +153,13 @@ class _RealizationSections:
             f'<details class="realization" id="r{i}"{is_open}>',
             f"<summary><h3>{_e(heading)}</h3> <span class=muted>\u2014 {_e(facts_)}, "
             f"{_ms(rec.seconds, self.times)}</span></summary>",
+            self.regions(rec),
             "<h4>The lazy graph</h4>",
         ]
         if self.lazy_graph(rec):
             nodes = len(toposort(rec.input))
             out.append(f"<p>{_plural(nodes, 'node')}, as handed to the scheduler.</p>")
-            out.append(self.drawer.html(to_dot(rec.input), nodes, f"r{i}-in"))
+            out.append(self.graph(rec.input, f"r{i}-in"))
         else:
             out.append("<p class=muted>Not drawn (graphs='none').</p>")
         if self.times:  # like times, it depends on what ran before in the process
@@ -130,9 +222,8 @@ class _RealizationSections:
             else:
                 if p.created:
                     out.append(f"<p>Created: {_e(_created(p.created))}.</p>")
-                text = to_dot(p.graph, created=p.created)
                 out.append(f"<p>{_plural(nodes, 'node')} after the pass.</p>")
-                out.append(self.drawer.html(text, nodes, f"r{i}-p{p.step:02d}"))
+                out.append(self.graph(p.graph, f"r{i}-p{p.step:02d}", p.created))
             out.append("</details>")
             previous = p.graph
         return "\n".join(out)
@@ -171,7 +262,7 @@ class _RealizationSections:
         head = ["#", "kernel", "kind", "device", "ring", "writes", "buffers (slot 0 written)"]
         if regions:
             head.insert(2, "region")
-        out.append(_table(head, rows, num=(0,)))
+        out.append(_folded(_table(head, rows, num=(0,)), len(rows), "kernel"))
         out.append(
             "<p>The source of each kernel for every backend (rendered, not compiled; a body "
             "already shown links to where it is):</p>"
@@ -239,8 +330,21 @@ class _RealizationSections:
         ]
         total = sum(u.seconds or 0.0 for u in rec.units)
         rows.append(["", "<b>total</b>", "", "", "", _ms(total, self.times)])
-        out.append(_table(["#", "kernel", "kind", "device", "buffers", "time"], rows, (0, 5)))
+        table = _table(["#", "kernel", "kind", "device", "buffers", "time"], rows, (0, 5))
+        out.append(_folded(table, len(rows) - 1, "exec unit"))
         return "\n".join(out)
+
+
+#: A table of more rows than this is folded (a closed ``<details>``): laying out a thousand rows
+#: is most of the time a browser takes to open a bootstrap's report.
+FOLD_ROWS = 64
+
+
+def _folded(table: str, rows: int, noun: str) -> str:
+    """``table`` as is, or folded when it has more than ``FOLD_ROWS`` rows."""
+    if rows <= FOLD_ROWS:
+        return table
+    return f"<details><summary>The {_plural(rows, noun)} (click to open)</summary>{table}</details>"
 
 
 def _plan_html(plan: MemoryPlan, names: list[str] | None, prefix: str) -> list[str]:

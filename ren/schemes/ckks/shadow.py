@@ -1,0 +1,101 @@
+"""Plaintext shadows: what a ciphertext should decrypt to, by the same operations in NumPy.
+
+While regions keep their outputs (``ren.ir.region.keeping``, which ``ren.viz.record()`` turns
+on) and the context holds the secret key, each ciphertext the evaluator makes carries a
+:class:`Shadow`: its slots times its scale, as the operations that made it give them on exact
+plaintext values (sums, products, divisions by the rescaled modulus, rotations, conjugations).
+A shadow is lazy: nothing is computed while the program builds its graph. The report's observing
+pass (``ren.viz.precision``) evaluates the shadows of the regions' outputs after the program,
+decrypts the outputs in a realization of its own, and notes each region's precision.
+
+Its leaves are the plaintexts the program encoded (their own decoding) and ModRaise's output,
+whose plaintext ``t + q_0 I`` only the secret key tells: its decryption, exact. A shadow is
+never pickled, saved or printed: ``Ciphertext`` leaves it out of its bytes and its repr.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ren.ir.region import is_keeping
+
+__all__ = ["Shadow", "apply", "observe", "shadowing"]
+
+
+class Shadow:
+    """The slots times the scale of a ciphertext, as plaintext operations give them (lazily).
+
+    ``Shadow(fn, *args)`` is ``fn`` of the values of ``args`` (shadows or plain values);
+    ``Shadow(fn)`` with no argument is a leaf, ``fn()``. ``value()`` computes it once.
+    """
+
+    __slots__ = ("_value", "args", "fn")
+
+    def __init__(self, fn: Callable[..., np.ndarray], *args: Any) -> None:
+        self.fn, self.args = fn, args
+        self._value: np.ndarray | None = None
+
+    def value(self) -> np.ndarray:
+        """The shadow's slots times scale (``complex128``), computed once, without recursion."""
+        stack: list[Shadow] = [self]
+        while stack:
+            top = stack[-1]
+            if top._value is not None:
+                stack.pop()
+                continue
+            todo = [a for a in top.args if isinstance(a, Shadow) and a._value is None]
+            if todo:
+                stack.extend(todo)
+                continue
+            values = [a._value if isinstance(a, Shadow) else a for a in top.args]
+            top._value = np.asarray(top.fn(*values), dtype=np.complex128)
+            top.args = ()  # computed: what it was made of can go
+            stack.pop()
+        assert self._value is not None
+        return self._value
+
+    def __repr__(self) -> str:
+        return "<Shadow>"
+
+
+def apply(fn: Callable[..., np.ndarray], *args: Any) -> Shadow | None:
+    """``Shadow(fn, *args)``, or ``None`` when an argument is a missing shadow (``None``)."""
+    if any(a is None for a in args):
+        return None
+    return Shadow(fn, *args)
+
+
+def shadowing(context: Any) -> bool:
+    """Whether values made now in ``context`` get shadows (regions keep outputs; it decrypts)."""
+    return is_keeping() and context is not None and bool(context.has_secret_key)
+
+
+def observe(ct: Any) -> tuple[tuple[Any, ...], Callable[[], float]] | None:
+    """How to measure ``ct``'s precision against its shadow: ``(polys, bits)``, or ``None``.
+
+    Realize ``polys`` (with those of other ciphertexts: one realization), then ``bits()`` is the
+    precision of ``ct``'s decryption against its shadow (``ckks.precision_bits``), relative to the
+    values' size where they pass 1: an intermediate read at a small scale holds large values, and
+    its error is as large in proportion. ``None`` for a ciphertext without a shadow or outside a
+    context holding the secret key.
+    """
+    from ren.schemes.ckks.encoding import embed, precision_bits
+
+    ctx = ct.context
+    if ct.shadow is None or ctx is None or not ctx.has_secret_key:
+        return None
+    poly = ctx.decrypt_poly(ct).intt()
+
+    def bits() -> float:
+        coeffs = np.array(poly.tolist(centered=True), dtype=object).astype(np.float64)
+        got = embed(coeffs / ct.scale, ctx.params.n)
+        expected = ct.shadow.value() / ct.scale
+        if ct.real:
+            got, expected = got.real, expected.real
+        size = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+        return precision_bits(got / size, expected / size)
+
+    return (poly,), bits

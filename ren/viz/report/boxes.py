@@ -1,0 +1,240 @@
+"""The report's region boxes: a region tree (``ren.viz.report.regions``) as HTML.
+
+``tree_html`` draws the tree as nested boxes, collapsed: one box per region, children laid out in
+rows by data flow (a box's row is one below the lowest row it reads from), each box a
+``<details>`` element that expands in place; rows wrap, so the picture stays as wide as the page.
+No script is needed to read or open it. ``region_table`` sums the boxes per region path into the
+rows of one table. ``collapsed_html`` draws a graph too large to draw node by node as its regions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ren.ir.node import Node, toposort
+from ren.ir.region import region_name, region_of
+from ren.viz.report.blocks import _e, _ms, _plural
+from ren.viz.report.regions import Box
+
+__all__ = ["bits_text", "ckks_line", "collapsed_html", "fmt_bytes", "region_table", "tree_html"]
+
+
+def fmt_bytes(n: int) -> str:
+    """``512 B``, ``48.0 KiB``, ``3.2 MiB``, ``1.50 GiB``."""
+    if n < 1024:
+        return f"{n} B"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            digits = 2 if unit == "GiB" else 1
+            return f"{n / size:.{digits}f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def _scale(value: float) -> str:
+    return f"2^{math.log2(value):.1f}" if value > 0 else str(value)
+
+
+def ckks_line(notes: dict[str, Any]) -> str:
+    """``level 5 → 4 · scale 2^40.0 → 2^40.0`` from a region's notes (``""`` without them)."""
+    parts = []
+    if "level_in" in notes or "level_out" in notes:
+        parts.append(f"level {notes.get('level_in', '?')} \u2192 {notes.get('level_out', '?')}")
+    if "scale_in" in notes or "scale_out" in notes:
+        s_in, s_out = notes.get("scale_in"), notes.get("scale_out")
+        parts.append(
+            f"scale {'?' if s_in is None else _scale(s_in)} \u2192 "
+            f"{'?' if s_out is None else _scale(s_out)}"
+        )
+    return " \u00b7 ".join(parts)
+
+
+def bits_text(notes: dict[str, Any]) -> str:
+    """The precision the observing pass measured, in words (``""`` when none)."""
+    bits = notes.get("bits")
+    if bits is None:
+        return ""
+    return "exact" if bits == math.inf else f"{bits:.1f} bits"
+
+
+class TreeHtml:
+    """The nested boxes of one realization's region tree.
+
+    ``graph_html(nodes, prefix)`` draws a box's full graph (the report's drawer); ``kernel_link``
+    names a kernel and links to its source.
+    """
+
+    def __init__(
+        self,
+        prefix: str,
+        times: bool,
+        graph_html: Callable[[Box, str], str] | None,
+        kernel_link: Callable[[int], str],
+    ) -> None:
+        self.prefix, self.times = prefix, times
+        self.graph_html, self.kernel_link = graph_html, kernel_link
+
+    def html(self, root: Box) -> str:
+        opened = _default_open(root)
+        out = ['<div class="regions">']
+        out += self.rows(root, opened)
+        out.append("</div>")
+        return "\n".join(out)
+
+    def rows(self, box: Box, opened: set[int]) -> list[str]:
+        out = []
+        rows: dict[int, list[Box]] = {}
+        for child in box.children:
+            rows.setdefault(child.row, []).append(child)
+        for r, (_, row) in enumerate(sorted(rows.items())):
+            if r:
+                out.append('<div class="flow">\u2193</div>')
+            out.append('<div class="row">')
+            out += [self.box(child, box, opened) for child in row]
+            out.append("</div>")
+        return out
+
+    def box(self, box: Box, parent: Box, opened: set[int]) -> str:
+        lines = [f"<b>{_e(box.name)}</b>" if not box.loose else f"<i>{_e(box.name)}</i>"]
+        facts = [_plural(len(box.kernels), "kernel"), _ms(box.seconds, self.times)]
+        facts.append(fmt_bytes(box.bytes) + " written")
+        if box.key_bytes:
+            facts.append(fmt_bytes(box.key_bytes) + " of keys")
+        lines.append(" \u00b7 ".join(facts))
+        if ckks := ckks_line(box.notes):
+            lines.append(ckks)
+        if bits := bits_text(box.notes):
+            lines.append(f'<span class="bits">{_e(bits)}</span>')
+        if box.sources:
+            names = [parent.children[a].name for a in box.sources]
+            shown = ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
+            lines.append(f'<span class="muted">\u2190 {_e(shown)}</span>')
+        summary = "<br>".join(lines)
+        anchor = f"{self.prefix}-g{box.rank}"
+        is_open = " open" if box.rank in opened else ""
+        kind = " leaf" if not box.children else ""
+        out = [f'<details class="box{kind}" id="{anchor}"{is_open}><summary>{summary}</summary>']
+        if box.children:
+            out.append('<div class="inner">')
+            out += self.rows(box, opened)
+            out.append("</div>")
+        else:
+            items = ", ".join(self.kernel_link(k) for k in box.kernels)
+            out.append(f'<p class="kernels">{items}</p>')
+        if self.graph_html is not None and box.nodes and not box.loose:
+            out.append(self.graph_html(box, anchor))
+        out.append("</details>")
+        return "\n".join(out)
+
+
+def _default_open(root: Box) -> set[int]:
+    """The boxes open at first: down from the root while a level holds a single region."""
+    opened: set[int] = set()
+    box = root
+    while len(box.children) == 1 and box.children[0].children:
+        box = box.children[0]
+        opened.add(box.rank)
+    return opened
+
+
+def tree_html(
+    root: Box,
+    prefix: str,
+    times: bool,
+    kernel_link: Callable[[int], str],
+    graph_html: Callable[[Box, str], str] | None = None,
+) -> str:
+    """The region tree as nested boxes (see the module docstring)."""
+    return TreeHtml(prefix, times, graph_html, kernel_link).html(root)
+
+
+def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, float]]]]:
+    """One row per region path: ``(path, [(cell text, sort value), ...])``, by first appearance.
+
+    The cells: instances, kernels, time, bytes written, key bytes read, level and scale (of the
+    first instance), precision (the lowest of its instances').
+    """
+    rows: dict[tuple[str, ...], dict[str, Any]] = {}
+    for box in root.walk():
+        if box is root or box.loose:
+            continue
+        row = rows.setdefault(
+            box.path,
+            {"n": 0, "kernels": 0, "seconds": None, "bytes": 0, "keys": 0, "notes": box.notes},
+        )
+        row["n"] += 1
+        row["kernels"] += len(box.kernels)
+        if box.seconds is not None:
+            row["seconds"] = (row["seconds"] or 0.0) + box.seconds
+        row["bytes"] += box.bytes
+        row["keys"] += box.key_bytes
+        bits = box.notes.get("bits")
+        if bits is not None:
+            row["bits"] = min(row.get("bits", math.inf), bits)
+    out = []
+    for path, row in rows.items():
+        seconds = row["seconds"]
+        bits = row.get("bits")
+        cells = [
+            (str(row["n"]), row["n"]),
+            (str(row["kernels"]), row["kernels"]),
+            (_ms(seconds, times), (seconds or 0.0) if times else 0.0),
+            (fmt_bytes(row["bytes"]), row["bytes"]),
+            (fmt_bytes(row["keys"]) if row["keys"] else "-", row["keys"]),
+            (ckks_line(row["notes"]) or "-", 0.0),
+            (bits_text({"bits": bits}) or "-", -1.0 if bits is None else min(bits, 1e9)),
+        ]
+        out.append((region_name(path), cells))
+    return out
+
+
+def collapsed_html(graph: Node, limit: int, created: Iterable[Node] = frozenset()) -> str:
+    """A graph too large to draw, collapsed to its regions: one box per region with its nodes.
+
+    The regions are those one level below the deepest region every node shares; nodes in none
+    are counted together. Says so, and how to see more.
+    """
+    order = toposort(graph)
+    made = frozenset(created)
+    paths = [tuple(region_of(n)) for n in order]
+    common = _common_prefix([p for p in paths if p])
+    depth = len(common) + 1
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for path, node in zip(paths, order, strict=True):
+        key = path[:depth] if path[: len(common)] == common and len(path) >= depth else ()
+        counts = groups.setdefault(key, [0, 0])
+        counts[0] += 1
+        counts[1] += node in made
+    head = (
+        f"<p>{_plural(len(order), 'node')}, more than {limit}: too large to draw here, so it is "
+        "drawn collapsed to its regions (<code>ren.region</code>), with each region's node count"
+        + (" and the nodes the pass created" if made else "")
+        + ".</p>"
+    )
+    if list(groups) == [()]:
+        return (
+            f"<p>{_plural(len(order), 'node')}, more than {limit}, in no region: too large to "
+            "draw here. Build the program's parts inside <code>with ren.region(name):</code> "
+            "blocks and the report draws it collapsed to them; "
+            "<code>ren.ir.dot.to_dot</code> gives the DOT text to draw it yourself.</p>"
+        )
+    boxes = []
+    for key, (nodes, new) in groups.items():
+        name = region_name(key) if key else "(in no region)"
+        extra = f", {new} created" if made else ""
+        boxes.append(f'<div class="box flat"><b>{_e(name)}</b><br>{nodes} nodes{extra}</div>')
+    return head + '\n<div class="regions"><div class="row">' + "\n".join(boxes) + "</div></div>"
+
+
+def _common_prefix(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
+    if not paths:
+        return ()
+    first = paths[0]
+    n = len(first)
+    for p in paths[1:]:
+        n = min(n, len(p))
+        while n and p[:n] != first[:n]:
+            n -= 1
+    # keep one level for the boxes: a prefix as deep as a whole path would leave nothing
+    return first[: max(0, min(n, min(len(p) for p in paths) - 1))]

@@ -1,0 +1,173 @@
+"""The report's regions: the tree of boxes, the observing pass's precision, a bootstrap's report.
+
+Oracles: each kernel's own region path (which boxes must hold it), the data it reads (which box
+must come after which), plaintext NumPy (the precision a region's output must have), the trace
+before the observing pass (which must not change), and the bootstrap's stages in order.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import pytest
+
+from ren.schemes import ckks
+from ren.viz.examples import run_example
+from ren.viz.precision import measure_precision
+from ren.viz.report import build_report
+from ren.viz.report.regions import region_tree
+from ren.viz.trace import record
+
+N = 64
+PARAMS = ckks.Params(n=N, q_bits=(60, 40, 40, 40), p_bits=(60,), scale_bits=40, insecure=True)
+STAGES = ["mod_raise", "coeff_to_slot", "eval_mod", "eval_mod", "slot_to_coeff"]
+
+
+def program():
+    """Encrypt, multiply, rotate, add: recorded, with the values the slots must hold."""
+    rng = np.random.default_rng(5)
+    x, y = rng.uniform(-1, 1, N // 2), rng.uniform(-1, 1, N // 2)
+    with ckks.Context(PARAMS, seed=2) as ctx:
+        ctx.rotation_key(1)
+        with record() as trace:
+            a, b = ckks.encrypt(x).realize(), ckks.encrypt(y).realize()
+            out = ((a * b).rotate(1) + a).realize()
+        got = ctx.decrypt(out)
+    return trace, got, np.roll(x * y, -1) + x
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    return program()
+
+
+def biggest(trace):
+    return max(trace.realizations, key=lambda r: len(r.kernels))
+
+
+def test_every_kernel_is_in_one_leaf_and_in_each_box_of_its_path(recorded):
+    trace, _, _ = recorded
+    rec = biggest(trace)
+    root = region_tree(rec.kernels, [u.seconds for u in rec.units], rec.input)
+    leaves = [b for b in root.walk() if not b.children]
+    assert sorted(k for leaf in leaves for k in leaf.kernels) == list(range(len(rec.kernels)))
+    by_serial = {b.serial: b for b in root.walk() if b.serial is not None}
+    for k, kernel in enumerate(rec.kernels):
+        for instance in kernel.region.instances if kernel.region else ():
+            assert k in by_serial[instance.serial].kernels
+    for box in root.walk():  # a box reads only from boxes in rows above it
+        for child in box.children:
+            assert all(box.children[s].row < child.row for s in child.sources)
+            assert child.seconds is not None and child.bytes > 0
+
+
+def test_each_regions_numbers(recorded):
+    trace, _, _ = recorded
+    rec = biggest(trace)
+    root = region_tree(rec.kernels, [u.seconds for u in rec.units], rec.input)
+    names = [c.name for c in root.children]
+    assert "multiply" in names and "rotate" in names
+    for box in root.walk():
+        want = sum(rec.units[k].seconds for k in box.kernels)
+        assert box.seconds == pytest.approx(want)
+        assert box.bytes == sum(rec.kernels[k].bufs[0].nbytes for k in box.kernels)
+    (products,) = [b for b in root.walk() if b.name == "products" and b.path[0] == "rotate"]
+    assert products.key_bytes > 0  # the rotation key's words, read from outside the realization
+
+
+def test_the_observing_pass_measures_and_changes_nothing_recorded():
+    trace, got, want = program()
+    before = [[(k.info.name, tuple(k.region)) for k in r.kernels] for r in trace.realizations]
+    count = len(trace.realizations)
+    assert measure_precision(trace, progress=False) > 0
+    after = [[(k.info.name, tuple(k.region)) for k in r.kernels] for r in trace.realizations]
+    assert after == before and len(trace.realizations) == count
+    rec = biggest(trace)
+    root = region_tree(rec.kernels, [u.seconds for u in rec.units], rec.input)
+    notes = {b.name: b.notes for b in root.children if not b.loose}
+    assert all("output" not in n for b in root.walk() for n in [b.notes])  # let go
+    # the rotation's output against NumPy: the shadow's bits are the decryption's own
+    assert notes["rotate"]["bits"] > 20
+    final = ckks.precision_bits(got, want)
+    assert abs(notes["rotate"]["bits"] - final) < 4
+
+
+def test_recording_does_not_change_the_schedule():
+    """Shadows and kept outputs are beside the graph: the same kernels with and without."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, N // 2)
+    plans = []
+    for recording in (False, True):
+        with ckks.Context(PARAMS, seed=2) as ctx:
+            ctx.rotation_key(1)
+            if recording:
+                with record() as trace:
+                    (ckks.encrypt(x) * ckks.encrypt(x)).rotate(1).realize()
+                rec = biggest(trace)
+                plans.append([(k.info.name, tuple(k.region)) for k in rec.kernels])
+            else:
+                from ren.engine.realize import prepare
+
+                out = (ckks.encrypt(x) * ckks.encrypt(x)).rotate(1)
+                prepared = prepare(tuple(p.node for p in out.parts))
+                plans.append([(k.info.name, tuple(k.region)) for k in prepared.kernels])
+    assert plans[0] == plans[1]
+
+
+# --------------------------------------------------------------------------------------------
+# the bootstrap's report
+
+
+@pytest.fixture(scope="module")
+def boot():
+    trace, outcome = run_example("bootstrap")
+    measure_precision(trace, progress=False)
+    page = build_report(
+        trace, "bootstrap", outcome.summary, labels=outcome.labels, focus=outcome.focus
+    )
+    return trace, outcome, page
+
+
+def test_the_bootstraps_default_graph_is_its_stages(boot):
+    trace, outcome, page = boot
+    (i,) = outcome.focus
+    part = page[page.index(f'id="r{i}"') :]
+    part = part[: part.index("<h4>The lazy graph</h4>")]
+    opened = re.findall(r'<details class="box" id="(r\d+-g\d+)" open><summary><b>([^<]*)</b>', part)
+    assert [name for _, name in opened] == ["bootstrap"]  # the one outer box, opened
+    inner = part[part.index('<div class="inner">') :]
+    depth, names = 0, []
+    opening = r"<details[^>]*>(?:<summary>(<b>|<i>)([^<]*))?|</details>"  # every one, to nest
+    for m in re.finditer(opening, inner):
+        if m.group(0) == "</details>":
+            depth -= 1
+            if depth < 0:
+                break
+            continue
+        if depth == 0 and m.group(1) == "<b>":
+            names.append(m.group(2))
+        depth += 1
+    assert names == STAGES
+    # each stage's box: its kernel count is the trace's, and it has a precision
+    rec = trace.realizations[i]
+    for stage in set(STAGES):
+        count = sum(1 for k in rec.kernels if tuple(k.region[1:2]) == (stage,))
+        boxes = re.findall(rf"<summary><b>{stage}</b><br>(\d+) kernels.*?</summary>", inner, re.S)
+        assert sum(int(c) for c in boxes[: STAGES.count(stage)]) == count
+    bits = [float(b) for b in re.findall(r'class="bits">([\d.]+) bits', inner)]
+    assert len(bits) > 5 and min(bits[:5]) > 25
+    assert "digraph" not in page
+    assert '<table class="sortable">' in part and html.escape("bootstrap/eval_mod") in part
+
+
+def test_the_bootstraps_precision_agrees_with_numpy(boot):
+    """The last stage's precision against its shadow is the decryption's against NumPy's message
+    but for EvalMod's approximation (the shadow applies the same polynomial): not below it."""
+    _, outcome, page = boot
+    (i,) = outcome.focus
+    shown = float(re.search(r"precision ([\d.]+) bits \(needs 25", outcome.summary).group(1))
+    part = page[page.index(f'id="r{i}"') :]
+    stc = re.search(r"<b>slot_to_coeff</b>.*?class=\"bits\">([\d.]+) bits", part, re.S)
+    assert float(stc.group(1)) >= shown - 0.5
