@@ -6,6 +6,7 @@ Run ``python -m ren.viz --help`` for the usage; ``ren.viz.report`` describes the
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import runpy
 import sys
@@ -18,6 +19,7 @@ from ren.viz.examples import EXAMPLES, Outcome, run_example
 from ren.viz.memory import plan_svg, plan_text
 from ren.viz.precision import measure_precision
 from ren.viz.report import text_report, write_report
+from ren.viz.report.compare import compare_report, compare_text, load_summary, run_summary
 from ren.viz.trace import Trace, record
 
 USAGE = """\
@@ -26,17 +28,21 @@ python -m ren.viz [options] SCRIPT.py [script args ...]
        python -m ren.viz --list
        python -m ren.viz memory [--out DIR] [--text] (SCRIPT.py [script args ...] | --example NAME)
        python -m ren.viz debug [--all] [--skip N] SCRIPT.py [script args ...]
+       python -m ren.viz compare RUN_A RUN_B [--out DIR]
        python -m ren.viz PLAN_FILE.renplan [--out DIR]"""
 
 DESCRIPTION = """\
 Run a program (a Python script, or a built-in example) while recording everything Ren does, and
-write one self-contained HTML report: the lazy graph, the graph after each pass with the rules
-that fired, the kernels with their source for each backend, the memory plan, the exec units in
-order, the ren.jit captures and replays, and the time of each pass.
+write one self-contained HTML report: the program's regions as boxes (kernels, time, bytes, and for
+CKKS level, scale and precision), the lazy graph, the graph after each pass with the rules that
+fired, the kernels with their source for each backend, the memory plan, the exec units in order,
+the ren.jit captures and replays, and the time of each pass.
 
 'memory' writes only the memory plan pictures (one SVG per realization and device) and prints
-them as text; 'debug' steps through a script's realizations (ren.viz.debug); a saved plan file
-(ren.jit's save) is shown as its manifest, kernels and memory picture.
+them as text; 'debug' steps through a script's realizations (ren.viz.debug); 'compare' puts two
+runs side by side (each report directory holds report.json: kernels, times, memory and precision
+per region); a saved plan file (ren.jit's save) is shown as its manifest, kernels and memory
+picture.
 
 Options come before SCRIPT.py: everything after it is passed to the script (as sys.argv[1:])."""
 
@@ -252,6 +258,8 @@ def main_report(argv: Sequence[str]) -> int:
         times=not opts.no_times,
         error=run.error,
     )
+    summary = path.with_name("report.json")
+    summary.write_text(json.dumps(run_summary(run.trace, run.title), indent=1), encoding="utf-8")
     if o.summary:
         print(o.summary.rstrip())
     recorded = run.trace
@@ -327,9 +335,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         return main_memory(argv[1:])
     if argv and argv[0] == "debug":
         return main_debug(argv[1:])
+    if argv and argv[0] == "compare":
+        return main_compare(argv[1:])
     if argv and argv[0].endswith(PLAN_SUFFIX):
         return main_plan(argv)
     return main_report(argv)
+
+
+def main_compare(argv: Sequence[str]) -> int:
+    """``python -m ren.viz compare A B [--out DIR]``: two runs' summaries side by side."""
+    parser = argparse.ArgumentParser(
+        prog="python -m ren.viz compare",
+        description="Compare two runs of one program: each is a report directory written by "
+        "python -m ren.viz (or its report.json). Writes compare.html and prints the totals.",
+    )
+    parser.add_argument("a", help="the first run: a report directory or its report.json")
+    parser.add_argument("b", help="the second run")
+    parser.add_argument("--out", type=Path, default=Path("ren-viz-compare"), help="folder")
+    parser.add_argument(
+        "--names", metavar="A,B", help='what each run is, e.g. "cache on,cache off"'
+    )
+    opts = parser.parse_args(argv)
+    try:
+        a, b = load_summary(opts.a), load_summary(opts.b)
+    except (OSError, ValueError) as e:
+        return _fail(str(e))
+    if opts.names is not None:
+        names = opts.names.split(",")
+        if len(names) != 2 or not all(n.strip() for n in names):
+            return _fail(f"--names takes two names with a comma between, got {opts.names!r}")
+        a, b = {**a, "title": names[0].strip()}, {**b, "title": names[1].strip()}
+    opts.out.mkdir(parents=True, exist_ok=True)
+    path = opts.out / "compare.html"
+    path.write_text(compare_report(a, b), encoding="utf-8")
+    print(compare_text(a, b), end="")
+    print(f"comparison: {path.resolve()}")
+    return 0
 
 
 #: The suffix of the plan files ``python -m ren.viz PLAN_FILE`` shows.

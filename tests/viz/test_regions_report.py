@@ -8,6 +8,7 @@ before the observing pass (which must not change), and the bootstrap's stages in
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import numpy as np
@@ -17,6 +18,7 @@ from ren.schemes import ckks
 from ren.viz.examples import run_example
 from ren.viz.precision import measure_precision
 from ren.viz.report import build_report
+from ren.viz.report.compare import compare_report, compare_text, load_summary, run_summary
 from ren.viz.report.regions import region_tree
 from ren.viz.trace import record
 
@@ -171,3 +173,65 @@ def test_the_bootstraps_precision_agrees_with_numpy(boot):
     part = page[page.index(f'id="r{i}"') :]
     stc = re.search(r"<b>slot_to_coeff</b>.*?class=\"bits\">([\d.]+) bits", part, re.S)
     assert float(stc.group(1)) >= shown - 0.5
+
+
+# --------------------------------------------------------------------------------------------
+# two runs compared
+
+
+def dnum_run(dnum: int):
+    """A multiply and a rotation with ``dnum`` digits: recorded, measured, summarized."""
+    params = ckks.Params(
+        n=N, q_bits=(60, 40, 40, 40), p_bits=(60, 60), scale_bits=40, dnum=dnum, insecure=True
+    )
+    x = np.random.default_rng(4).uniform(-1, 1, N // 2)
+    with ckks.Context(params, seed=2) as ctx:
+        ctx.rotation_key(1)
+        with record() as trace:
+            (ckks.encrypt(x) * ckks.encrypt(x)).rotate(1).realize()
+    measure_precision(trace, progress=False)
+    return trace, run_summary(trace, f"dnum {dnum}")
+
+
+def test_two_runs_side_by_side(tmp_path):
+    (ta, a), (tb, b) = dnum_run(2), dnum_run(4)
+    for trace, s in ((ta, a), (tb, b)):
+        assert s["totals"]["kernels"] == sum(len(r.kernels) for r in trace.realizations)
+        assert s["totals"]["realizations"] == len(trace.realizations)
+        arena = sum(d.arena_bytes for r in trace.realizations for d in r.plan.devices)
+        assert s["totals"]["arena_bytes"] == arena
+        rec = biggest(trace)
+        rotates = [k for k in rec.kernels if tuple(k.region[:1]) == ("rotate",)]
+        assert s["regions"]["rotate"]["kernels"] == len(rotates)
+        assert s["regions"]["rotate"]["bits"] > 20
+    # more digits: more key words read by the products (one key pair a digit)
+    key = "multiply/relinearize/key_switch/products"
+    assert b["regions"][key]["key_bytes"] > a["regions"][key]["key_bytes"]
+    # through report.json, as python -m ren.viz writes it
+    for name, s in (("a", a), ("b", b)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "report.json").write_text(json.dumps(s), encoding="utf-8")
+    a2, b2 = load_summary(tmp_path / "a"), load_summary(tmp_path / "b" / "report.json")
+    assert a2 == json.loads(json.dumps(a)) and b2["title"] == "dnum 4"
+    page = compare_report(a2, b2)
+    assert page.count("<script>") == 1 and "http" not in page
+    assert f'<td data-v="{a["regions"][key]["kernels"]}"' not in page  # kernels are numeric cells
+    row = re.search(rf"<tr><td>{re.escape(key)}</td>(.*?)</tr>", page).group(1)
+    cells = re.findall(r">([^<]*)</td>", row)
+    assert cells[:2] == [str(a["regions"][key]["kernels"]), str(b["regions"][key]["kernels"])]
+    text = compare_text(a2, b2)
+    assert "dnum 2" in text and f"{a['totals']['kernels']:>14}" in text
+
+
+def test_load_summary_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"report\.json"):
+        load_summary(tmp_path)
+    (tmp_path / "x.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a run summary"):
+        load_summary(tmp_path / "x.json")
+    (tmp_path / "y.json").write_text('{"format": "ren-viz-run", "version": 0}', encoding="utf-8")
+    with pytest.raises(ValueError, match="version 0"):
+        load_summary(tmp_path / "y.json")
+    (tmp_path / "z.json").write_text("not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="not JSON"):
+        load_summary(tmp_path / "z.json")

@@ -1,0 +1,203 @@
+"""Two runs of one program side by side: kernel counts, times, memory and precision per region.
+
+``run_summary(trace, title)`` keeps what a comparison needs of a run, as plain data (JSON):
+its totals (realizations, kernels, exec units' time, arena bytes) and one row per region path,
+summed over its instances (``ren.viz.report.regions``). ``python -m ren.viz`` writes it beside
+each report as ``report.json``, so two runs made apart (``REN_SCHEDULE_CACHE=0`` or not, dnum 1
+or 3, the ``python`` device or ``cpu``) can be compared later:
+``python -m ren.viz compare DIR_A DIR_B`` writes ``compare.html`` (and prints the totals).
+``compare_report(a, b)`` is the page; ``compare_text(a, b)`` its totals for a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from ren.viz.report.blocks import _CSS, _SCRIPT, _e, _sortable, _table
+from ren.viz.report.boxes import fmt_bytes
+from ren.viz.report.regions import Box, region_tree
+from ren.viz.trace import Trace
+
+__all__ = ["compare_report", "compare_text", "load_summary", "run_summary"]
+
+#: The version of ``report.json``'s layout; ``load_summary`` refuses other versions.
+SUMMARY_VERSION = 1
+
+
+def run_summary(trace: Trace, title: str) -> dict[str, Any]:
+    """What a comparison needs of a recorded run (see the module docstring); JSON-ready."""
+    regions: dict[str, dict[str, Any]] = {}
+    totals = {"realizations": len(trace.realizations), "kernels": 0, "seconds": 0.0}
+    totals["arena_bytes"] = 0
+    for rec in trace.realizations:
+        totals["kernels"] += len(rec.kernels)
+        totals["seconds"] += sum(u.seconds or 0.0 for u in rec.units)
+        totals["arena_bytes"] += sum(d.arena_bytes for d in rec.plan.devices)
+        if not any(k.region for k in rec.kernels):
+            continue
+        seconds = [u.seconds for u in rec.units] if len(rec.units) == len(rec.kernels) else []
+        for box in region_tree(rec.kernels, seconds).walk():
+            if box.loose or not box.path:
+                continue
+            _add(regions.setdefault("/".join(box.path), _empty()), box)
+    return {
+        "format": "ren-viz-run",
+        "version": SUMMARY_VERSION,
+        "title": title,
+        "totals": totals,
+        "regions": regions,
+    }
+
+
+def _empty() -> dict[str, Any]:
+    return {"instances": 0, "kernels": 0, "seconds": 0.0, "bytes": 0, "key_bytes": 0, "bits": None}
+
+
+def _add(row: dict[str, Any], box: Box) -> None:
+    row["instances"] += 1
+    row["kernels"] += len(box.kernels)
+    row["seconds"] += box.seconds or 0.0
+    row["bytes"] += box.bytes
+    row["key_bytes"] += box.key_bytes
+    bits = box.notes.get("bits")
+    if bits is not None and math.isfinite(bits):
+        row["bits"] = bits if row["bits"] is None else min(row["bits"], bits)
+
+
+def load_summary(path: str | Path) -> dict[str, Any]:
+    """A run's summary from its ``report.json``, or from the report directory holding it.
+
+    Raises:
+        FileNotFoundError: no such file (or no ``report.json`` in the directory).
+        ValueError: a file that is not a run summary of this version (says what it is).
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "report.json"
+    if not p.is_file():
+        raise FileNotFoundError(f"no run summary at {p} (python -m ren.viz writes report.json)")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{p} is not JSON: {e}") from None
+    if not isinstance(data, dict) or data.get("format") != "ren-viz-run":
+        raise ValueError(f"{p} is not a run summary written by python -m ren.viz")
+    if data.get("version") != SUMMARY_VERSION:
+        raise ValueError(
+            f"{p} is a run summary of version {data.get('version')!r}; this Ren reads version "
+            f"{SUMMARY_VERSION}: run the program again"
+        )
+    return data
+
+
+def _ratio(a: float, b: float) -> str:
+    if a == 0 and b == 0:
+        return "="
+    if a == 0:
+        return "new"
+    return f"{b / a:.2f}\u00d7"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms"
+
+
+_TOTALS = (
+    ("realizations", "realizations", str),
+    ("kernels", "kernels", str),
+    ("seconds", "exec units' time", _ms),
+    ("arena_bytes", "arena bytes", fmt_bytes),
+)
+
+
+def compare_text(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """The totals of two run summaries side by side, for a terminal."""
+    lines = [f"A: {a['title']}", f"B: {b['title']}", f"{'':<18}{'A':>14}{'B':>14}{'B / A':>9}"]
+    for key, label, fmt in _TOTALS:
+        x, y = a["totals"][key], b["totals"][key]
+        lines.append(f"{label:<18}{fmt(x):>14}{fmt(y):>14}{_ratio(x, y):>9}")
+    return "\n".join(lines) + "\n"
+
+
+def compare_report(a: dict[str, Any], b: dict[str, Any], title: str = "") -> str:
+    """The HTML page comparing two run summaries: totals, then one sortable row per region."""
+    title = title or "Two runs compared"
+    rows = []
+    for key, label, fmt in _TOTALS:
+        x, y = a["totals"][key], b["totals"][key]
+        rows.append([_e(label), _e(fmt(x)), _e(fmt(y)), _ratio(x, y)])
+    body = [
+        f"<h1>{_e(title)}</h1>",
+        f"<p><b>A</b>: {_e(a['title'])}<br><b>B</b>: {_e(b['title'])}</p>",
+        "<h2>Totals</h2>",
+        _table(["", "A", "B", "B / A"], rows, num=(1, 2, 3)),
+        "<h2>Per region</h2>",
+        "<p>Each region path summed over its instances (a region of one run only shows a dash "
+        "for the other). Click a heading to sort.</p>",
+        _sortable(_HEAD, _region_rows(a["regions"], b["regions"]), num=range(1, len(_HEAD))),
+    ]
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            '<head><meta charset="utf-8">',
+            f"<title>{_e(title)}</title>",
+            f"<style>{_CSS}</style></head>",
+            "<body>",
+            *body,
+            f"<script>{_SCRIPT}</script>",
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
+
+
+_HEAD = [
+    "region",
+    "kernels A",
+    "kernels B",
+    "time A",
+    "time B",
+    "time B / A",
+    "written A",
+    "written B",
+    "key bytes A",
+    "key bytes B",
+    "bits A",
+    "bits B",
+]
+
+
+def _region_rows(ra: dict[str, Any], rb: dict[str, Any]) -> list[list[tuple[str, float | None]]]:
+    out = []
+    for path in dict.fromkeys([*ra, *rb]):
+        x, y = ra.get(path), rb.get(path)
+
+        def cell(row: Any, key: str, fmt: Any) -> tuple[str, float | None]:
+            if row is None or row[key] is None:
+                return ("-", None)
+            return (_e(fmt(row[key])), float(row[key]))
+
+        ratio = "-" if x is None or y is None else _ratio(x["seconds"], y["seconds"])
+        key = None if x is None or y is None or not x["seconds"] else y["seconds"] / x["seconds"]
+        out.append(
+            [
+                (_e(path), None),
+                cell(x, "kernels", str),
+                cell(y, "kernels", str),
+                cell(x, "seconds", _ms),
+                cell(y, "seconds", _ms),
+                (ratio, key),
+                cell(x, "bytes", fmt_bytes),
+                cell(y, "bytes", fmt_bytes),
+                cell(x, "key_bytes", fmt_bytes),
+                cell(y, "key_bytes", fmt_bytes),
+                cell(x, "bits", lambda v: f"{v:.1f}"),
+                cell(y, "bits", lambda v: f"{v:.1f}"),
+            ]
+        )
+    return out
