@@ -591,3 +591,17 @@ def test_run_converts_bootstrap_rows(run_py):
     assert (ren_row["variant"], "times_ms" in ren_row) == ("boot-n12", False)
     assert peer_row["variant"] == "SPARSE_ENCAPSULATED 4x4, 3 levels left"
     assert run_py.note(peer_row).startswith("SPARSE_ENCAPSULATED 4x4")
+
+
+def test_report_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "report.json"
+    printed = bench(
+        "report", "--example", "ckks-mul", "--repeat", "1", "--out", str(out), timeout=300
+    )
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["benchmark"] == "report" and data["example"] == "ckks-mul"
+    assert data["report_bytes"] > 0 and data["regions"] > 0 and data["run_s"] > 0
+    if data["browser"] is None:  # no chromium: said, not measured
+        assert data["load_ms"] is None and "not measured" in printed
+    else:
+        assert len(data["load_ms"]) == 1 and data["load_ms_median"] == data["load_ms"][0]

@@ -19,7 +19,8 @@ from ren.viz.examples import EXAMPLES, Outcome, run_example
 from ren.viz.memory import plan_svg, plan_text
 from ren.viz.precision import measure_precision
 from ren.viz.report import text_report, write_report
-from ren.viz.report.compare import compare_report, compare_text, load_summary, run_summary
+from ren.viz.report.compare import main as compare_main
+from ren.viz.report.compare import run_summary
 from ren.viz.trace import Trace, record
 
 USAGE = """\
@@ -336,41 +337,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "debug":
         return main_debug(argv[1:])
     if argv and argv[0] == "compare":
-        return main_compare(argv[1:])
+        return compare_main(argv[1:])
     if argv and argv[0].endswith(PLAN_SUFFIX):
         return main_plan(argv)
     return main_report(argv)
-
-
-def main_compare(argv: Sequence[str]) -> int:
-    """``python -m ren.viz compare A B [--out DIR]``: two runs' summaries side by side."""
-    parser = argparse.ArgumentParser(
-        prog="python -m ren.viz compare",
-        description="Compare two runs of one program: each is a report directory written by "
-        "python -m ren.viz (or its report.json). Writes compare.html and prints the totals.",
-    )
-    parser.add_argument("a", help="the first run: a report directory or its report.json")
-    parser.add_argument("b", help="the second run")
-    parser.add_argument("--out", type=Path, default=Path("ren-viz-compare"), help="folder")
-    parser.add_argument(
-        "--names", metavar="A,B", help='what each run is, e.g. "cache on,cache off"'
-    )
-    opts = parser.parse_args(argv)
-    try:
-        a, b = load_summary(opts.a), load_summary(opts.b)
-    except (OSError, ValueError) as e:
-        return _fail(str(e))
-    if opts.names is not None:
-        names = opts.names.split(",")
-        if len(names) != 2 or not all(n.strip() for n in names):
-            return _fail(f"--names takes two names with a comma between, got {opts.names!r}")
-        a, b = {**a, "title": names[0].strip()}, {**b, "title": names[1].strip()}
-    opts.out.mkdir(parents=True, exist_ok=True)
-    path = opts.out / "compare.html"
-    path.write_text(compare_report(a, b), encoding="utf-8")
-    print(compare_text(a, b), end="")
-    print(f"comparison: {path.resolve()}")
-    return 0
 
 
 #: The suffix of the plan files ``python -m ren.viz PLAN_FILE`` shows.

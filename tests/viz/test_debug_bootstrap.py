@@ -58,6 +58,7 @@ def boot() -> SimpleNamespace:
     ctx.bootstrap_keys(progress=False)
     z = np.random.default_rng(3).uniform(-1, 1, params.slots)
     ct = ctx.encrypt(z, level=0).realize()
+    out_input = ct
     with record() as trace:
         plain = ckks.bootstrap(ct).realize()
     half = params.slots
@@ -88,6 +89,7 @@ def boot() -> SimpleNamespace:
         first=first,
         waiting=waiting,
         walk=walk,
+        out_input=out_input,
     )
 
 
@@ -130,6 +132,24 @@ def test_next_region_walks_the_runs_of_regions_one_by_one(boot):
     firsts = list(dict.fromkeys(name for name, _, _ in walked if name != "bootstrap"))
     assert firsts == [f"bootstrap/{s}" for s in STAGES]
     assert "done" in boot.walk[-1].splitlines()[1]
+
+
+def test_finish_runs_a_stage_to_its_last_kernel(boot):
+    """``finish`` (``finish_region``): each stop leaves no kernel of the stage it finished."""
+    with boot.ctx:
+        stepper = Stepper(ckks.bootstrap(boot.out_input))
+    kernels = list(stepper.realization.kernels)
+    finished = []
+    while not stepper.done:
+        path = tuple(kernels[stepper.ran].region[:2])
+        screen = stepper.finish_region()
+        assert screen.startswith(f"ran {'/'.join(path)}:")
+        assert all(tuple(k.region[:2]) != path for k in kernels[stepper.ran :])  # none left
+        finished.append("/".join(path))
+    assert [f for f in finished if f.split("/")[-1] in STAGES] == [
+        f"bootstrap/{s}" for s in dict.fromkeys(STAGES)
+    ]  # a stage is finished once: its kernels interleave with others', but all run
+    stepper.finish()
 
 
 def test_each_stage_is_shown_once_the_kernels_working_toward_it_ran(boot):

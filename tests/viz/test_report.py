@@ -18,6 +18,7 @@ Oracles, each independent of the report code:
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import shutil
@@ -421,6 +422,17 @@ def test_cli_example(tmp_path: Path) -> None:
     check_structure(page)
     check_self_contained(page)
     assert "agree: True" in page
+    # report.json beside it, and two of them compared
+    summary = json.loads((tmp_path / "tmp" / "report.json").read_text(encoding="utf-8"))
+    assert summary["totals"]["realizations"] == page.count('<details class="realization"')
+    again = cli("--example", "seed", "--out", "tmp2", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    both = cli("compare", "tmp", "tmp2/report.json", "--names", "one,two", cwd=tmp_path)
+    assert both.returncode == 0, both.stderr
+    assert both.stdout.startswith("A: one\nB: two\n") and "kernels" in both.stdout
+    assert (tmp_path / "ren-viz-compare" / "compare.html").is_file()
+    bad = cli("compare", "tmp", "nowhere", cwd=tmp_path)
+    assert bad.returncode == 2 and "no run summary at nowhere" in bad.stderr
 
 
 def test_cli_text_list_and_errors(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 from ren.capture.function import capturing
 from ren.device import canonical_device
 from ren.engine.realize import uncaptured
-from ren.ir.region import in_region
+from ren.ir.region import in_region, noted, region
 from ren.poly import Poly, is_int, realize
 from ren.ring import RingSpec, galois_for_rotation, sampling
 from ren.schemes.ckks.active import _ACTIVE
@@ -322,10 +322,16 @@ class Context(KeyOwner, KeySwitching, Evaluator):
             ValueError: when this context holds no secret key, or the ciphertext is under other
                 keys.
         """
-        return self._decode_poly(self.decrypt_poly(ct), ct.scale, ct.real)
+        with region("decrypt"):
+            noted("in", ct)
+            return self._decode_poly(self._decrypt_poly(ct), ct.scale, ct.real)
 
+    @in_region("decrypt")
     def decrypt_poly(self, ct: Ciphertext) -> Poly:
         """The decrypted (still encoded) polynomial ``c_0 + c_1 s (+ c_2 s^2)``, lazily."""
+        return self._decrypt_poly(ct)
+
+    def _decrypt_poly(self, ct: Ciphertext) -> Poly:
         ct = self._own(ct)
         s = self._require_secret("decrypt").to_ring(self.params.ring(ct.level))
         return decrypt_parts(ct.parts, s)

@@ -23,6 +23,7 @@ commands (a name in brackets is optional; aliases after the slash):
                            run: their kernels, units, and how many ran
   next region [DEPTH] / nr run to the end of the region the next unit is in; then the watched
                            ciphertexts that became available ('slots')
+  finish [DEPTH] / f       run until every kernel of the next unit's region ran (a whole stage)
   buffer NAME [limbs|coeffs] [COUNT] / b
                            a buffer's words decoded: limbs (plain residues) or coeffs (CRT ints);
                            NAME as in 'kernels' (b3, arena[0:128]), or kI (what kernel I writes),
@@ -32,10 +33,10 @@ commands (a name in brackets is optional; aliases after the slash):
   continue / c             run the rest of this realization and go on
   quit / q                 run the rest and go on without stopping again
   help [COMMAND]           this list, or one command's help
-An empty line repeats the last step, run or next region (any other command: nothing)."""
+An empty line repeats the last step, run, next region or finish (any other: nothing)."""
 
 #: The commands an empty line repeats (as a debugger's Enter goes on stepping).
-_REPEATED = frozenset({"step", "s", "run", "r", "next", "nr"})
+_REPEATED = frozenset({"step", "s", "run", "r", "next", "nr", "finish", "f"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,6 +213,18 @@ class Debugger(cmd.Cmd):
         depth = _int_arg(arg.strip(), "the region depth") if arg.strip() else 2
         self.say(self.stepper.next_region(depth))
         return False
+
+    def do_finish(self, arg: str) -> bool:
+        """finish [DEPTH] (f): run until every kernel of the next unit's region has run.
+
+        The region's last kernel may come after kernels of others (they interleave): those run
+        too. Regions are cut to DEPTH names (default 2); the screen is 'next region's.
+        """  # noqa: D403
+        depth = _int_arg(arg.strip(), "the region depth") if arg.strip() else 2
+        self.say(self.stepper.finish_region(depth))
+        return False
+
+    do_f = do_finish
 
     def do_buffer(self, arg: str) -> bool:
         """buffer NAME [limbs|coeffs]  [COUNT] (b): a buffer's words decoded (default coeffs, 8).

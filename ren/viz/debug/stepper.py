@@ -293,10 +293,6 @@ class Stepper(BufferViews, WatchViews):
             lines.append(f"{self.ran} of {total} units ran; next: {self.ran} {nxt}")
         return "\n".join(lines)
 
-    def run_all(self) -> str:
-        """Run every unit left (``run(None)``)."""
-        return self.run(None)
-
     def finish(self) -> str:
         """Run the rest, so every value is realized and repointed exactly as ``realize`` does."""
         if self.done:
@@ -341,13 +337,27 @@ class Stepper(BufferViews, WatchViews):
         the next unit, then shows the ``slots`` of the watched ciphertexts that became available
         (a value this realization fuses away is computed apart: see ``slots``).
         """
+        return self._run_region(depth, last=False)
+
+    def finish_region(self, depth: int = 2) -> str:
+        """Run until every kernel of the next unit's region (cut to ``depth``) has run.
+
+        Through its last kernel, and those of other regions between (the schedule interleaves
+        them); the screen is ``next_region``'s.
+        """
+        return self._run_region(depth, last=True)
+
+    def _run_region(self, depth: int, last: bool) -> str:
         depth = _depth_arg(depth)
         if self.done:
             return "every unit ran already: the realization is done"
         kernels, start = self._kernels, self.ran
         path = tuple(getattr(kernels[start], "region", ()))[:depth]
+        inside = [tuple(getattr(k, "region", ()))[:depth] == path for k in kernels]
         stop = start + 1
-        while stop < len(kernels) and tuple(getattr(kernels[stop], "region", ()))[:depth] == path:
+        if last:
+            stop = max(i for i in range(start, len(kernels)) if inside[i]) + 1
+        while not last and stop < len(kernels) and inside[stop]:
             stop += 1
         before = self._available()
         with observing(self):

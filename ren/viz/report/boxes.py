@@ -39,14 +39,11 @@ def _scale(value: float) -> str:
 def ckks_line(notes: dict[str, Any]) -> str:
     """``level 5 → 4 · scale 2^40.0 → 2^40.0`` from a region's notes (``""`` without them)."""
     parts = []
-    if "level_in" in notes or "level_out" in notes:
-        parts.append(f"level {notes.get('level_in', '?')} \u2192 {notes.get('level_out', '?')}")
-    if "scale_in" in notes or "scale_out" in notes:
-        s_in, s_out = notes.get("scale_in"), notes.get("scale_out")
-        parts.append(
-            f"scale {'?' if s_in is None else _scale(s_in)} \u2192 "
-            f"{'?' if s_out is None else _scale(s_out)}"
-        )
+    for key, show in (("level", str), ("scale", _scale)):
+        values = [notes.get(f"{key}_{side}") for side in ("in", "out")]
+        shown = [show(v) for v in values if v is not None]
+        if shown:  # in -> out, or the one there is (an encryption has no input ciphertext)
+            parts.append(f"{key} " + " \u2192 ".join(shown))
     return " \u00b7 ".join(parts)
 
 
@@ -129,13 +126,19 @@ class TreeHtml:
 
 
 def _default_open(root: Box) -> set[int]:
-    """The boxes open at first: down from the root while a level holds a single region."""
+    """The boxes open at first: down from the root while one region holds most of the kernels.
+
+    Most is three quarters: a bootstrap with the encryption and decryption fused in its
+    realization opens, showing its stages.
+    """
     opened: set[int] = set()
     box = root
-    while len(box.children) == 1 and box.children[0].children:
-        box = box.children[0]
+    while True:
+        big = [c for c in box.children if c.children and 4 * len(c.kernels) >= 3 * len(box.kernels)]
+        if not big:
+            return opened
+        box = big[0]
         opened.add(box.rank)
-    return opened
 
 
 def tree_html(

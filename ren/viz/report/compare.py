@@ -6,13 +6,17 @@ summed over its instances (``ren.viz.report.regions``). ``python -m ren.viz`` wr
 each report as ``report.json``, so two runs made apart (``REN_SCHEDULE_CACHE=0`` or not, dnum 1
 or 3, the ``python`` device or ``cpu``) can be compared later:
 ``python -m ren.viz compare DIR_A DIR_B`` writes ``compare.html`` (and prints the totals).
-``compare_report(a, b)`` is the page; ``compare_text(a, b)`` its totals for a terminal.
+``compare_report(a, b)`` is the page; ``compare_text(a, b)`` its totals for a terminal; ``main``
+the command line.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +205,39 @@ def _region_rows(ra: dict[str, Any], rb: dict[str, Any]) -> list[list[tuple[str,
             ]
         )
     return out
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m ren.viz compare A B [--out DIR]``: two runs' summaries side by side."""
+    parser = argparse.ArgumentParser(
+        prog="python -m ren.viz compare",
+        description="Compare two runs of one program: each is a report directory written by "
+        "python -m ren.viz (or its report.json). Writes compare.html and prints the totals.",
+    )
+    parser.add_argument("a", help="the first run: a report directory or its report.json")
+    parser.add_argument("b", help="the second run")
+    parser.add_argument("--out", type=Path, default=Path("ren-viz-compare"), help="folder")
+    parser.add_argument(
+        "--names", metavar="A,B", help='what each run is, e.g. "cache on,cache off"'
+    )
+    opts = parser.parse_args(argv)
+    try:
+        a, b = load_summary(opts.a), load_summary(opts.b)
+    except (OSError, ValueError) as e:
+        return _fail(str(e))
+    if opts.names is not None:
+        names = opts.names.split(",")
+        if len(names) != 2 or not all(n.strip() for n in names):
+            return _fail(f"--names takes two names with a comma between, got {opts.names!r}")
+        a, b = {**a, "title": names[0].strip()}, {**b, "title": names[1].strip()}
+    opts.out.mkdir(parents=True, exist_ok=True)
+    path = opts.out / "compare.html"
+    path.write_text(compare_report(a, b), encoding="utf-8")
+    print(compare_text(a, b), end="")
+    print(f"comparison: {path.resolve()}")
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"ren.viz compare: {message}", file=sys.stderr)
+    return 2
