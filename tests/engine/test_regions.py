@@ -6,6 +6,7 @@ values, the same program built with no region (regions never change what is comp
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import threading
 
@@ -217,3 +218,27 @@ def test_a_constants_region_is_not_in_the_key():
     with ren.region("first"):
         k2 = key_of([a * Poly.const(12345, RING)])
     assert k1.structure == k2.structure
+
+
+def test_instances_and_keeping_are_per_thread():
+    """Eight threads enter one region name at once: eight instances; only the thread inside
+    ``keeping()`` keeps outputs (``ren.viz.record()`` turns it on for its own thread)."""
+    from ren.ir.region import is_keeping, keeping
+
+    got: dict[int, tuple[int, bool]] = {}
+    barrier = threading.Barrier(8)
+
+    def work(i: int) -> None:
+        kept = keeping() if i == 0 else contextlib.nullcontext()
+        with kept, ren.region("shared") as path:
+            barrier.wait()
+            got[i] = (path.instances[0].serial, is_keeping())
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({serial for serial, _ in got.values()}) == 8
+    assert {i for i, (_, keep) in got.items() if keep} == {0}
+    assert not is_keeping()

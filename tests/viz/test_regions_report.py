@@ -235,3 +235,18 @@ def test_load_summary_errors(tmp_path):
     (tmp_path / "z.json").write_text("not json", encoding="utf-8")
     with pytest.raises(ValueError, match="not JSON"):
         load_summary(tmp_path / "z.json")
+
+
+def test_the_debuggers_buffer_names_its_region():
+    """A buffer's region is that of the kernel writing it (the value it holds)."""
+    from ren.viz.debug import Stepper
+
+    with ckks.Context(PARAMS, seed=1):
+        a = ckks.encrypt(np.ones(N // 2)).realize()
+        stepper = Stepper((a * a).parts[0])
+        kernels = list(stepper.realization.kernels)
+        stepper.run(None)
+        for k, kernel in enumerate(kernels):
+            screen = stepper.buffer(f"k{k}").splitlines()[0]
+            where = f" in {'/'.join(kernel.region)};" if kernel.region else ";"
+            assert f"written by kernel {k} ({kernel.info.name}){where}" in screen

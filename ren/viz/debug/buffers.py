@@ -8,6 +8,7 @@ import numpy as np
 
 from ren.engine.memory import DevicePlan
 from ren.ir.op import Op
+from ren.ir.region import region_name
 from ren.ring import Domain, RingSpec
 from ren.ring import arith as rk
 from ren.viz.debug.screens import BufferInfo, StepperBase, _mark_column
@@ -153,11 +154,12 @@ class BufferViews(StepperBase):
             if buf.base is not None
             else f"its own storage, {buf.size} x {buf.dtype} on {buf.device}"
         )
-        role = (
-            f"written by kernel {info.writer} ({self._kernels[info.writer].info.name})"
-            if info.writer is not None
-            else "an input: stored before this realization"
-        )
+        role = "an input: stored before this realization"
+        if info.writer is not None:
+            writer = self._kernels[info.writer]
+            role = f"written by kernel {info.writer} ({writer.info.name})"
+            if writer.region:  # the buffer's region: that of the value written into it
+                role += f" in {region_name(writer.region)}"
         used = (
             f"kernel {info.first}"
             if info.first == info.last

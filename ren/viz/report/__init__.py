@@ -5,19 +5,23 @@
 
 * a summary: the caller's text (an example's result against its oracle), the totals and a timeline
   of every realization and ``ren.jit`` call;
-* for each realization: the lazy graph handed to the scheduler; each pass with its time, the rules
-  it fired (with counts), the nodes it created and the graph after it (new nodes with a thick red
-  border); the scheduled kernels with their source for each backend (the IR the ``python`` device
-  interprets, the C of ``cpu``, the CUDA C of ``cuda``: rendered, not compiled); the memory plan
-  (the picture of ``ren.viz.memory`` and its numbers); the exec units in the order they ran, with
-  their buffers and times;
+* for each realization: its regions (``ren.region``) as nested boxes, collapsed, each with its
+  kernels, time, bytes and, for CKKS, level, scale and precision (``ren.viz.report.regions``,
+  ``ren.viz.report.boxes``), and a sortable table of them; the lazy graph handed to the
+  scheduler; each pass with its time, the rules it fired (with counts), the nodes it created and
+  the graph after it (new nodes with a thick red border); the scheduled kernels with their source
+  for each backend (the IR the ``python`` device interprets, the C of ``cpu``, the CUDA C of
+  ``cuda``: rendered, not compiled); the memory plan (the picture of ``ren.viz.memory`` and its
+  numbers); the exec units in the order they ran, with their buffers and times;
 * the ``ren.jit`` calls: captures and replays, their units, runner and times;
 * the time of each pass, summed over the realizations.
 
-The file needs no network and no JavaScript: graphs and memory plans are inline SVG, and the parts
-that can be long are ``<details>`` elements, closed until clicked. _Graphs are drawn by Graphviz's
-``dot`` (``dot -Tsvg`` of ``ren.ir.dot.to_dot``); without it, or for a graph of more than
-``GRAPH_NODE_LIMIT`` nodes, the report shows the DOT text instead and says why. A trace with many
+The file needs no network: graphs and memory plans are inline SVG, the parts that can be long are
+``<details>`` elements, closed until clicked (a table of more than 64 rows too), and one small
+inline script sorts the region table (the page reads the same without it). Graphs are drawn by
+Graphviz's ``dot`` (``dot -Tsvg`` of ``ren.ir.dot.to_dot``); a graph of more than
+``GRAPH_NODE_LIMIT`` nodes is drawn collapsed to its regions, and without ``dot`` the report says
+how to install it: no graph is ever shown as DOT text. A trace with many
 realizations (the key generation and encryptions of a CKKS program) gives each a heading with its
 outputs' rings and kernel count, opens the ones in ``focus`` (by default the one with the most
 kernels) and draws the graph after every pass only for those (``graphs="all"`` draws them all).

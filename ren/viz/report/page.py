@@ -137,7 +137,7 @@ class _Builder(_RealizationSections):
             f"{_ms(unit_s, self.times)}.</p>"
         )
         if self.drawer.missing:
-            out.append(f'<p class="note">{_e(INSTALL_NOTE)}. The graphs below are DOT text.</p>')
+            out.append(f'<p class="note">{_e(INSTALL_NOTE)}: the graphs below are not drawn.</p>')
         out.append(
             '<p class="muted">Open realizations are the marked ones (or the largest); click a '
             "heading to open another. _Graphs flow upward: buffers and constants at the bottom, "
@@ -306,7 +306,7 @@ def build_report(
         trace: what ``ren.viz.record()`` recorded.
         title: the page's title and heading.
         summary: text shown first, as written (an example's result against its oracle).
-        svg: draw graphs with Graphviz; ``False`` shows every graph as DOT text.
+        svg: draw graphs with Graphviz; ``False`` draws none (each says so).
         labels: a name per realization index (``{5: "multiply"}``), shown in its heading.
         focus: the realizations to open and draw after every pass (default: the one with the
             most kernels).
@@ -314,7 +314,7 @@ def build_report(
             pass of the focused ones; ``"all"`` after each pass of every one; ``"none"`` no graph.
         times: ``False`` writes a dash for every time, so two reports compare byte for byte.
         dot: the Graphviz program to draw with (looked up on ``PATH``); ``None`` acts as if it
-            were not installed: every graph is DOT text and the report says how to install it.
+            were not installed: no graph is drawn and the report says how to install it.
         max_nodes: graphs with more nodes are drawn collapsed to their regions.
         error: a traceback to show in the summary (the program raised).
 
