@@ -29,6 +29,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("rlwe", ("ren.schemes.rlwe",)),
     ("schemes", ("ren.schemes",)),
     ("circuits", ("ren.circuits",)),
+    ("interop", ("ren.interop",)),
     ("tools", ("ren.testing", "ren.viz")),
     ("app", ("ren", "ren.viz.__main__", "ren.viz.examples", "ren.demo")),
 ]

@@ -18,7 +18,7 @@ reference of every ring kernel) and ``sampling`` (random polynomials). Every flo
 on it.
 """
 
-from ren.ring.primes import is_prime, ntt_primes, primitive_root_2n
+from ren.ring.primes import generator_root_2n, is_prime, ntt_primes, primitive_root_2n
 from ren.ring.spec import DTYPE_LIMIT_BITS, DTYPE_WORD_BITS, NUMPY_DTYPES, Domain, RingSpec
 from ren.ring.tables import (
     ModulusTables,
@@ -41,6 +41,7 @@ __all__ = [
     "automorphism_ntt_table",
     "bit_reverse",
     "galois_for_rotation",
+    "generator_root_2n",
     "is_prime",
     "ntt_primes",
     "primitive_root_2n",

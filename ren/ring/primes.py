@@ -7,7 +7,14 @@ import math
 
 import numpy as np
 
-__all__ = ["DTYPE_LIMIT_BITS", "DTYPE_WORD_BITS", "is_prime", "ntt_primes", "primitive_root_2n"]
+__all__ = [
+    "DTYPE_LIMIT_BITS",
+    "DTYPE_WORD_BITS",
+    "generator_root_2n",
+    "is_prime",
+    "ntt_primes",
+    "primitive_root_2n",
+]
 
 #: The largest modulus (exclusive) each storage dtype accepts, and its Montgomery radix bits.
 DTYPE_LIMIT_BITS = {"u32": 30, "u64": 62}
@@ -130,11 +137,14 @@ def _pollard_rho(m: int) -> int:
 
 
 @functools.cache
-def primitive_root_2n(q: int, n: int) -> int:
-    """The smallest primitive ``2n``-th root of unity modulo the prime ``q`` (``q = 1 mod 2n``).
+def generator_root_2n(q: int, n: int) -> int:
+    """``g^((q - 1) / 2n) mod q`` for the smallest generator ``g`` of the integers modulo ``q``.
 
-    The primitive ``2n``-th roots are ``w**j`` for odd ``j`` where ``w`` is any one of them; all
-    ``n`` are listed and the smallest integer is returned, as Microsoft SEAL does.
+    A primitive ``2n``-th root, not the smallest in general: the one Lattigo's NTT uses (Ren's and
+    SEAL's is ``primitive_root_2n``; the two NTTs give the same values in another order).
+
+    Raises:
+        ValueError: if ``q`` is not prime or not ``1 mod 2n``.
     """
     if not is_prime(q):
         raise ValueError(f"modulus {q} is not prime: primitive roots are taken modulo a prime")
@@ -145,7 +155,17 @@ def primitive_root_2n(q: int, n: int) -> int:
     g = 2
     while any(pow(g, order // f, q) == 1 for f in factors):
         g += 1
-    w = pow(g, order // (2 * n), q)  # a primitive 2n-th root
+    return pow(g, order // (2 * n), q)
+
+
+@functools.cache
+def primitive_root_2n(q: int, n: int) -> int:
+    """The smallest primitive ``2n``-th root of unity modulo the prime ``q`` (``q = 1 mod 2n``).
+
+    The primitive ``2n``-th roots are ``w**j`` for odd ``j`` where ``w`` is any one of them; all
+    ``n`` are listed and the smallest integer is returned, as Microsoft SEAL does.
+    """
+    w = generator_root_2n(q, n)  # a primitive 2n-th root
     w2 = w * w % q
     best, cur = w, w
     for _ in range(n - 1):

@@ -44,10 +44,19 @@ def _brv_table(n: int) -> np.ndarray:
     return out
 
 
-def galois_for_rotation(n: int, steps: int) -> int:
-    """The Galois element ``5**steps mod 2n`` that rotates CKKS slots left by ``steps``."""
+def galois_for_rotation(n: int, steps: int, generator: int = 5) -> int:
+    """The Galois element ``5**steps mod 2n`` that rotates CKKS slots left by ``steps``.
+
+    ``generator=3`` gives ``3**steps mod 2n``: the rotation of slots in Microsoft SEAL's order
+    (powers of 3, ``ckks.embed(..., generator=3)``).
+
+    Raises:
+        ValueError: a generator other than 5 or 3.
+    """
     _check_power_of_two(n)
-    return pow(5, steps % (n // 2) if n > 2 else 0, 2 * n)
+    if generator not in (5, 3) or isinstance(generator, bool):
+        raise ValueError(f"generator={generator!r}: 5 (Ren's slot order) or 3 (SEAL's)")
+    return pow(generator, steps % (n // 2) if n > 2 else 0, 2 * n)
 
 
 def _check_galois(n: int, g: int) -> int:

@@ -1,4 +1,8 @@
-"""The conformance kit's command: ``python -m ren.testing --device NAME``."""
+"""The conformance kit's command: ``python -m ren.testing --device NAME``.
+
+And ``python -m ren.testing compare A B``: two files of words compared
+(``ren.testing.compare_files``).
+"""
 
 from __future__ import annotations
 
@@ -51,7 +55,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command ``python -m ren.testing``; returns the exit status."""
+    """The command ``python -m ren.testing``; returns the exit status.
+
+    ``python -m ren.testing compare A B`` compares two files word by word
+    (``ren.testing.compare_files``).
+    """
+    args_ = list(sys.argv[1:] if argv is None else argv)
+    if args_ and args_[0] == "compare":
+        from ren.testing.compare_files import main as compare
+
+        return compare(args_[1:])
+    argv = args_
     parser = _parser()
     try:
         args = parser.parse_args(argv)

@@ -18,36 +18,61 @@ from ren.schemes.rlwe.params import _bits
 # the canonical embedding
 
 
+#: The slot generators: Ren orders slots by powers of 5 (slot ``j`` is ``m(zeta^(5^j))``, as
+#: HEAAN, OpenFHE and Lattigo do); Microsoft SEAL by powers of 3. The default is Ren's own.
+SLOT_GENERATORS = {5: "Ren, OpenFHE, Lattigo", 3: "Microsoft SEAL"}
+
+
+def _check_generator(generator: object) -> int:
+    if isinstance(generator, bool) or not isinstance(generator, int | np.integer):
+        raise TypeError(f"generator must be an int, 5 or 3, got {_fmt.describe(generator)}")
+    if int(generator) not in SLOT_GENERATORS:
+        orders = "; ".join(f"{g}: {who}" for g, who in SLOT_GENERATORS.items())
+        raise ValueError(f"generator={generator} orders no library's slots ({orders})")
+    return int(generator)
+
+
 @functools.cache
-def _embedding(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _embedding(n: int, generator: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For slot ``j``: the index of its root, the index of the conjugate root, and the twist.
 
-    The root the slot is evaluated at has index ``t_j`` with ``2 t_j + 1 = 5^j mod 2n``; the twist
-    is ``zeta^i``, ``zeta = e^(i pi/n)``.
+    The root the slot is evaluated at has index ``t_j`` with ``2 t_j + 1 = g^j mod 2n`` (``g`` the
+    generator, 5 unless another library's order is asked for); the twist is ``zeta^i``,
+    ``zeta = e^(i pi/n)``.
     """
-    e = np.array([pow(5, j, 2 * n) for j in range(n // 2)], dtype=np.int64)
+    e = np.array([pow(generator, j, 2 * n) for j in range(n // 2)], dtype=np.int64)
     t = (e - 1) // 2
     tc = (2 * n - e - 1) // 2
     zeta = np.exp(1j * np.pi * np.arange(n) / n)
     return t, tc, zeta
 
 
-def embed_inverse(slots: np.ndarray, n: int) -> np.ndarray:
+def embed_inverse(slots: np.ndarray, n: int, generator: int = 5) -> np.ndarray:
     """The real polynomial (``n`` float coefficients) whose canonical embedding is ``slots``.
 
     With ``v[t] = m(zeta^(2t+1))`` for all ``n`` odd powers, ``v = n * ifft(m * zeta^i)``; the
     slots fill ``v`` at ``5^j`` and their conjugates at ``-5^j``, then ``m = fft(v) / n / zeta^i``.
+    ``generator=3`` orders the slots by powers of 3 instead, as Microsoft SEAL does.
+
+    Raises:
+        TypeError, ValueError: a generator other than 5 or 3.
     """
-    t, tc, zeta = _embedding(n)
+    t, tc, zeta = _embedding(n, _check_generator(generator))
     v = np.empty(n, dtype=np.complex128)
     v[t] = slots
     v[tc] = np.conj(slots)
     return (np.fft.fft(v) / n / zeta).real
 
 
-def embed(coeffs: np.ndarray, n: int) -> np.ndarray:
-    """The ``n/2`` slots of the real polynomial ``coeffs``: ``m(zeta^(5^j))`` by one FFT."""
-    t, _, zeta = _embedding(n)
+def embed(coeffs: np.ndarray, n: int, generator: int = 5) -> np.ndarray:
+    """The ``n/2`` slots of the real polynomial ``coeffs``: ``m(zeta^(5^j))`` by one FFT.
+
+    ``generator=3``: the slots ``m(zeta^(3^j))``, in Microsoft SEAL's order.
+
+    Raises:
+        TypeError, ValueError: a generator other than 5 or 3.
+    """
+    t, _, zeta = _embedding(n, _check_generator(generator))
     return (n * np.fft.ifft(np.asarray(coeffs, dtype=np.float64) * zeta))[t]
 
 

@@ -1,0 +1,9 @@
+"""Ren as an oracle for other libraries and standards: their data in, Ren's words compared.
+
+* ``ren.interop.words``: words to compare from NumPy files or Ren's bytes, with their moduli
+  (``python -m ren.testing compare A B`` compares two of them).
+
+``docs/guides/conventions.md`` says where other libraries' conventions differ from Ren's (NTT
+root and order, slot order, key switching, rescaling, storage), and which option of Ren, or which
+conversion of ``python -m ren.testing compare``, follows theirs.
+"""

@@ -1,0 +1,136 @@
+"""Words to compare, from the files an oracle engineer has: NumPy arrays or Ren's bytes.
+
+``load_words(path)`` reads a file into :class:`Words`: residues shaped ``(parts, limbs, n)``
+(``uint64``, plain: not Montgomery, unless the file says otherwise), with the moduli and the
+form (coefficients or NTT slots) where the file tells them. What it reads:
+
+* ``.npy``: one array, of 1 (``n``), 2 (``limbs, n``) or 3 (``parts, limbs, n``) dimensions, of
+  integers; complex arrays are slot values (``Words.slots``);
+* ``.npz``: the array named by ``key`` (``path.npz:key`` on the command line), or the only
+  array; a ``moduli`` array beside it gives the moduli;
+* Ren's own bytes: a ciphertext's or plaintext's ``to_bytes()``.
+
+A SEAL blob (it starts with SEAL's magic ``0xA15E``) or an OpenFHE JSON file is recognised and
+refused with a message that says to save the words as an array first: reading those formats
+is not part of Ren yet.
+
+``python -m ren.testing compare A B`` (``ren.testing.compare_files``) compares two of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Words", "load_words"]
+
+#: SEAL's serialization header starts with the magic 0xA15E, little-endian.
+SEAL_MAGIC = b"\x5e\xa1"
+REN_MAGIC = b"RENCKKS\0"
+
+
+@dataclasses.dataclass(frozen=True)
+class Words:
+    """Residues to compare, and what is known of them.
+
+    Attributes:
+        words: ``(parts, limbs, n)`` integers (``uint64``), or ``(count,)`` complex slots.
+        moduli: the modulus of each limb, when the file says (``None``: unknown).
+        form: ``"coeff"``, ``"ntt"`` or ``None`` (unknown).
+        source: where they came from, in words (``"SEAL Ciphertext"``, ``"a.npy"``).
+    """
+
+    words: np.ndarray
+    moduli: tuple[int, ...] | None = None
+    form: str | None = None
+    source: str = ""
+
+    @property
+    def slots(self) -> bool:
+        """Whether these are complex slot values rather than residues."""
+        return bool(np.iscomplexobj(self.words))
+
+
+def as_words(array: Any, moduli: Any = None, form: str | None = None, source: str = "") -> Words:
+    """``array`` shaped ``(parts, limbs, n)`` (a 1-D or 2-D array gets the missing axes).
+
+    Raises:
+        TypeError: an array of neither integers nor complex numbers.
+        ValueError: more than 3 dimensions, or moduli that are not one per limb.
+    """
+    a = np.asarray(array)
+    if np.iscomplexobj(a):
+        return Words(a.reshape(-1).astype(np.complex128), None, "slots", source)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{source or 'the array'} holds {a.dtype} values: integers or complex")
+    if a.ndim > 3 or a.ndim == 0:
+        raise ValueError(
+            f"{source or 'the array'} has shape {a.shape}: (n,), (limbs, n) or (parts, limbs, n)"
+        )
+    if (a < 0).any():
+        raise ValueError(f"{source or 'the array'} holds negative words: residues are in [0, q)")
+    a = a.astype(np.uint64).reshape((1,) * (3 - a.ndim) + a.shape)
+    mods = None if moduli is None else tuple(int(q) for q in np.asarray(moduli).reshape(-1))
+    if mods is not None and len(mods) != a.shape[1]:
+        raise ValueError(f"{len(mods)} moduli for {a.shape[1]} limbs in {source or 'the array'}")
+    return Words(a, mods, form, source)
+
+
+def load_words(path: str | Path, key: str | None = None) -> Words:
+    """The words of the file at ``path`` (see the module docstring for what it reads).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a file of none of these kinds, or an ``.npz`` with several arrays and no
+            ``key`` (the message names them).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no such file: {p}")
+    if p.suffix == ".npy":
+        return as_words(np.load(p, allow_pickle=False), source=p.name)
+    if p.suffix == ".npz":
+        with np.load(p, allow_pickle=False) as data:
+            names = [k for k in data.files if k != "moduli"]
+            if key is None and len(names) != 1:
+                raise ValueError(
+                    f"{p.name} holds the arrays {', '.join(data.files)}: name one "
+                    f"({p.name}:NAME on the command line)"
+                )
+            name = key if key is not None else names[0]
+            if name not in data.files:
+                raise ValueError(f"{p.name} has no array {name!r}; it has {', '.join(data.files)}")
+            moduli = data["moduli"] if "moduli" in data.files else None
+            return as_words(data[name], moduli, source=f"{p.name}:{name}")
+    blob = p.read_bytes()
+    if blob.startswith(REN_MAGIC):
+        return _ren_words(blob, p.name)
+    for library, found in (("SEAL", blob.startswith(SEAL_MAGIC)), ("OpenFHE", blob[:1] == b"{")):
+        if found:
+            raise ValueError(
+                f"{p.name} looks like a {library} serialization, which Ren does not read yet: "
+                "save the words as a NumPy array (.npy, or .npz with the moduli) and compare that"
+            )
+    raise ValueError(
+        f"{p.name} is none of the files Ren compares: .npy, .npz, or Ren's bytes (a "
+        "ciphertext's or plaintext's to_bytes)"
+    )
+
+
+def _ren_words(blob: bytes, source: str) -> Words:
+    """A Ren ciphertext's or plaintext's bytes as words."""
+    from ren.ring import Domain
+    from ren.schemes.ckks.params import _read_value
+
+    at = len(REN_MAGIC) + 2  # after the magic and the format version: the kind's length, the kind
+    kind = blob[at + 1 : at + 1 + blob[at]].decode(errors="replace") if len(blob) > at else "?"
+    if kind not in ("ciphertext", "plaintext"):
+        raise ValueError(f"{source} holds Ren's {kind} bytes: a ciphertext's or plaintext's")
+    _, _, polys = _read_value(blob, kind, None, "python")
+    ring = polys[0].ring
+    form = "ntt" if polys[0].domain is Domain.NTT else "coeff"
+    words = np.stack([p.limbs() for p in polys]).astype(np.uint64)
+    return Words(words, tuple(ring.moduli), form, f"{source} (Ren {kind})")
