@@ -177,8 +177,10 @@ def test_lattigos_ntt_is_rens_with_another_root(n):
 def test_the_guides_show_what_the_command_prints(capsys, monkeypatch, page):
     root = VECTORS.parent.parent
     page = (root / "docs" / "guides" / page).read_text(encoding="utf-8")
-    block = page.split("$ python -m ren.testing compare ", 1)[1].split("```", 1)[0]
-    command, shown = block.split("\n", 1)
-    monkeypatch.chdir(root)
+    block = page.split("```console\n$ cd ", 1)[1].split("```", 1)[0]
+    folder, command, shown = block.split("\n", 2)
+    assert command.startswith("$ python -m ren.testing compare ")
+    command = command.removeprefix("$ python -m ren.testing compare ")
+    monkeypatch.chdir(root / folder)
     status, out, _ = run(capsys, *command.split())
     assert status == 1 and out == shown
