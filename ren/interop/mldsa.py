@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from ren.interop.coefficients import coefficients
 from ren.poly import Poly, realize
 from ren.ring import Domain, RingSpec, bit_reverse
 
@@ -77,37 +78,8 @@ Coefficients = Sequence[int] | np.ndarray
 
 # --- checking what the user gives -------------------------------------------------------------
 def _coefficients(value: object, name: str, reduce: bool = False) -> list[int]:
-    """``value`` as 256 Python ints in ``[0, q)``; any ints, reduced modulo q, when ``reduce``."""
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "iu":
-            raise TypeError(f"{name} is a NumPy array of {value.dtype}: coefficients are integers")
-        if value.ndim != 1:
-            raise ValueError(f"{name} has shape {value.shape}: one polynomial is shape ({N},)")
-        items = [int(x) for x in value]
-    elif isinstance(value, list | tuple):
-        for i, x in enumerate(value):
-            if isinstance(x, bool | np.bool_) or not isinstance(x, int | np.integer):
-                raise TypeError(
-                    f"{name}[{i}] is {type(x).__name__} {x!r}: coefficients are ints "
-                    "(Python or NumPy, not bool)"
-                )
-        items = [int(x) for x in value]
-    else:
-        raise TypeError(
-            f"{name} must be a list, tuple or 1-D NumPy integer array of {N} ints, got "
-            f"{type(value).__name__}"
-        )
-    if len(items) != N:
-        raise ValueError(f"{name} has {len(items)} coefficients: ML-DSA polynomials have {N}")
-    if reduce:
-        return [x % Q for x in items]
-    for i, x in enumerate(items):
-        if not 0 <= x < Q:
-            raise ValueError(
-                f"{name}[{i}] = {x} is outside [0, {Q}): FIPS 204 takes residues modulo q; "
-                f"reduce first (x % {Q})"
-            )
-    return items
+    """``value`` as {N} ints in ``[0, q)`` (``ren.interop.coefficients``)."""
+    return coefficients(value, name, N, Q, "ML-DSA", reduce)
 
 
 def _poly(values: list[int], domain: Domain) -> Poly:

@@ -22,6 +22,7 @@ from ren import Poly
 from ren.interop import mldsa
 from ren.interop.mldsa import MONT_R, ZETA, ZETAS, N, Q
 from ren.ring import bit_reverse
+from tests.interop import ring256
 
 try:
     from dilithium_py.ml_dsa import ML_DSA_44, ML_DSA_65, ML_DSA_87
@@ -37,23 +38,12 @@ ACVP = json.loads(
 )
 CASES = [(g["parameterSet"], t) for g in ACVP["testGroups"] for t in g["tests"]]
 
-polys = st.lists(st.integers(0, Q - 1), min_size=N, max_size=N)
-EDGES = {
-    "zero": [0] * N,
-    "all_q-1": [Q - 1] * N,
-    "alternating": [0, Q - 1] * (N // 2),
-    "X^255": [0] * (N - 1) + [1],
-    "ramp": [i * 32771 % Q for i in range(N)],
-}
+polys = ring256.polys(Q)
+EDGES = ring256.edges(Q, 32771)
 
 
 def schoolbook(f: list[int], g: list[int]) -> list[int]:
-    """``f g mod (X^256 + 1, q)`` with Python integers."""
-    h = [0] * (2 * N)
-    for i, a in enumerate(f):
-        for j, b in enumerate(g):
-            h[i + j] += a * b
-    return [(h[i] - h[i + N]) % Q for i in range(N)]
+    return ring256.schoolbook(f, g, Q)
 
 
 def ring() -> PolynomialRing:
