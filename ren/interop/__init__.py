@@ -1,7 +1,10 @@
 """Ren as an oracle for other libraries and standards: their data in, Ren's words compared.
 
-* ``ren.interop.words``: words to compare from NumPy files or Ren's bytes, with their moduli
-  (``python -m ren.testing compare A B`` compares two of them);
+* ``ren.interop.words``: words to compare from NumPy files, SEAL's or Ren's bytes, with their
+  moduli (``python -m ren.testing compare A B`` compares two of them);
+* ``ren.interop.seal_format``, ``ren.interop.seal``: Microsoft SEAL's saved ciphertexts,
+  plaintexts and keys, read and written in pure Python, and SEAL's decryption, multiply,
+  relinearization, rescale and rotation recomputed with its conventions, word for word;
 * ``ren.interop.mlkem``, ``ren.interop.mldsa``: the polynomial arithmetic of the NIST
   post-quantum standards (FIPS 203 ML-KEM, FIPS 204 ML-DSA) on Ren's NTT, and their key
   generation from a seed, checked against the official ACVP vectors.

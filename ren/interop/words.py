@@ -1,4 +1,4 @@
-"""Words to compare, from the files an oracle engineer has: NumPy arrays or Ren's bytes.
+"""Words to compare, from the files an oracle engineer has: NumPy arrays, SEAL or Ren's bytes.
 
 ``load_words(path)`` reads a file into :class:`Words`: residues shaped ``(parts, limbs, n)``
 (``uint64``, plain: not Montgomery, unless the file says otherwise), with the moduli and the
@@ -8,11 +8,13 @@ form (coefficients or NTT slots) where the file tells them. What it reads:
   integers; complex arrays are slot values (``Words.slots``);
 * ``.npz``: the array named by ``key`` (``path.npz:key`` on the command line), or the only
   array; a ``moduli`` array beside it gives the moduli;
+* a SEAL ``Ciphertext`` or ``PublicKey`` (``ren.interop.seal_format``: parts, limbs and words,
+  with no moduli: SEAL's file names its parameters only by their hash), or a ``Plaintext`` or
+  ``SecretKey`` (its limbs one after the other: one row, which ``--moduli`` splits);
 * Ren's own bytes: a ciphertext's or plaintext's ``to_bytes()``.
 
-A SEAL blob (it starts with SEAL's magic ``0xA15E``) or an OpenFHE JSON file is recognised and
-refused with a message that says to save the words as an array first: reading those formats
-is not part of Ren yet.
+An OpenFHE JSON file is recognised and refused with a message that says to save the words as an
+array first: reading it is not part of Ren yet.
 
 ``python -m ren.testing compare A B`` (``ren.testing.compare_files``) compares two of them.
 """
@@ -108,16 +110,34 @@ def load_words(path: str | Path, key: str | None = None) -> Words:
     blob = p.read_bytes()
     if blob.startswith(REN_MAGIC):
         return _ren_words(blob, p.name)
-    for library, found in (("SEAL", blob.startswith(SEAL_MAGIC)), ("OpenFHE", blob[:1] == b"{")):
-        if found:
-            raise ValueError(
-                f"{p.name} looks like a {library} serialization, which Ren does not read yet: "
-                "save the words as a NumPy array (.npy, or .npz with the moduli) and compare that"
-            )
+    if blob.startswith(SEAL_MAGIC):
+        return _seal_words(blob, p.name)
+    if blob[:1] == b"{":
+        raise ValueError(
+            f"{p.name} looks like an OpenFHE serialization, which Ren does not read yet: save "
+            "the words as a NumPy array (.npy, or .npz with the moduli) and compare that"
+        )
     raise ValueError(
         f"{p.name} is none of the files Ren compares: .npy, .npz, or Ren's bytes (a "
         "ciphertext's or plaintext's to_bytes)"
     )
+
+
+def _seal_words(blob: bytes, source: str) -> Words:
+    """A SEAL ciphertext's, public key's, plaintext's or secret key's words."""
+    from ren.interop import seal_format
+
+    errors = []
+    for kind in ("Ciphertext", "Plaintext"):
+        try:
+            value = seal_format.read(blob, kind)
+        except ValueError as e:
+            errors.append(f"as a {kind}: {e}")
+            continue
+        form = "ntt" if value.ntt_form else "coeff"
+        words = value.data if kind == "Ciphertext" else value.data.reshape(1, 1, -1)
+        return Words(np.asarray(words, dtype=np.uint64), None, form, f"{source} (SEAL {kind})")
+    raise ValueError(f"{source} starts as a SEAL object but reads as none: " + "; ".join(errors))
 
 
 def _ren_words(blob: bytes, source: str) -> Words:

@@ -1,8 +1,8 @@
 """``python -m ren.testing compare A B``: two sets of words, compared word by word.
 
 For an engineer checking a library, a GPU kernel or a hardware block against Ren: ``A`` and ``B``
-are files ``ren.interop.words.load_words`` reads (``.npy``, ``.npz`` with ``:KEY``, Ren's
-bytes). ``compare_words(a, b)`` says, in this order:
+are files ``ren.interop.words.load_words`` reads (``.npy``, ``.npz`` with ``:KEY``, SEAL's
+saved ciphertexts and plaintexts, Ren's bytes). ``compare_words(a, b)`` says, in this order:
 
 * the shapes (parts, limbs, words per limb) and the moduli where the files tell them; limbs of
   the same moduli in another order are matched by modulus, and it says so;
@@ -277,6 +277,9 @@ def _load(spec: str, moduli: tuple[int, ...] | None) -> Words:
     path, _, key = spec.partition(":") if spec.count(":") == 1 else (spec, "", "")
     w = load_words(path, key or None)
     if moduli is not None and not w.slots:
+        one_row = w.words.shape[:2] == (1, 1) and w.words.shape[2] % len(moduli) == 0
+        if one_row and len(moduli) > 1:  # limbs one after the other (a SEAL plaintext)
+            w = dataclasses.replace(w, words=w.words.reshape(1, len(moduli), -1))
         if len(moduli) != w.words.shape[1]:
             raise ValueError(f"--moduli gives {len(moduli)} moduli for {w.words.shape[1]} limbs")
         w = dataclasses.replace(w, moduli=moduli)
@@ -287,7 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m ren.testing compare A B [options]``; returns the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m ren.testing compare",
-        description="Compare two sets of words (.npy, .npz:KEY, Ren's bytes) word by word, and "
+        description="Compare two sets of words (.npy, .npz:KEY, SEAL's or Ren's bytes) word by "
+        "word, and "
         "name a known convention that explains a difference. Exit status: 0 equal, 1 "
         "different, 2 a usage error.",
     )

@@ -147,7 +147,10 @@ def test_usage_errors(tmp_path, capsys):
     assert status == 2 and "no transform 'x'" in err
     (tmp_path / "seal.bin").write_bytes(b"\x5e\xa1\x10\x04" + bytes(12))
     status, _, err = run(capsys, str(tmp_path / "seal.bin"), str(tmp_path / "a.npy"))
-    assert status == 2 and "looks like a SEAL serialization" in err and ".npy" in err
+    assert status == 2 and "starts as a SEAL object but reads as none" in err
+    (tmp_path / "openfhe.json").write_text('{"value0": {}}', encoding="utf-8")
+    status, _, err = run(capsys, str(tmp_path / "openfhe.json"), str(tmp_path / "a.npy"))
+    assert status == 2 and "looks like an OpenFHE serialization" in err and ".npy" in err
     (tmp_path / "junk.bin").write_bytes(b"\x00\x01junk")
     status, _, err = run(capsys, str(tmp_path / "junk.bin"), str(tmp_path / "a.npy"))
     assert status == 2 and "none of the files Ren compares" in err
@@ -184,3 +187,22 @@ def test_the_guides_show_what_the_command_prints(capsys, monkeypatch, page):
     monkeypatch.chdir(root / folder)
     status, out, _ = run(capsys, *command.split())
     assert status == 1 and out == shown
+
+
+def test_seal_files(capsys):
+    """SEAL's saved ciphertexts and plaintexts, shaped as SEAL's manifest says."""
+    import json
+
+    seal = VECTORS / "seal"
+    manifest = json.loads((seal / "manifest.json").read_text(encoding="utf-8"))
+    n, moduli = manifest["n"], manifest["coeff_modulus"][:-1]  # the special prime is last
+    a = load_words(seal / "a.seal")
+    assert a.words.shape == (2, len(moduli), n) and a.form == "ntt" and a.moduli is None
+    assert compare_words(a, a).equal
+    status, out, _ = run(capsys, str(seal / "a.seal"), str(seal / "b.seal"))
+    assert status == 1 and f"differ: {2 * len(moduli) * n} of" in out
+    given = ",".join(map(str, moduli))
+    status, out, _ = run(
+        capsys, str(seal / "a_plain.seal"), str(seal / "a_plain.seal"), "--moduli", given
+    )
+    assert status == 0 and f"1 part(s) x {len(moduli)} limb(s) x {n} words" in out
