@@ -5,6 +5,9 @@
 * ``ren.interop.seal_format``, ``ren.interop.seal``: Microsoft SEAL's saved ciphertexts,
   plaintexts and keys, read and written in pure Python, and SEAL's decryption, multiply,
   relinearization, rescale and rotation recomputed with its conventions, word for word;
+* ``ren.interop.openfhe_format``, ``ren.interop.openfhe`` (with ``openfhe_cereal``): OpenFHE's
+  CKKS ciphertexts and keys read from its JSON in pure Python, its evaluation form mapped to
+  Ren's NTT, its decryption word for word;
 * ``ren.interop.mlkem``, ``ren.interop.mldsa``: the polynomial arithmetic of the NIST
   post-quantum standards (FIPS 203 ML-KEM, FIPS 204 ML-DSA) on Ren's NTT, and their key
   generation from a seed, checked against the official ACVP vectors.

@@ -1,0 +1,398 @@
+"""OpenFHE's CKKS objects as its JSON serialization writes them, read with Python and NumPy.
+
+OpenFHE 1.x saves with cereal: ``SerializeToFile(path, obj, SERJSON)`` or ``Serialize(obj,
+SERJSON)`` for a ciphertext, a key or a crypto context, ``SerializeEvalMultKey(path, SERJSON)``
+for the relinearization keys. This module reads those JSON files into plain data: the words as
+NumPy ``uint64`` arrays shaped ``(parts, limbs, n)``, the moduli, each tower's root of unity,
+the form, the CKKS facts (scale, level, noise scale degree); ``ren.interop.openfhe`` turns them
+into Ren values. The layout, from OpenFHE's ``serialize`` methods (``ciphertext.h``,
+``dcrtpoly.h``, ``elemparams.h``, the keys' and crypto parameters' headers) and the wheel's files:
+
+* **Pointers** (``ren.interop.openfhe_cereal``): each object carries its crypto context, so the
+  context comes first and the towers' parameters are referred to by number afterwards.
+* **Ciphertext**: ``{value0: {cc, kt}, v: [DCRTPoly, ...], sl, l, t, d, s, si, e, m}``: the
+  context and key tag, the parts, slots, level, hops, noise scale degree, scaling factor (a
+  double), its integer form (BGV), encoding (4: CKKS packed), metadata.
+* **DCRTPoly**: ``{v: [tower, ...], f, p}``: towers, format (``0`` EVALUATION, the NTT form;
+  ``1`` COEFFICIENT), ``ILDCRTParams``. A tower (``NativePoly``): ``{v: {ptr_wrapper: {valid:
+  1, data: {v: [words], m: {v: q}}}}, f, p}`` with ``p`` its ``ILNativeParams``: ``co``
+  (cyclotomic order ``2n``), ``rd`` (``n``), ``cm`` (``q``), ``ru`` (the primitive ``2n``-th
+  root of unity its NTT uses), ``bm``, ``br`` (unused here).
+* **PublicKey**: ``{value0: {cc, kt}, h: [b, a]}``; **PrivateKey**: ``{value0: {cc, kt}, s}``.
+* **Eval mult keys**: ``{value0: [{key: tag, value: [EvalKeyRelin, ...]}]}``, one key per power
+  ``s^2, s^3, ...``; an ``EvalKeyRelin`` is ``{value0: ..{cc, kt}, ak: [a_j], bk: [b_j]}``, one
+  pair per digit, over the towers of ``Q`` then those of the special modulus ``P``.
+* **Crypto context**: ``{cc: CryptoParametersCKKSRNS, kt: SchemeCKKSRNS, si}``. The parameters
+  nest their base classes as ``value0``: ``ks`` (key switching), ``rs`` (scaling technique),
+  ``dnum`` (digits), ``cdt`` (data type); ``dp`` (sigma), ``muld`` (depth), ``mo`` (secret
+  distribution), ``slv`` (security level); ``elp`` (the towers of ``Q``) and ``enp`` (``m``: the
+  scaling modulus size, ``bs``: the batch size).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ren.interop.openfhe_cereal import Archive, Source, layers, load
+
+__all__ = [
+    "FORMATS",
+    "OpenFHECiphertext",
+    "OpenFHEEvalKey",
+    "OpenFHEParams",
+    "OpenFHEPublicKey",
+    "OpenFHESecretKey",
+    "OpenFHEValue",
+    "read",
+    "read_ciphertext",
+    "read_context",
+    "read_eval_mult_keys",
+    "read_public_key",
+    "read_secret_key",
+]
+
+#: OpenFHE's ``Format`` as stored (``f``), and this module's name for it.
+FORMATS = {0: "ntt", 1: "coeff"}
+#: OpenFHE's enums as stored, by value (``ScalingTechnique``, ``KeySwitchTechnique``, ...).
+SCALING: tuple[str, ...] = ("FIXEDMANUAL", "FIXEDAUTO", "FLEXIBLEAUTO", "FLEXIBLEAUTOEXT")
+SCALING += ("COMPOSITESCALINGAUTO", "COMPOSITESCALINGMANUAL", "NORESCALE")
+KEY_SWITCHING = ("INVALID", "BV", "HYBRID")
+SECRET_DIST = ("GAUSSIAN", "UNIFORM_TERNARY", "SPARSE_TERNARY", "SPARSE_ENCAPSULATED")
+SECURITY: tuple[str, ...] = tuple(
+    f"HEStd_{b}_{k}" for k in ("classic", "quantum") for b in (128, 192, 256)
+)
+SECURITY += ("HEStd_NotSet",)
+CKKS_PACKED = 4  # PlaintextEncodings::CKKS_PACKED_ENCODING
+ACCEPTED = (
+    "OpenFHE CKKS objects saved as JSON (SERJSON): a ciphertext, public key or private key "
+    "(SerializeToFile / Serialize), eval mult keys (SerializeEvalMultKey), a crypto context"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenFHEParams:
+    """A CKKS crypto context's parameters, as saved (names as OpenFHE's setters and enums).
+
+    Attributes:
+        n: the ring dimension.
+        moduli: the towers of ``Q``, ``q_0, q_1, ...``, in OpenFHE's order.
+        roots: each tower's primitive ``2n``-th root of unity (its NTT's), in the same order.
+        scaling_technique: ``"FIXEDMANUAL"``, ``"FLEXIBLEAUTO"``, ...
+        scaling_mod_size: the bits of the nominal scale ``2^scaling_mod_size``.
+        batch_size: the slots a plaintext fills.
+        key_switching: ``"HYBRID"`` or ``"BV"``.
+        dnum: the number of key-switching digits (OpenFHE's ``numPartQ``).
+        secret_key_dist: ``"UNIFORM_TERNARY"``, ``"SPARSE_TERNARY"``, ...
+        data_type: ``"REAL"`` or ``"COMPLEX"``.
+        security_level: ``"HEStd_128_classic"``, ..., ``"HEStd_NotSet"``.
+        sigma: the standard deviation of the errors.
+        multiplicative_depth: the depth the context was made for.
+    """
+
+    n: int
+    moduli: tuple[int, ...]
+    roots: tuple[int, ...]
+    scaling_technique: str
+    scaling_mod_size: int
+    batch_size: int
+    key_switching: str
+    dnum: int
+    secret_key_dist: str
+    data_type: str
+    security_level: str
+    sigma: float
+    multiplicative_depth: int
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenFHEValue:
+    """Words read from an OpenFHE file, and what the file says of them.
+
+    Attributes:
+        words: ``(parts, limbs, n)`` plain residues (``uint64``), limb ``i`` modulo ``moduli[i]``.
+        moduli: the towers' moduli, in the file's order.
+        roots: each tower's root of unity: in NTT form its words are values at its powers.
+        form: ``"ntt"`` (OpenFHE's EVALUATION format) or ``"coeff"`` (COEFFICIENT).
+        params: the crypto context's parameters.
+        key_tag: the tag of the key pair it belongs to.
+        source: where it was read from, in words.
+    """
+
+    words: np.ndarray
+    moduli: tuple[int, ...]
+    roots: tuple[int, ...]
+    form: str
+    params: OpenFHEParams
+    key_tag: str
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenFHECiphertext(OpenFHEValue):
+    """A CKKS ciphertext: ``words[k]`` is ``c_k``, with ``c_0 + c_1 s (+ c_2 s^2) = m + e``.
+
+    Attributes:
+        scale: OpenFHE's scaling factor (``2^(scaling_mod_size * d)`` in the FIXED modes).
+        noise_scale_degree: ``d``: 1 fresh or rescaled, 2 after a product before rescaling.
+        level: the towers dropped since encryption.
+        slots: the slots the message fills.
+    """
+
+    scale: float
+    noise_scale_degree: int
+    level: int
+    slots: int
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenFHEPublicKey(OpenFHEValue):
+    """A public key ``(b, a)``, ``b = -a s + e``: ``words`` is ``(b, a)``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenFHESecretKey(OpenFHEValue):
+    """A secret key ``s``: ``words`` is ``(s,)``, over every tower of ``Q``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenFHEEvalKey(OpenFHEValue):
+    """A relinearization key: ``words`` is ``(b_0, a_0, b_1, a_1, ...)``, a pair per digit.
+
+    ``b_j = -a_j s + e_j + P s^power`` on the towers of digit ``j`` (no ``P s^power`` on the
+    others), over the towers of ``Q`` then of ``P``.
+    """
+
+    power: int
+
+    @property
+    def p_moduli(self) -> tuple[int, ...]:
+        """The towers of the special modulus ``P``: those after ``Q``'s."""
+        return self.moduli[len(self.params.moduli) :]
+
+
+#: What :func:`read` returns.
+Read = OpenFHEValue | OpenFHEParams | tuple[OpenFHEEvalKey, ...]
+
+
+def _tower_params(r: Archive, pointer: Any, where: str) -> tuple[int, int, int]:
+    """``(n, q, root)`` of an ``ILNativeParams``."""
+    p = r.get(r.deref(pointer, where), "value0", where)
+    n, order = r.int_(p, "rd", where), r.int_(p, "co", where)
+    q, root = r.int_(r.get(p, "cm", where), "v", where), r.int_(r.get(p, "ru", where), "v", where)
+    if order != 2 * n:
+        raise r.fail(f"{where}: cyclotomic order {order} for ring dimension {n}, not 2n")
+    return n, q, root
+
+
+def _params(r: Archive, context: Any, where: str) -> OpenFHEParams:
+    """The parameters of a crypto context object (``{cc, kt, si}``)."""
+    pointer = r.get(context, "cc", where)
+    kind = pointer.get("polymorphic_name", "") if isinstance(pointer, dict) else ""
+    if kind and "CKKS" not in kind:
+        raise r.fail(f"{where} holds {kind}: only CKKS (lbcrypto::CryptoParametersCKKSRNS)")
+    cp = r.deref(pointer, f"{where}.cc")
+    elp = r.deref(r.field(cp, "elp", "the crypto parameters"), "the element parameters")
+    towers = [_tower_params(r, t, f"tower {i} parameters") for i, t in enumerate(elp["p"])]
+    enp = r.deref(r.field(cp, "enp", "the crypto parameters"), "the encoding parameters")
+    if not towers:
+        raise r.fail("the crypto parameters hold no towers")
+
+    def f(key: str) -> Any:
+        return r.field(cp, key, "the crypto parameters")
+
+    return OpenFHEParams(
+        n=towers[0][0],
+        moduli=tuple(t[1] for t in towers),
+        roots=tuple(t[2] for t in towers),
+        scaling_technique=r.enum(SCALING, f("rs"), "the scaling technique (rs)"),
+        scaling_mod_size=r.int_(enp, "m", "the encoding parameters"),
+        batch_size=r.int_(enp, "bs", "the encoding parameters"),
+        key_switching=r.enum(KEY_SWITCHING, f("ks"), "the key switching technique (ks)"),
+        dnum=int(f("dnum")),
+        secret_key_dist=r.enum(SECRET_DIST, f("mo"), "the secret key distribution (mo)"),
+        data_type=r.enum(("REAL", "COMPLEX"), f("cdt"), "the CKKS data type (cdt)"),
+        security_level=r.enum(SECURITY, f("slv"), "the security level (slv)"),
+        sigma=float(f("dp")),
+        multiplicative_depth=int(f("muld")),
+    )
+
+
+def _words(r: Archive, values: Any, q: int, n: int, where: str) -> np.ndarray:
+    if not isinstance(values, list) or len(values) != n:
+        size = len(values) if isinstance(values, list) else type(values).__name__
+        raise r.fail(f"{where} holds {size} words; the ring dimension is {n}")
+    bad = next((i for i, x in enumerate(values) if type(x) is not int or not 0 <= x < q), None)
+    if bad is not None:
+        raise r.fail(f"{where}, index {bad}: word {values[bad]!r} is not an integer in [0, {q})")
+    return np.array(values, dtype=np.uint64)
+
+
+def _dcrt(r: Archive, poly: Any, where: str, ring_dim: int) -> tuple[np.ndarray, list, list, str]:
+    """A DCRTPoly's ``(words (limbs, n), moduli, roots, form)``."""
+    f = r.get(poly, "f", where)
+    if f not in (0, 1) or isinstance(f, bool):
+        raise r.fail(f"{where}: format {f!r}, not 0 (EVALUATION) or 1 (COEFFICIENT)")
+    limbs, moduli, roots = [], [], []
+    towers = r.get(poly, "v", where)
+    if not isinstance(towers, list) or not towers:
+        raise r.fail(f"{where} holds no towers")
+    for i, tower in enumerate(towers):
+        at = f"{where}, tower {i}"
+        n, q, root = _tower_params(r, r.get(tower, "p", at), f"{at} parameters")
+        if n != ring_dim:
+            raise r.fail(f"{at}: ring dimension {n}, the crypto context's is {ring_dim}")
+        vec = r.get(r.get(tower, "v", at), "ptr_wrapper", at)
+        if not vec.get("valid", 1):
+            raise r.fail(f"{at} holds no values")
+        data = r.get(vec, "data", at)
+        modulus = r.int_(r.get(data, "m", at), "v", at)
+        if modulus != q:
+            raise r.fail(f"{at}: its words are modulo {modulus}, its parameters say {q}")
+        limbs.append(_words(r, r.get(data, "v", at), q, n, at))
+        moduli.append(q)
+        roots.append(root)
+    return np.stack(limbs), moduli, roots, FORMATS[f]
+
+
+def _parts(
+    r: Archive, polys: Any, where: str, params: OpenFHEParams
+) -> tuple[np.ndarray, tuple, tuple, str]:
+    if not isinstance(polys, list) or not polys:
+        raise r.fail(f"{where} holds no polynomials")
+    read = [_dcrt(r, p, f"{where}[{k}]", params.n) for k, p in enumerate(polys)]
+    for k, (_, moduli, roots, form) in enumerate(read[1:], 1):
+        if (moduli, roots, form) != tuple(read[0][1:]):
+            raise r.fail(f"{where}[{k}] has other towers or another format than {where}[0]")
+    words, moduli, roots, form = np.stack([x[0] for x in read]), *read[0][1:]
+    return words, tuple(moduli), tuple(roots), form
+
+
+def _crypto_object(r: Archive, data: Any, what: str) -> tuple[OpenFHEParams, str]:
+    """The parameters and key tag of a ciphertext's or key's ``CryptoObject`` base."""
+    base = next((x for x in layers(data) if "cc" in x and "kt" in x), None)
+    if base is None:
+        raise r.fail(f"the {what} names no crypto context")
+    return _params(r, r.deref(base["cc"], "the crypto context"), "the crypto context"), base["kt"]
+
+
+def _eval_keys(r: Archive, entries: list) -> tuple[OpenFHEEvalKey, ...]:
+    keys = []
+    for entry in entries:
+        for power, pointer in enumerate(r.get(entry, "value", "an eval key entry"), 2):
+            if not isinstance(pointer, dict) or "ptr_wrapper" not in pointer:
+                raise r.fail("an eval key map of maps (rotation keys) is not read yet")
+            data = r.deref(pointer, "an eval key")
+            params, tag = _crypto_object(r, data, "eval key")
+            a = r.get(data, "ak", "an eval key")
+            b = r.get(data, "bk", "an eval key")
+            if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
+                raise r.fail("an eval key's ak and bk are not lists of one length")
+            pairs = [x for pair in zip(b, a, strict=True) for x in pair]
+            words, moduli, roots, form = _parts(r, pairs, "the eval key (bk, ak)", params)
+            if moduli[: len(params.moduli)] != params.moduli:
+                raise r.fail(f"the eval key's towers {moduli} do not start with Q's")
+            keys.append(OpenFHEEvalKey(words, moduli, roots, form, params, tag, r.name, power))
+    if not keys:
+        raise r.fail("the eval key map is empty")
+    return tuple(keys)
+
+
+def read(source: Source) -> Read:
+    """The object of an OpenFHE JSON file: a path, or the JSON itself (text or bytes).
+
+    Returns an :class:`OpenFHECiphertext`, :class:`OpenFHEPublicKey`, :class:`OpenFHESecretKey`,
+    a tuple of :class:`OpenFHEEvalKey` (eval mult keys) or :class:`OpenFHEParams` (a context).
+
+    Raises:
+        FileNotFoundError: no such file.
+        TypeError: a source of another type.
+        ValueError: not JSON, not an OpenFHE CKKS object of these kinds, or an object whose
+            words break a rule (the message names the file, where, and what is accepted).
+    """
+    return _read(source)[0]
+
+
+def _read(source: Source) -> tuple[Read, str]:
+    r = load(source, ACCEPTED)
+    name = r.name
+    top = r.get(r.doc, "value0", "the top level")
+    if isinstance(top, list):
+        return _eval_keys(r, top), name
+    data = r.deref(top, "the top level")
+    if isinstance(data, dict) and isinstance(data.get("kt"), dict) and "cc" in data:
+        return _params(r, data, "the crypto context"), name
+    if not isinstance(data, dict):
+        raise r.fail("the top level holds no object")
+    if "h" in data:
+        params, tag = _crypto_object(r, data, "public key")
+        w, moduli, roots, form = _parts(r, data["h"], "the public key (h)", params)
+        if len(w) != 2:
+            raise r.fail(f"the public key has {len(w)} polynomials, not 2 (b, a)")
+        return OpenFHEPublicKey(w, moduli, roots, form, params, tag, name), name
+    if isinstance(data.get("s"), dict):
+        params, tag = _crypto_object(r, data, "private key")
+        w, moduli, roots, form = _parts(r, [data["s"]], "the private key (s)", params)
+        return OpenFHESecretKey(w, moduli, roots, form, params, tag, name), name
+    if "v" in data and "sl" in data:
+        return _ciphertext(r, data), name
+    raise r.fail(f"the object has the fields {sorted(data)}, none of the kinds read here")
+
+
+def _ciphertext(r: Archive, data: dict) -> OpenFHECiphertext:
+    params, tag = _crypto_object(r, data, "ciphertext")
+    encoding = r.int_(data, "e", "the ciphertext")
+    if encoding != CKKS_PACKED:
+        raise r.fail(f"the ciphertext's encoding is {encoding}, not CKKS packed ({CKKS_PACKED})")
+    w, moduli, roots, form = _parts(r, data["v"], "the ciphertext (v)", params)
+    scale = r.get(data, "s", "the ciphertext")
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
+        raise r.fail(f"the ciphertext's scaling factor is {scale!r}, not a positive number")
+    degree, level = r.int_(data, "d", "the ciphertext"), r.int_(data, "l", "the ciphertext")
+    slots = r.int_(data, "sl", "the ciphertext")
+    return OpenFHECiphertext(
+        w, moduli, roots, form, params, tag, r.name, float(scale), degree, level, slots
+    )
+
+
+_KINDS = {
+    OpenFHECiphertext: "a ciphertext",
+    OpenFHEPublicKey: "a public key",
+    OpenFHESecretKey: "a private key",
+    OpenFHEParams: "a crypto context",
+    tuple: "eval mult keys",
+}
+
+
+def _typed(source: Source, kind: type) -> Any:
+    value, name = _read(source)
+    if not isinstance(value, kind):
+        raise ValueError(f"{name} holds {_KINDS[type(value)]}, not {_KINDS[kind]}")
+    return value
+
+
+def read_ciphertext(source: Source) -> OpenFHECiphertext:
+    """:func:`read`, for a ciphertext; ``ValueError`` for any other object."""
+    return _typed(source, OpenFHECiphertext)
+
+
+def read_public_key(source: Source) -> OpenFHEPublicKey:
+    """:func:`read`, for a public key; ``ValueError`` for any other object."""
+    return _typed(source, OpenFHEPublicKey)
+
+
+def read_secret_key(source: Source) -> OpenFHESecretKey:
+    """:func:`read`, for a private key; ``ValueError`` for any other object."""
+    return _typed(source, OpenFHESecretKey)
+
+
+def read_eval_mult_keys(source: Source) -> tuple[OpenFHEEvalKey, ...]:
+    """:func:`read`, for eval mult keys (``s^2``'s first); ``ValueError`` otherwise."""
+    return _typed(source, tuple)
+
+
+def read_context(source: Source) -> OpenFHEParams:
+    """:func:`read`, for a crypto context's parameters; ``ValueError`` otherwise."""
+    return _typed(source, OpenFHEParams)
