@@ -11,10 +11,10 @@ form (coefficients or NTT slots) where the file tells them. What it reads:
 * a SEAL ``Ciphertext`` or ``PublicKey`` (``ren.interop.seal_format``: parts, limbs and words,
   with no moduli: SEAL's file names its parameters only by their hash), or a ``Plaintext`` or
   ``SecretKey`` (its limbs one after the other: one row, which ``--moduli`` splits);
+* an OpenFHE JSON ``Ciphertext``, public key or secret key (``ren.interop.openfhe_format``): its
+  parts, towers and moduli. Evaluation-form words are put in Ren's NTT order
+  (``ren.interop.openfhe.to_ren_ntt``), so they compare directly with Ren's NTT words;
 * Ren's own bytes: a ciphertext's or plaintext's ``to_bytes()``.
-
-An OpenFHE JSON file is recognised and refused with a message that says to save the words as an
-array first: reading it is not part of Ren yet.
 
 ``python -m ren.testing compare A B`` (``ren.testing.compare_files``) compares two of them.
 """
@@ -112,14 +112,11 @@ def load_words(path: str | Path, key: str | None = None) -> Words:
         return _ren_words(blob, p.name)
     if blob.startswith(SEAL_MAGIC):
         return _seal_words(blob, p.name)
-    if blob[:1] == b"{":
-        raise ValueError(
-            f"{p.name} looks like an OpenFHE serialization, which Ren does not read yet: save "
-            "the words as a NumPy array (.npy, or .npz with the moduli) and compare that"
-        )
+    if blob.lstrip()[:1] == b"{":
+        return _openfhe_words(p)
     raise ValueError(
-        f"{p.name} is none of the files Ren compares: .npy, .npz, or Ren's bytes (a "
-        "ciphertext's or plaintext's to_bytes)"
+        f"{p.name} is none of the files Ren compares: .npy, .npz, a SEAL or OpenFHE JSON "
+        "ciphertext or key, or Ren's bytes (a ciphertext's or plaintext's to_bytes)"
     )
 
 
@@ -138,6 +135,27 @@ def _seal_words(blob: bytes, source: str) -> Words:
         words = value.data if kind == "Ciphertext" else value.data.reshape(1, 1, -1)
         return Words(np.asarray(words, dtype=np.uint64), None, form, f"{source} (SEAL {kind})")
     raise ValueError(f"{source} starts as a SEAL object but reads as none: " + "; ".join(errors))
+
+
+def _openfhe_words(path: Path) -> Words:
+    """An OpenFHE ciphertext's, public key's or secret key's words, NTT words in Ren's order."""
+    from ren.interop import openfhe, openfhe_format
+
+    source = path.name
+    value = openfhe_format.read(path)
+    if not isinstance(value, openfhe_format.OpenFHEValue):
+        what = "eval mult keys" if isinstance(value, tuple) else "a crypto context"
+        raise ValueError(
+            f"{source} holds OpenFHE's {what}: compare reads an OpenFHE ciphertext, public key "
+            "or secret key (eval keys: ren.interop.openfhe.key_pairs gives their polys)"
+        )
+    kind = type(value).__name__.removeprefix("OpenFHE")
+    words = value.words
+    if value.form == "ntt":
+        words = openfhe.to_ren_ntt(words, value.moduli, value.roots)
+        kind += ", evaluation form put in Ren's NTT order"
+    words = np.asarray(words, dtype=np.uint64)
+    return Words(words, tuple(value.moduli), value.form, f"{source} (OpenFHE {kind})")
 
 
 def _ren_words(blob: bytes, source: str) -> Words:

@@ -2,7 +2,8 @@
 
 For an engineer checking a library, a GPU kernel or a hardware block against Ren: ``A`` and ``B``
 are files ``ren.interop.words.load_words`` reads (``.npy``, ``.npz`` with ``:KEY``, SEAL's
-saved ciphertexts and plaintexts, Ren's bytes). ``compare_words(a, b)`` says, in this order:
+saved ciphertexts and plaintexts, OpenFHE's JSON ciphertexts and keys, Ren's bytes).
+``compare_words(a, b)`` says, in this order:
 
 * the shapes (parts, limbs, words per limb) and the moduli where the files tell them; limbs of
   the same moduli in another order are matched by modulus, and it says so;
@@ -290,9 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m ren.testing compare A B [options]``; returns the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m ren.testing compare",
-        description="Compare two sets of words (.npy, .npz:KEY, SEAL's or Ren's bytes) word by "
-        "word, and "
-        "name a known convention that explains a difference. Exit status: 0 equal, 1 "
+        description="Compare two sets of words (.npy, .npz:KEY, SEAL's or OpenFHE's files, Ren's "
+        "bytes) word by word, and name a known convention that explains a difference. Exit status: 0 equal, 1 "
         "different, 2 a usage error.",
     )
     parser.add_argument("a", nargs="?", help="the first file (PATH or PATH.npz:KEY)")

@@ -150,7 +150,10 @@ def test_usage_errors(tmp_path, capsys):
     assert status == 2 and "starts as a SEAL object but reads as none" in err
     (tmp_path / "openfhe.json").write_text('{"value0": {}}', encoding="utf-8")
     status, _, err = run(capsys, str(tmp_path / "openfhe.json"), str(tmp_path / "a.npy"))
-    assert status == 2 and "looks like an OpenFHE serialization" in err and ".npy" in err
+    assert status == 2 and "openfhe.json" in err and "OpenFHE CKKS objects saved as JSON" in err
+    for name, what in (("eval_mult_key.json", "eval mult keys"), ("context.json", "context")):
+        status, _, err = run(capsys, str(VECTORS / "openfhe" / name), str(tmp_path / "a.npy"))
+        assert status == 2 and what in err and "ciphertext, public key or secret key" in err
     (tmp_path / "junk.bin").write_bytes(b"\x00\x01junk")
     status, _, err = run(capsys, str(tmp_path / "junk.bin"), str(tmp_path / "a.npy"))
     assert status == 2 and "none of the files Ren compares" in err
@@ -206,3 +209,39 @@ def test_seal_files(capsys):
         capsys, str(seal / "a_plain.seal"), str(seal / "a_plain.seal"), "--moduli", given
     )
     assert status == 0 and f"1 part(s) x {len(moduli)} limb(s) x {n} words" in out
+
+
+def test_openfhe_files_read_in_ren_ntt_order(tmp_path, capsys):
+    """OpenFHE's ciphertext and secret key, as compare reads them, decrypt to OpenFHE's words.
+
+    Oracle: the manifest's ``plain``, the coefficients OpenFHE itself decrypted ``a.json`` to.
+    ``c_0 + c_1 s`` taken word by word on the files' words (in Ren's NTT order) must be Ren's
+    NTT of those coefficients, and compare must name that convention.
+    """
+    import json
+
+    d = VECTORS / "openfhe"
+    ct, sk = load_words(d / "a.json"), load_words(d / "secret_key.json")
+    assert ct.form == sk.form == "ntt" and ct.words.shape == (2, 3, 64)
+    assert (
+        ct.moduli
+        == sk.moduli
+        == tuple(json.loads((d / "manifest.json").read_text())["parameters"]["moduli"])
+    )
+    assert "OpenFHE Ciphertext" in ct.source and "Ren's NTT order" in ct.source
+    q = np.array(ct.moduli, dtype=object)[:, None]
+    c0, c1, s = (ct.words[0].astype(object), ct.words[1].astype(object), sk.words[0].astype(object))
+    m_ntt = (c0 + c1 * s) % q
+    plain = json.loads((d / "manifest.json").read_text())["ciphertexts"]["a.json"]["plain"]
+    m = np.array([[c % int(qi) for c in plain] for qi in ct.moduli], dtype=np.uint64)
+    moduli = np.array(ct.moduli, dtype=np.uint64)
+    np.savez(tmp_path / "ntt.npz", words=m_ntt.astype(np.uint64), moduli=moduli)
+    np.savez(tmp_path / "plain.npz", words=m, moduli=moduli)
+    status, out, _ = run(capsys, str(tmp_path / "ntt.npz"), str(tmp_path / "plain.npz"))
+    assert status == 1 and "--apply-b ntt" in out, out
+    status, out, _ = run(
+        capsys, str(tmp_path / "ntt.npz"), str(tmp_path / "plain.npz"), "--apply-b", "ntt"
+    )
+    assert status == 0 and "equal" in out, out
+    status, out, _ = run(capsys, str(d / "a.json"), str(d / "a.json"))
+    assert status == 0 and "all 384 words agree" in out
