@@ -292,8 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m ren.testing compare",
         description="Compare two sets of words (.npy, .npz:KEY, SEAL's or OpenFHE's files, Ren's "
-        "bytes) word by word, and name a known convention that explains a difference. Exit status: 0 equal, 1 "
-        "different, 2 a usage error.",
+        "bytes) word by word, and name a known convention that explains a difference. "
+        "Exit status: 0 equal, 1 different, 2 a usage error.",
     )
     parser.add_argument("a", nargs="?", help="the first file (PATH or PATH.npz:KEY)")
     parser.add_argument("b", nargs="?", help="the second file")
