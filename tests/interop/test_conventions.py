@@ -105,3 +105,24 @@ def test_words_are_montgomery_limbs_are_plain():
         assert [int(w) for w in words[limb]] == [int(x) * R % q for x in limbs[limb]]
     assert np.array_equal(limbs, np.arange(2 * N).reshape(2, N) % 97)
     assert Domain.COEFF is p.domain
+
+
+def test_encoding_rounds_the_scaled_inverse_embedding():
+    """Coefficients ``round(scale * c)`` where ``c`` solves the embedding at every root.
+
+    Oracle: NumPy's linear solve of the full Vandermonde system (slot ``j`` is the value at
+    ``zeta^(5^j)``, its conjugate at ``zeta^(-5^j)``), rounded and reduced with Python integers.
+    """
+    params = ckks.Params(n=N, q_bits=(50, 40), p_bits=(50,), scale_bits=30, insecure=True)
+    z = np.random.default_rng(7).uniform(-1, 1, N // 2) + 1j * np.linspace(-0.5, 0.5, N // 2)
+    zeta = np.exp(1j * np.pi / N)
+    exponents = [pow(5, j, 2 * N) for j in range(N // 2)]
+    exponents += [-e % (2 * N) for e in exponents]
+    vandermonde = np.array([[zeta ** (e * k) for k in range(N)] for e in exponents])
+    coeffs = np.linalg.solve(vandermonde, np.concatenate([z, z.conj()])).real
+    want = [round(float(c) * 2.0**30) for c in coeffs]
+    with ckks.Context(params, seed=3) as ctx:
+        plain = ctx.encode(z)
+    limbs = plain.poly.intt().limbs()
+    for limb, q in enumerate(plain.poly.ring.moduli):
+        assert [int(w) for w in limbs[limb]] == [c % q for c in want]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ren import Poly
+from ren import Poly, RingSpec
 from ren.interop import seal as rs
 from ren.interop import seal_format
 from ren.ring import ntt_primes
@@ -135,6 +135,23 @@ def check_values(v: Vectors) -> None:
     got = rs.decode(v["ab_rot_decrypted.seal"], p)
     assert ckks.precision_bits(got, np.roll(a * b, -steps[1])) > 20
     assert np.allclose(got, v.values["seal_decode_ab_rot"], rtol=0, atol=1e-12)  # SEAL's decode
+    check_encoding(v)
+
+
+def check_encoding(v: Vectors) -> None:
+    """SEAL's encoding of ``a`` is Ren's in SEAL's slot order: ``round(scale * c)``, word for word.
+
+    ``c = embed_inverse(a, generator=3)``, rounded and reduced with Python integers, then Ren's
+    NTT: SEAL keeps CKKS plaintexts in NTT form. In Ren's order (powers of 5) the words differ.
+    """
+    plain, n = v["a_plain.seal"], v.params.n
+    moduli = v.params.coeff_modulus[: plain.data.size // n]
+    for generator, same_words in ((3, True), (5, False)):
+        coeffs = ckks.embed_inverse(v.values["a"], n, generator=generator)
+        want = [round(float(c) * plain.scale) for c in coeffs]
+        limbs = np.array([[c % q for c in want] for q in moduli], dtype=np.uint64)
+        ours = Poly.from_limbs(limbs, RingSpec(n, tuple(moduli))).ntt().limbs()
+        assert np.array_equal(ours.reshape(-1), plain.data) is same_words, generator
 
 
 # --- the committed vectors ------------------------------------------------------------------
