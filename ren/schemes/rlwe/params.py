@@ -1,7 +1,14 @@
-"""What every RLWE scheme's parameters are checked against: the HE standard's bounds."""
+"""What every RLWE scheme's parameters share: the chain, the digits and the HE standard's bounds.
+
+``Chain`` is the part of a scheme's ``Params`` that is not the scheme's own: the checks of ``n``,
+the bit sizes, ``dnum``, the secret and the error, the moduli found for the bit sizes, the digits,
+the rings of each level and the security check. CKKS adds its scale, BFV and BGV their plaintext
+modulus.
+"""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -9,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ren.poly import is_int
-from ren.ring import sampling
+from ren.ring import RingSpec, ntt_primes, sampling
 from ren.schemes.rlwe import bytes as _fmt
 
 #: The largest ``log2(QP)`` for 128-bit security with a uniform ternary secret, from the
@@ -67,3 +74,161 @@ def _check_sigma(sigma: Any) -> float:
     if not value < 1e6:
         raise ValueError(f"sigma={value!r} must be a positive number below 10^6")
     return value
+
+
+class Chain:
+    """The modulus chain of a frozen dataclass of parameters (a mixin).
+
+    The dataclass declares ``n``, ``q_bits``, ``p_bits``, ``dnum``, ``insecure``,
+    ``hamming_weight``, ``sigma`` and the derived ``q_moduli`` and ``p_moduli``, and calls
+    :meth:`_check_chain` from ``__post_init__``.
+    """
+
+    n: int
+    q_bits: tuple[int, ...]
+    p_bits: tuple[int, ...]
+    dnum: int | None
+    insecure: bool
+    hamming_weight: int | None
+    sigma: float
+    q_moduli: tuple[int, ...]
+    p_moduli: tuple[int, ...]
+
+    def _check_chain(self, avoid: tuple[int, ...] = ()) -> None:
+        """Check the shared arguments, find the moduli, check the digits and the security.
+
+        The moduli are the largest NTT-friendly primes of each bit size, the special moduli taking
+        the largest, none of them in ``avoid``.
+        """
+        set_ = functools.partial(object.__setattr__, self)
+        n = _need_int("n", self.n)
+        if n < 4 or n & (n - 1):
+            raise ValueError(f"n={n} must be a power of two >= 4")
+        set_("n", n)
+        set_("q_bits", _bits_tuple("q_bits", self.q_bits))
+        set_("p_bits", _bits_tuple("p_bits", self.p_bits))
+        L = len(self.q_bits)
+        dnum = L if self.dnum is None else _need_int("dnum", self.dnum)
+        if not 1 <= dnum <= L:
+            raise ValueError(f"dnum={dnum} must be an int from 1 to len(q_bits)={L}")
+        set_("dnum", dnum)
+        if not isinstance(self.insecure, bool):
+            raise TypeError(f"insecure must be True or False, got {_fmt.describe(self.insecure)}")
+        if self.hamming_weight is not None:
+            weight = _need_int("hamming_weight", self.hamming_weight)
+            if not 1 <= weight <= n:
+                raise ValueError(f"hamming_weight={weight} must be None or in [1, n={n}]")
+            set_("hamming_weight", weight)
+        set_("sigma", _check_sigma(self.sigma))
+        need: dict[int, int] = {}
+        for b in self.p_bits + self.q_bits:
+            need[b] = need.get(b, 0) + 1
+        pool = {
+            b: [q for q in ntt_primes(self.n, b, c + len(avoid)) if q not in avoid][:c]
+            for b, c in need.items()
+        }
+        set_("p_moduli", tuple(pool[b].pop(0) for b in self.p_bits))
+        set_("q_moduli", tuple(pool[b].pop(0) for b in self.q_bits))
+        P = math.prod(self.p_moduli)
+        for digit in self.digits:
+            D = math.prod(self.q_moduli[i] for i in digit)
+            if P.bit_length() < D.bit_length():
+                raise ValueError(
+                    f"the special moduli (P of {P.bit_length()} bits) are too small for "
+                    f"dnum={self.dnum}: a digit holds moduli of {D.bit_length()} bits, and key "
+                    "switching multiplies the key's error by the digit over P; raise dnum or add "
+                    "special moduli (p_bits)"
+                )
+        if not self.insecure:
+            self._check_security()
+
+    def _check_security(self) -> None:
+        """The HE standard's rule for 128-bit security: ternary secret, table bound, sigma."""
+        if self.hamming_weight is not None:
+            raise ValueError(
+                f"hamming_weight={self.hamming_weight}: the HE-standard table covers uniform "
+                "ternary secrets only, and a sparse secret is easier to attack; pass "
+                "insecure=True to use one (for tests, teaching and experiments)"
+            )
+        bound = SECURITY_BOUNDS.get(self.n)
+        if bound is None:
+            raise ValueError(
+                f"n={self.n} has no entry in the HE-standard table (n = 1024 ... 65536); pass "
+                "insecure=True to use it anyway (for tests and teaching only)"
+            )
+        if self.log2_qp > bound:
+            raise ValueError(
+                f"log2(QP)={self.log2_qp:.1f} exceeds {bound}, the HE-standard bound for "
+                f"128-bit security at n={self.n} with a ternary secret; use fewer or smaller "
+                "moduli, a larger n, or insecure=True (for tests and teaching only)"
+            )
+        if self.sigma < MIN_SIGMA:
+            raise ValueError(
+                f"sigma={self.sigma!r} is below 3.19 (8/sqrt(2*pi) = {MIN_SIGMA:.4f}), the "
+                "HE standard's smallest error deviation: with a smaller error the public key "
+                "gives the secret key away (with no error, s = -b/a slot by slot); use sigma >= "
+                "3.19 (the default is 3.2), or insecure=True (for tests and teaching only)"
+            )
+
+    @property
+    def L(self) -> int:
+        """The number of ciphertext moduli."""
+        return len(self.q_bits)
+
+    @property
+    def max_level(self) -> int:
+        """The level of a fresh value: ``L - 1``."""
+        return len(self.q_bits) - 1
+
+    @property
+    def log2_qp(self) -> float:
+        """``log2`` of the product of every modulus (what the security bound limits)."""
+        return sum(math.log2(q) for q in self.q_moduli + self.p_moduli)
+
+    @functools.cached_property
+    def digits(self) -> tuple[tuple[int, ...], ...]:
+        """The key-switching digits: ``dnum`` runs of consecutive ciphertext-modulus indices.
+
+        Each run has ``ceil(L / dnum)`` moduli (the last may be shorter).
+        """
+        L = len(self.q_bits)
+        size = -(-L // (self.dnum or L))  # dnum is set by now; None would mean L
+        return tuple(tuple(range(i, min(i + size, L))) for i in range(0, L, size))
+
+    @functools.cached_property
+    def key_ring(self) -> RingSpec:
+        """The ring of the keys: the special moduli, then every ciphertext modulus."""
+        return RingSpec(self.n, self.p_moduli + self.q_moduli)
+
+    @functools.cached_property
+    def _rings(self) -> tuple[tuple[RingSpec, RingSpec], ...]:
+        """For each level: its ring and the key ring cut to it.
+
+        Made once: a ring checks its moduli for primality when made.
+        """
+        return tuple(
+            (
+                self.key_ring.with_moduli(self.q_moduli[: level + 1]),
+                self.key_ring.with_moduli(self.p_moduli + self.q_moduli[: level + 1]),
+            )
+            for level in range(self.L)
+        )
+
+    def ring(self, level: int) -> RingSpec:
+        """The ring of a value at ``level``: moduli ``q_0 .. q_level``."""
+        self._check_level(level)
+        return self._rings[level][0]
+
+    def key_ring_at(self, level: int) -> RingSpec:
+        """The key ring cut to ``level``: the special moduli, then ``q_0 .. q_level``.
+
+        It is a prefix of ``key_ring``, so a view.
+        """
+        self._check_level(level)
+        return self._rings[level][1]
+
+    def _check_level(self, level: int) -> None:
+        if not is_int(level):
+            raise TypeError(f"level must be an int, got {_fmt.describe(level)}")
+        if not 0 <= level <= self.max_level:
+            raise ValueError(f"level={level!r} is outside [0, {self.max_level}]")

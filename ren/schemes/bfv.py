@@ -1,0 +1,136 @@
+"""BFV: exact arithmetic on integers mod ``t``, the message scaled by ``Q/t`` above the noise.
+
+A ciphertext ``(c_0, c_1)`` at the top level decrypts as ``c_0 + c_1 s = round(Q m / t) + e``
+(mod ``Q``): the message sits in the high bits, the noise ``e`` in the low ones, and decryption
+is ``round(t (c_0 + c_1 s) / Q) mod t``. Two ciphertexts multiply by their tensor product
+``(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)``, taken over ``Q`` and extra moduli ``B`` so that it is
+exact, then scaled by ``t/Q`` and rounded (``Poly.rescale`` by the moduli of ``Q``), brought back
+to ``Q`` (``Poly.to_ring``) and relinearized: the HPS way of doing the product in RNS.
+
+Usage::
+
+    from ren.schemes import bfv
+    params = bfv.Params(n=8192, q_bits=(43, 43, 44, 44), p_bits=(44,), t=65537)
+    with bfv.Context(params) as ctx:
+        ct = bfv.encrypt([1, 2, 3])
+        out = bfv.decrypt(ct * ct + 1)       # [2, 5, 10, 1, 1, ...]
+        ctx.noise_budget(ct)                 # bits left
+
+What is shared with BGV (keys, batching, additions, rotations, the noise budget) is in
+``ren.schemes.integer``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ren.ir.region import region
+from ren.poly import Poly
+from ren.ring import RingSpec
+from ren.schemes.integer.context import IntContext, NoiseBudgetExhausted
+from ren.schemes.integer.params import IntParams
+from ren.schemes.integer.types import Ciphertext, Plaintext
+
+__all__ = [
+    "Ciphertext",
+    "Context",
+    "NoiseBudgetExhausted",
+    "Params",
+    "Plaintext",
+    "current",
+    "decrypt",
+    "encode",
+    "encrypt",
+    "noise_budget",
+]
+
+_ACTIVE: contextvars.ContextVar[tuple[IntContext, ...]] = contextvars.ContextVar(
+    "ren_bfv_active", default=()
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Params(IntParams):
+    """BFV parameters: see ``ren.schemes.integer.params.IntParams`` for the arguments."""
+
+    scheme: ClassVar[str] = "bfv"
+
+
+class Context(IntContext):
+    """A BFV context: see ``ren.schemes.integer.context.IntContext``."""
+
+    scheme = "bfv"
+    params_type = Params
+    _active = _ACTIVE
+
+    def _plain_term(self, pt: Plaintext, ring: RingSpec, correction: int) -> Poly:
+        """``round(Q m / t)`` for each coefficient: ``floor(Q/t) m + round((Q mod t) m / t)``."""
+        Q, t = ring.Q, self.params.t
+        m = pt.coeffs.astype(object) if t >= 2**31 else pt.coeffs
+        r = (((Q % t) * m + t // 2) // t).astype(np.int64)
+        limbs = np.stack([np.stack([pt.coeffs] * ring.L), np.stack([r] * ring.L)]).astype(np.uint64)
+        m_poly = Poly.from_limbs(limbs[0], ring, device=self.device)
+        r_poly = Poly.from_limbs(limbs[1], ring, device=self.device)
+        return m_poly * (Q // t) + r_poly
+
+    def _fresh(self, z0: Poly, z1: Poly, pt: Plaintext, level: int) -> tuple[Poly, Poly]:
+        return z0 + self._plain_term(pt, z0.ring, 1), z1
+
+    def _tensor(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        prm = self.params
+        ring, wide = a.parts[0].ring, prm.tensor_ring
+        with region("tensor"):
+            a0, a1 = (p.intt().to_ring(wide).ntt() for p in a.parts)
+            b0, b1 = (a0, a1) if b is a else (p.intt().to_ring(wide).ntt() for p in b.parts)
+            d = (a0 * b0, a0 * b1 + a1 * b0, a1 * b1)
+        with region("scale"):
+            parts = tuple((x.intt() * prm.t).rescale(prm.q_moduli).to_ring(ring).ntt() for x in d)
+        return a._evolve(parts=parts)
+
+    def _message(self, x: list[int], ct: Ciphertext) -> list[int]:
+        Q, t = self.params.ring(ct.level).Q, self.params.t
+        return [(2 * t * v + Q) // (2 * Q) % t for v in x]
+
+    def _noise(self, x: list[int], Q: int) -> list[int]:
+        t, half = self.params.t, Q // 2
+        noise = [t * v % Q for v in x]
+        return [w - Q if w > half else w for w in noise]
+
+
+def current() -> Context:
+    """The innermost ``bfv.Context`` of this thread's ``with`` blocks.
+
+    Raises:
+        RuntimeError: outside every ``with bfv.Context(...)`` block of this thread.
+    """
+    stack = _ACTIVE.get()
+    if not stack:
+        raise RuntimeError(
+            "no BFV context is active in this thread: use `with bfv.Context(params) as ctx:` "
+            "or the context's methods (ctx.encrypt, ctx.decrypt, ...)"
+        )
+    return stack[-1]  # type: ignore[return-value]
+
+
+def encode(values: Any) -> Plaintext:
+    """``current().encode(values)``: ``n`` integers mod ``t`` in the slots."""
+    return current().encode(values)
+
+
+def encrypt(values: Any) -> Ciphertext:
+    """``current().encrypt(values)``: slot values, an int or a ``Plaintext``."""
+    return current().encrypt(values)
+
+
+def decrypt(ct: Ciphertext, *, coefficients: bool = False) -> np.ndarray:
+    """The values of ``ct`` (int64 in ``[0, t)``), with its context's secret key."""
+    return (ct.context or current()).decrypt(ct, coefficients=coefficients)
+
+
+def noise_budget(ct: Ciphertext) -> int:
+    """The bits of noise budget ``ct`` has left (its context's secret key)."""
+    return (ct.context or current()).noise_budget(ct)

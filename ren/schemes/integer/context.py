@@ -1,0 +1,345 @@
+"""What a BFV and a BGV context share: keys, encoding, encryption, additions, rotations, noise.
+
+A scheme's context (``bfv.Context``, ``bgv.Context``) subclasses :class:`IntContext` and says
+where the message sits (``_plain_term``, ``_fresh``), how two ciphertexts multiply (``_tensor``),
+how a decryption gives the message (``_message``) and what the noise is (``_noise``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import math
+import threading
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ren.device import canonical_device
+from ren.engine.realize import uncaptured
+from ren.errors import RenError
+from ren.ir.region import in_region
+from ren.poly import Poly, is_int
+from ren.ring import RingSpec, galois_for_rotation, sampling
+from ren.schemes.integer import batching
+from ren.schemes.integer.params import IntParams
+from ren.schemes.integer.types import Ciphertext, Plaintext
+from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
+from ren.schemes.rlwe.keygen import KeyOwner
+from ren.schemes.rlwe.keys import KeySwitchKey
+from ren.schemes.rlwe.keyswitch import KeySwitching
+
+__all__ = ["IntContext", "NoiseBudgetExhausted"]
+
+
+class NoiseBudgetExhausted(RenError, ValueError):
+    """A ciphertext's noise has grown past what decryption can remove: its values are lost."""
+
+
+def centered_ints(p: Poly) -> list[int]:
+    """The coefficients of ``p`` as Python ints in ``(-Q/2, Q/2]``."""
+    return p.tolist(centered=True)
+
+
+class IntContext(KeyOwner, KeySwitching):
+    """Keys, encoding, encryption and evaluation for one BFV or BGV parameter set.
+
+    Keys are made on entering the ``with`` block (or at the first operation that needs them);
+    rotation keys on first use. ``with ctx:`` makes it this thread's current context of its
+    scheme. A context holding a secret key refuses ``pickle`` and copies.
+
+    Args:
+        params: the scheme's ``Params``.
+        seed: an int makes every random draw reproducible (tests and teaching); ``None`` draws
+            from the operating system.
+        device: ``"python"``, ``"cpu"`` or ``"cuda"`` (default ``$REN_DEVICE``).
+    """
+
+    scheme: ClassVar[str] = "integer"
+    params_type: ClassVar[type[IntParams]] = IntParams
+    _active: ClassVar[contextvars.ContextVar[tuple[IntContext, ...]]]
+
+    def __init__(self, params: IntParams, seed: int | None = None, device: str | None = None):
+        if not isinstance(params, self.params_type):
+            raise TypeError(f"params must be a {self.scheme}.Params, got {_fmt.describe(params)}")
+        self.params = params
+        self.device = canonical_device(device)
+        self._rng = sampling.as_rng(seed)
+        self._lock = threading.RLock()
+        self._secret: Poly | None = None
+        self._public: tuple[Poly, Poly] | None = None
+        self._fingerprint: str | None = None
+        self._relin: KeySwitchKey | None = None
+        self._galois: dict[int, KeySwitchKey] = {}
+        self._encapsulation: dict[int, tuple[KeySwitchKey, KeySwitchKey]] = {}
+
+    def __repr__(self) -> str:
+        have = "secret" if self._secret is not None else "no"
+        p = self.params
+        return f"<{self.scheme}.Context n={p.n} L={p.L} t={p.t} {self.device}, {have} keys>"
+
+    def __enter__(self) -> IntContext:
+        self._require_public()
+        self._active.set((*self._active.get(), self))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        stack = self._active.get()
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is self:
+                self._active.set(stack[:i] + stack[i + 1 :])
+                break
+
+    def _refuse_copy(self, what: str) -> None:
+        raise TypeError(
+            f"a {self.scheme}.Context cannot be {what}: it holds the secret key, which never "
+            "leaves a context this way"
+        )
+
+    def __reduce__(self) -> tuple:
+        self._refuse_copy("pickled")
+        raise AssertionError  # unreachable
+
+    def __copy__(self) -> IntContext:
+        self._refuse_copy("copied")
+        raise AssertionError
+
+    def __deepcopy__(self, memo: dict) -> IntContext:
+        self._refuse_copy("copied")
+        raise AssertionError
+
+    # --- encoding -------------------------------------------------------------------------------
+    def encode(self, values: Any) -> Plaintext:
+        """``n`` integers (taken mod ``t``) in the slots, as a plaintext.
+
+        Row ``r``, column ``j`` is index ``r n/2 + j``. A scalar fills every slot; missing values
+        are 0.
+
+        Raises:
+            TypeError: values that are not integers.
+            ValueError: more than ``n`` values, or a ``t`` that does not allow batching.
+        """
+        m = batching.message(values, self.params)
+        return Plaintext(batching.encode(m, self.params), self.params)
+
+    def encode_coefficients(self, coeffs: Any) -> Plaintext:
+        """The polynomial with these coefficients (taken mod ``t``; missing ones are 0)."""
+        return Plaintext(batching.message(coeffs, self.params, "coefficients"), self.params)
+
+    def decode(self, pt: Plaintext) -> np.ndarray:
+        """The slot values of a plaintext (int64 in ``[0, t)``)."""
+        return batching.decode(self._plaintext(pt).coeffs, self.params)
+
+    def _plaintext(self, value: Any) -> Plaintext:
+        """A plaintext, an int (the constant polynomial) or slot values, as a ``Plaintext``."""
+        if isinstance(value, Plaintext):
+            if value.params != self.params:
+                raise ValueError(f"the plaintext is for {value.params}, not {self.params}")
+            return value
+        if is_int(value) and not isinstance(value, bool | np.bool_):
+            coeffs = np.zeros(self.params.n, dtype=np.int64)
+            coeffs[0] = int(value) % self.params.t
+            return Plaintext(coeffs, self.params)
+        return self.encode(value)
+
+    def _plain_poly(self, pt: Plaintext, ring: RingSpec) -> Poly:
+        """The plaintext's centered coefficients as a poly over ``ring`` (coefficient form)."""
+        c = pt.centered()
+        limbs = np.stack([np.mod(c, q) for q in ring.moduli]).astype(np.uint64)
+        return Poly.from_limbs(limbs, ring, device=self.device)
+
+    # --- encryption -----------------------------------------------------------------------------
+    @in_region("encrypt")
+    def encrypt(self, values: Any) -> Ciphertext:
+        """An encryption of ``values`` (slot values, an int, a ``Plaintext``) at the top level."""
+        pt = self._plaintext(values)
+        public, _ = self._require_public()
+        level = self.params.max_level
+        z0, z1 = encrypt_zero(self.params, public, level, self._rng, self.device)
+        c0, c1 = self._fresh(z0, z1, pt, level)
+        return Ciphertext((c0.ntt(), c1.ntt()), level, context=self)
+
+    def _decrypted(self, ct: Ciphertext) -> list[int]:
+        """``c_0 + c_1 s (+ c_2 s^2)`` as centered Python ints (needs the secret key)."""
+        ct = self._own(ct)
+        secret = self._require_secret("decrypt")
+        with uncaptured():
+            x = decrypt_parts(ct.parts, secret.to_ring(ct.parts[0].ring)).intt()
+            return centered_ints(x)
+
+    def decrypt(self, ct: Ciphertext, *, coefficients: bool = False) -> np.ndarray:
+        """The values (int64 in ``[0, t)``): the ``n`` slots, or the coefficients.
+
+        Args:
+            ct: the ciphertext.
+            coefficients: return the message polynomial's coefficients instead of the slots
+                (always so when ``t`` does not allow batching).
+
+        Raises:
+            NoiseBudgetExhausted: the noise budget is 0 bits: the values may be wrong.
+            ValueError: without a secret key, or for a ciphertext under other keys.
+        """
+        ct = self._own(ct)
+        x = self._decrypted(ct)
+        budget = self._budget(x, ct.level)
+        if budget <= 0:
+            raise NoiseBudgetExhausted(
+                f"noise budget exhausted: this {self.scheme.upper()} ciphertext has 0 bits left "
+                f"at level {ct.level}, so its decryption would be wrong; use larger q_bits (or "
+                "fewer multiplications, or BGV's mod_switch to keep the noise small)"
+            )
+        m = np.array(self._message(x, ct), dtype=np.int64)
+        if coefficients or not self.params.batching:
+            return m
+        return batching.decode(m, self.params)
+
+    def noise_budget(self, ct: Ciphertext) -> int:
+        """Bits of noise budget left (as SEAL's ``invariant_noise_budget``); 0: exhausted.
+
+        ``log2(Q) - log2(|v|) - 1`` (bit sizes, at the ciphertext's level), with ``v`` the
+        noise: BFV's ``[t (c_0 + c_1 s)]_Q``, BGV's ``[c_0 + c_1 s]_Q``. Needs the secret key.
+        """
+        ct = self._own(ct)
+        return max(0, self._budget(self._decrypted(ct), ct.level))
+
+    def _budget(self, x: list[int], level: int) -> int:
+        Q = self.params.ring(level).Q
+        worst = max((abs(v) for v in self._noise(x, Q)), default=0)
+        return Q.bit_length() - worst.bit_length() - 1
+
+    # --- the scheme's part ----------------------------------------------------------------------
+    def _plain_term(self, pt: Plaintext, ring: RingSpec, correction: int) -> Poly:
+        raise NotImplementedError
+
+    def _fresh(self, z0: Poly, z1: Poly, pt: Plaintext, level: int) -> tuple[Poly, Poly]:
+        raise NotImplementedError
+
+    def _tensor(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        raise NotImplementedError
+
+    def _message(self, x: list[int], ct: Ciphertext) -> list[int]:
+        raise NotImplementedError
+
+    def _noise(self, x: list[int], Q: int) -> list[int]:
+        raise NotImplementedError
+
+    def _match(self, a: Ciphertext, b: Ciphertext) -> tuple[Ciphertext, Ciphertext]:
+        """Two ciphertexts brought to one level and correction (BGV; BFV's always match)."""
+        return a, b
+
+    def _switch(
+        self, c: Poly, key: KeySwitchKey, level: int, galois: int | None = None
+    ) -> tuple[Poly, Poly]:
+        return self.key_switch(c, key, level, galois)
+
+    # --- evaluation -----------------------------------------------------------------------------
+    def _own(self, ct: Any) -> Ciphertext:
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"expected a {self.scheme}.Ciphertext, got {_fmt.describe(ct)}")
+        if ct.context is self:
+            return ct
+        if ct.params != self.params:
+            raise ValueError(f"the ciphertext is for {ct.params}, not this context's {self.params}")
+        if ct.key_fingerprint is not None and ct.key_fingerprint != self.key_fingerprint:
+            raise ValueError("the ciphertext is under other keys (another key fingerprint)")
+        return dataclasses.replace(ct, context=self)
+
+    def add(self, a: Ciphertext, b: Any) -> Ciphertext:
+        """``a + b``: ``b`` a ciphertext, a plaintext, an int or slot values."""
+        return self._combine(a, b, sub=False)
+
+    def sub(self, a: Ciphertext, b: Any) -> Ciphertext:
+        """``a - b``: ``b`` a ciphertext, a plaintext, an int or slot values."""
+        return self._combine(a, b, sub=True)
+
+    def _combine(self, a: Ciphertext, b: Any, sub: bool) -> Ciphertext:
+        a = self._own(a)
+        if isinstance(b, Ciphertext):
+            a, b = self._match(a, self._own(b))
+            size = max(a.size, b.size)
+            parts = []
+            for i in range(size):
+                x = a.parts[i] if i < a.size else None
+                y = b.parts[i] if i < b.size else None
+                if y is None:
+                    parts.append(x)
+                elif x is None:
+                    parts.append(-y if sub else y)
+                else:
+                    parts.append(x - y if sub else x + y)
+            return a._evolve(parts=tuple(parts))
+        pt = self._plaintext(b)
+        ring = a.parts[0].ring
+        term = self._plain_term(pt, ring, a.correction).ntt()
+        c0 = a.parts[0] - term if sub else a.parts[0] + term
+        return a._evolve(parts=(c0, *a.parts[1:]))
+
+    def negate(self, a: Ciphertext) -> Ciphertext:
+        """``-a``."""
+        a = self._own(a)
+        return a._evolve(parts=tuple(-p for p in a.parts))
+
+    @in_region("multiply")
+    def multiply(self, a: Ciphertext, b: Any) -> Ciphertext:
+        """``a * b``, relinearized.
+
+        Two ciphertexts are multiplied and relinearized; a plaintext, an int or slot values
+        multiply every part.
+        """
+        a = self._own(a)
+        if isinstance(b, Ciphertext):
+            a, b = self._match(a, self._own(b))
+            for x in (a, b):
+                if x.size != 2:
+                    raise ValueError("multiply two-part ciphertexts: relinearize first")
+            return self.relinearize(self._tensor(a, b))
+        t = self.params.t
+        if is_int(b) and not isinstance(b, bool | np.bool_):
+            k = int(b) % t
+            k = k - t if k > t // 2 else k
+            return a._evolve(parts=tuple(p * k for p in a.parts))
+        m = self._plain_poly(self._plaintext(b), a.parts[0].ring).ntt()
+        return a._evolve(parts=tuple(p * m for p in a.parts))
+
+    @in_region("relinearize")
+    def relinearize(self, ct: Ciphertext) -> Ciphertext:
+        """Two parts from three: ``c_2`` key switched from ``s^2`` to ``s`` (two parts: as is)."""
+        ct = self._own(ct)
+        if ct.size == 2:
+            return ct
+        _, relin = self._require_public()
+        k0, k1 = self._switch(ct.parts[2], relin, ct.level)
+        return ct._evolve(parts=(ct.parts[0] + k0, ct.parts[1] + k1))
+
+    @in_region("rotate")
+    def rotate_rows(self, ct: Ciphertext, steps: int) -> Ciphertext:
+        """Both rows of slots moved left by ``steps`` (``X -> X^(3^steps)``, as SEAL's)."""
+        if not is_int(steps) or isinstance(steps, bool | np.bool_):
+            raise TypeError(f"rotation steps must be an int, got {_fmt.describe(steps)}")
+        steps = int(steps) % (self.params.n // 2)
+        ct = self._own(ct)
+        if steps == 0:
+            return ct
+        return self._apply_galois(ct, galois_for_rotation(self.params.n, steps, generator=3))
+
+    @in_region("rotate")
+    def rotate_columns(self, ct: Ciphertext) -> Ciphertext:
+        """The two rows swapped (``X -> X^(2n - 1)``, as SEAL's ``rotate_columns``)."""
+        return self._apply_galois(self._own(ct), 2 * self.params.n - 1)
+
+    def _apply_galois(self, ct: Ciphertext, g: int) -> Ciphertext:
+        if ct.size != 2:
+            raise ValueError("rotate a two-part ciphertext: relinearize first")
+        with uncaptured():
+            key = self.galois_key(g)
+        c0, c1 = ct.parts
+        k0, k1 = self._switch(c1, key, ct.level, galois=g)
+        return ct._evolve(parts=(c0.automorphism(g) + k0, k1))
+
+
+def inverse_mod(x: int, m: int, what: str) -> int:
+    """``x^-1 mod m``, or a ``ValueError`` naming ``what``."""
+    if math.gcd(x, m) != 1:
+        raise ValueError(f"{what}: {x} has no inverse mod {m}")
+    return pow(x, -1, m)

@@ -1,0 +1,51 @@
+"""The BFV/BGV guide (``docs/guides/bfv-bgv.md``) runs, prints what it shows, and is true.
+
+The page's blocks run in order (``tests.pages.run_page``, strict). The values it prints are
+recomputed here with NumPy mod ``t``, ``np.roll`` on the 2 x n/2 matrix and Python integers.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from tests import pages
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "guides" / "bfv-bgv.md"
+
+
+def outputs() -> list[str]:
+    return [body.strip() for lang, body in pages.blocks(PAGE) if lang == "text"]
+
+
+def ints(s: str) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d+", s)]
+
+
+def test_every_example_runs_and_prints_what_the_page_shows():
+    namespace, checked = pages.run_page(PAGE)
+    assert namespace and checked == len(outputs()) == 3
+
+
+def test_the_printed_values_are_integer_arithmetic_mod_t():
+    first, slots, bgv_out = outputs()
+    a, b = np.array([3, 1, 4, 1, 5, 9, 2, 6]), np.array([2, 7, 1, 8, 2, 8, 1, 8])
+    assert ints(first.splitlines()[1]) == list((a * b + 1000) % 65537)
+    m = np.arange(16).reshape(2, 8)
+    want = np.concatenate([m, np.roll(m, -1, axis=1), m[::-1]])
+    assert ints(slots) == want.reshape(-1).tolist()
+    from ren.schemes import bgv
+
+    q3 = bgv.Params(n=8192, q_bits=(43, 43, 44, 44), p_bits=(44,), t=65537).q_moduli[3]
+    assert "from 51 bits to 23" in PAGE.read_text()
+    level, f, *values = ints(bgv_out.splitlines()[1])
+    assert (level, f, values) == (2, pow(q3, -1, 65537), [9, 1, 16])
+    fresh, product, switched = ints(bgv_out.splitlines()[0])
+    params = bgv.Params(n=8192, q_bits=(43, 43, 44, 44), p_bits=(44,), t=65537)
+    top, below = (params.ring(level).Q.bit_length() for level in (3, 2))
+    assert (top - product - 1, below - switched - 1) == (51, 23)  # the noise's bits, as said
+    text = PAGE.read_text()
+    assert f"= {f}" in text and "28 bits here" in text and fresh - product == 28
