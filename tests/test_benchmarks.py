@@ -203,6 +203,55 @@ def test_ckks_benchmark_writes_its_json(tmp_path: Path):
 
 
 @pytest.mark.cc
+def test_bfv_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "bfv.json"
+    args = ["--quick", "--repeat", "1", "--n", "1024", "--insecure", "--out", str(out)]
+    stdout = bench("bfv", *args, timeout=180)
+    assert stdout.strip().splitlines()[-1] == f"wrote {out}"
+    data = json.loads(out.read_text(encoding="utf-8"))
+
+    assert data["benchmark"] == "bfv" and data["quick"] is True and data["repeat"] == 1
+    assert data["schemes"] == ["bfv", "bgv"] and data["backends"] == ["cpu"]
+    assert data["skipped"] == {}
+    assert data["environment"]["threads"]["REN_THREADS"] == "1"
+    assert {"python", "numpy", "cpu_count", "platform"} <= set(data["machine"])
+    for p in data["params"].values():
+        assert (p["n"], p["t"], p["insecure"]) == (1024, 65537, True)
+        assert p["q_bits"] == [43, 43, 44, 44] and p["p_bits"] == [44]
+
+    peer = data["peer"]["available"]
+    schemes, benches = ("bfv", "bgv"), ("multiply", "rotate_rows")
+    rows = {(r["bench"], r["backend"], r["mode"]): r for r in data["results"]}
+    want = {(f"{s}.{b}", "cpu", m) for s in schemes for b in benches for m in ("eager", "jit")}
+    if peer:  # SEAL is installed: the same operations, timed in the same run
+        want |= {(f"{s}.{b}", "seal", "eager") for s in schemes for b in benches}
+    assert set(rows) == want
+    for (_, backend, mode), row in rows.items():
+        assert list(row)[:5] == ROW_KEYS and row["params"] == "n=1024 218-bit t=65537 insecure"
+        # every timed result was decrypted and compared with NumPy's integers mod t
+        assert row["check"] == "ok" and row["threads"] == 1
+        assert 0 < row["min_ms"] <= row["median_ms"] and len(row["times_ms"]) == 1
+        if mode == "jit":
+            assert row["capture_ms"] > 0 and row["units"] >= 1
+        if backend != "seal":  # the peer's figure beside Ren's, null (with a note) without it
+            assert {"peer", "peer_ms", "ratio"} <= set(row)
+            assert (row["ratio"] is not None) == peer and (row["peer"] == "seal") == peer
+
+    noise = {(r["bench"], r["backend"], r["stage"]): r for r in data["noise"]}
+    backends = ("cpu", *(["seal"] if peer else []))
+    stages = ("fresh", "multiply")
+    assert set(noise) == {
+        (f"{s}.noise_budget", b, st) for s in schemes for b in backends for st in stages
+    }
+    for (bench_name, backend, stage), row in noise.items():
+        assert row["check"] == "ok" and isinstance(row["bits"], int) and row["bits"] > 0
+        if stage == "multiply":  # a product has less budget left than a fresh ciphertext
+            assert row["bits"] < noise[bench_name, backend, "fresh"]["bits"]
+        if backend == "cpu" and peer:
+            assert row["peer_bits"] > 0 and row["difference_bits"] == row["bits"] - row["peer_bits"]
+
+
+@pytest.mark.cc
 @pytest.mark.slow
 def test_bootstrap_benchmark_writes_its_json(tmp_path: Path):
     from ren.schemes import ckks
