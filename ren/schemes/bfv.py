@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from ren.ir.region import region
 from ren.poly import Poly
 from ren.ring import RingSpec
+from ren.schemes.integer.api import functions
 from ren.schemes.integer.context import IntContext, NoiseBudgetExhausted
 from ren.schemes.integer.params import IntParams
 from ren.schemes.integer.types import Ciphertext, Plaintext
@@ -101,36 +102,4 @@ class Context(IntContext):
         return [w - Q if w > half else w for w in noise]
 
 
-def current() -> Context:
-    """The innermost ``bfv.Context`` of this thread's ``with`` blocks.
-
-    Raises:
-        RuntimeError: outside every ``with bfv.Context(...)`` block of this thread.
-    """
-    stack = _ACTIVE.get()
-    if not stack:
-        raise RuntimeError(
-            "no BFV context is active in this thread: use `with bfv.Context(params) as ctx:` "
-            "or the context's methods (ctx.encrypt, ctx.decrypt, ...)"
-        )
-    return stack[-1]  # type: ignore[return-value]
-
-
-def encode(values: Any) -> Plaintext:
-    """``current().encode(values)``: ``n`` integers mod ``t`` in the slots."""
-    return current().encode(values)
-
-
-def encrypt(values: Any) -> Ciphertext:
-    """``current().encrypt(values)``: slot values, an int or a ``Plaintext``."""
-    return current().encrypt(values)
-
-
-def decrypt(ct: Ciphertext, *, coefficients: bool = False) -> np.ndarray:
-    """The values of ``ct`` (int64 in ``[0, t)``), with its context's secret key."""
-    return (ct.context or current()).decrypt(ct, coefficients=coefficients)
-
-
-def noise_budget(ct: Ciphertext) -> int:
-    """The bits of noise budget ``ct`` has left (its context's secret key)."""
-    return (ct.context or current()).noise_budget(ct)
+current, encode, encrypt, decrypt, noise_budget = functions(Context)

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from ren.ir.region import in_region, region
 from ren.poly import Poly, is_int
 from ren.ring import RingSpec
+from ren.schemes.integer.api import functions
 from ren.schemes.integer.context import IntContext, NoiseBudgetExhausted
 from ren.schemes.integer.params import IntParams
 from ren.schemes.integer.types import Ciphertext, Plaintext
@@ -155,46 +156,12 @@ class Context(IntContext):
         return ct
 
 
-def current() -> Context:
-    """The innermost ``bgv.Context`` of this thread's ``with`` blocks.
-
-    Raises:
-        RuntimeError: outside every ``with bgv.Context(...)`` block of this thread.
-    """
-    stack = _ACTIVE.get()
-    if not stack:
-        raise RuntimeError(
-            "no BGV context is active in this thread: use `with bgv.Context(params) as ctx:` "
-            "or the context's methods (ctx.encrypt, ctx.decrypt, ...)"
-        )
-    return stack[-1]  # type: ignore[return-value]
-
-
-def _of(ct: Any) -> Context:
-    ctx = ct.context if isinstance(ct, Ciphertext) and ct.context is not None else current()
-    return ctx  # type: ignore[return-value]
-
-
-def encode(values: Any) -> Plaintext:
-    """``current().encode(values)``: ``n`` integers mod ``t`` in the slots."""
-    return current().encode(values)
-
-
-def encrypt(values: Any) -> Ciphertext:
-    """``current().encrypt(values)``: slot values, an int or a ``Plaintext``."""
-    return current().encrypt(values)
-
-
-def decrypt(ct: Ciphertext, *, coefficients: bool = False) -> np.ndarray:
-    """The values of ``ct`` (int64 in ``[0, t)``), with its context's secret key."""
-    return _of(ct).decrypt(ct, coefficients=coefficients)
-
-
-def noise_budget(ct: Ciphertext) -> int:
-    """The bits of noise budget ``ct`` has left (its context's secret key)."""
-    return _of(ct).noise_budget(ct)
+current, encode, encrypt, decrypt, noise_budget = functions(Context)
 
 
 def mod_switch(ct: Ciphertext) -> Ciphertext:
     """``ct`` one level down (``Context.mod_switch``)."""
-    return _of(ct).mod_switch(ct)
+    ctx = ct.context if isinstance(ct, Ciphertext) and ct.context else current()
+    if not isinstance(ctx, Context):
+        raise TypeError(f"mod_switch takes a bgv.Ciphertext, got {_fmt.describe(ct)}")
+    return ctx.mod_switch(ct)

@@ -1,0 +1,59 @@
+"""The module functions of ``bfv`` and ``bgv``: the same five, on each scheme's current context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ren.schemes.integer.context import IntContext
+from ren.schemes.integer.types import Ciphertext, Plaintext
+
+__all__ = ["functions"]
+
+
+def functions(cls: type[IntContext]) -> tuple[Callable[..., Any], ...]:
+    """``current``, ``encode``, ``encrypt``, ``decrypt`` and ``noise_budget`` for ``cls``."""
+    name = cls.scheme
+    module = f"ren.schemes.{name}"
+
+    def current() -> IntContext:
+        stack = cls._active.get()
+        if not stack:
+            raise RuntimeError(
+                f"no {name.upper()} context is active in this thread: use `with "
+                f"{name}.Context(params) as ctx:` or the context's methods (ctx.encrypt, "
+                "ctx.decrypt, ...)"
+            )
+        return stack[-1]
+
+    def of(ct: Any) -> IntContext:
+        return ct.context if isinstance(ct, Ciphertext) and ct.context is not None else current()
+
+    def encode(values: Any) -> Plaintext:
+        return current().encode(values)
+
+    def encrypt(values: Any) -> Ciphertext:
+        return current().encrypt(values)
+
+    def decrypt(ct: Ciphertext, *, coefficients: bool = False) -> np.ndarray:
+        return of(ct).decrypt(ct, coefficients=coefficients)
+
+    def noise_budget(ct: Ciphertext) -> int:
+        return of(ct).noise_budget(ct)
+
+    docs = {
+        current: f"""The innermost ``{name}.Context`` of this thread's ``with`` blocks.
+
+        Raises:
+            RuntimeError: outside every ``with {name}.Context(...)`` block of this thread.
+        """,
+        encode: "``current().encode(values)``: ``n`` integers mod ``t`` in the slots.",
+        encrypt: "``current().encrypt(values)``: slot values, an int or a ``Plaintext``.",
+        decrypt: "The values of ``ct`` (int64 in ``[0, t)``), with its context's secret key.",
+        noise_budget: "The bits of noise budget ``ct`` has left (its context's secret key).",
+    }
+    for fn, doc in docs.items():
+        fn.__doc__, fn.__module__, fn.__qualname__ = doc, module, fn.__name__
+    return current, encode, encrypt, decrypt, noise_budget
