@@ -130,6 +130,10 @@ class Ciphertext:
         name = type(self.context).__module__.rsplit(".", 1)[-1] if self.context else "integer"
         return f"<{name}.Ciphertext n={self.parts[0].ring.n} level={self.level} parts={self.size}>"
 
+    def __ren_region_notes__(self, side: str) -> dict[str, Any]:
+        """What a region notes of it as input (``side="in"``) or output: its level."""
+        return {f"level_{side}": self.level}
+
     # --- operators ----------------------------------------------------------------------------
     def __add__(self, other: Any) -> Ciphertext:
         return self._ctx().add(self, other)
