@@ -22,7 +22,7 @@ import numpy as np
 from ren import settings
 from ren.backends import cpu_threads
 from ren.backends.base import Templates, dispatch, kernel_source
-from ren.codegen import templates
+from ren.codegen import lift, templates
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import load_cached
 from ren.codegen.linearize import linearize
@@ -146,7 +146,9 @@ class CTemplates(Templates[CTemplate]):
         return templates.rescale_source(ring, drop), ()
 
     def base_convert(self, ring: RingSpec, target: RingSpec) -> CTemplate:
-        """The C basis extension (its constants are in its source)."""
+        """The C basis extension (its constants are in its source); one limb: the lift."""
+        if lift.applies(ring, target):
+            return lift.lift_source(ring, target), ()
         return templates.base_convert_source(ring, target), ()
 
     def text(self, kernel: CTemplate) -> str:

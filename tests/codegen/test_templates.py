@@ -389,3 +389,34 @@ def test_c_array_writes_exact_literals():
     text = helpers.c_array("F", "double", [float(2**61 - 1), 0.1])
     assert "0x1.0000000000000p+61" in text and float.hex(0.1) in text
     assert helpers.c_array("E", "int", []) == "static const int E[1] = {\n    0\n};"
+
+
+def _lift_cases() -> list[tuple[RingSpec, RingSpec]]:
+    n = 256
+    q44, q60 = ntt_primes(n, 44, 1)[0], ntt_primes(n, 60, 1)[0]
+    small, big = ntt_primes(n, 30, 1)[0], ntt_primes(n, 62, 1)[0]
+    return [
+        (RingSpec(n, (q44,)), RingSpec(n, (ntt_primes(n, 44, 2)[1], q44, q60))),  # p <, =, > q
+        (RingSpec(n, (q60,)), RingSpec(n, (small, big, *ntt_primes(n, 58, 2)))),  # q > 2p: a %
+        (RingSpec(n, (big,)), RingSpec(n, (q60, q44))),
+    ]
+
+
+@pytest.mark.parametrize(("ring", "target"), _lift_cases(), ids=["44", "60", "62"])
+def test_the_one_limb_lift_gives_the_generic_words(build, ring, target):
+    """The fast path for one source limb against the reference, near q/2 and at the ends.
+
+    At 60 and 62 bits ``y / q`` rounds to 1/2 next to ``q/2``, so ``v`` is the float's, not the
+    exact comparison's: both kernels must agree with ``ren.ring.arith.base_convert`` there too.
+    """
+    from ren.codegen import lift
+
+    assert lift.applies(ring, target)
+    (q,) = ring.moduli
+    h = q // 2
+    coeffs = [0, 1, q - 1, h, h + 1, h - 1, h + 2, h - 2]
+    coeffs += [int(x) for x in np.random.default_rng(3).integers(0, q, ring.n - len(coeffs))]
+    a = rk.encode_coeffs(ring, coeffs)
+    want = rk.base_convert(ring, a, target)
+    np.testing.assert_array_equal(call(build, lift.lift_source(ring, target), (), a), want)
+    np.testing.assert_array_equal(call(build, tp.base_convert_source(ring, target), (), a), want)
