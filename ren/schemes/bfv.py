@@ -82,15 +82,34 @@ class Context(IntContext):
         return z0 + self._plain_term(pt, z0.ring, 1), z1
 
     def _tensor(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        """``round(t (a x b) / Q)``, exactly: the tensor over ``Q`` and ``B``, scaled by ``t/Q``.
+
+        Each part is extended from ``Q`` to the extra moduli ``B`` (``to_ring``, exact), so the
+        tensor ``x`` is known modulo ``Q B``: its NTT-form limbs over ``Q`` and over ``B``. Then
+        ``round(t x / Q) = (t x - [t x]_Q) / Q``, with ``[t x]_Q`` the centered remainder: it is
+        taken over ``Q``, extended to ``B``, subtracted there and divided by ``Q``, and the
+        quotient (smaller than ``B/2``) is extended back to ``Q``, as ModDown does with ``P``.
+        """
         prm = self.params
-        ring, wide = a.parts[0].ring, prm.tensor_ring
+        ring, extra = a.parts[0].ring, prm.tensor_extra_ring
         with region("tensor"):
-            a0, a1 = (p.intt().to_ring(wide).ntt() for p in a.parts)
-            b0, b1 = (a0, a1) if b is a else (p.intt().to_ring(wide).ntt() for p in b.parts)
-            d = (a0 * b0, a0 * b1 + a1 * b0, a1 * b1)
+            a_q, a_b = self._both(a)
+            b_q, b_b = (a_q, a_b) if b is a else self._both(b)
+            d_q = (a_q[0] * b_q[0], a_q[0] * b_q[1] + a_q[1] * b_q[0], a_q[1] * b_q[1])
+            d_b = (a_b[0] * b_b[0], a_b[0] * b_b[1] + a_b[1] * b_b[0], a_b[1] * b_b[1])
         with region("scale"):
-            parts = tuple((x.intt() * prm.t).rescale(prm.q_moduli).to_ring(ring).ntt() for x in d)
-        return a._evolve(parts=parts)
+            q_inv = prm.q_inverse_mod_extra
+            parts = []
+            for x_q, x_b in zip(d_q, d_b, strict=True):
+                r = (x_q * prm.t).intt().to_ring(extra)
+                y = (x_b.intt() * prm.t - r) * q_inv
+                parts.append(y.to_ring(ring).ntt())
+        return a._evolve(parts=tuple(parts))
+
+    def _both(self, ct: Ciphertext) -> tuple[tuple[Poly, ...], tuple[Poly, ...]]:
+        """The parts over ``Q`` (as they are) and extended to ``B``, both in NTT form."""
+        extra = self.params.tensor_extra_ring
+        return ct.parts, tuple(p.intt().to_ring(extra).ntt() for p in ct.parts)
 
     def _message(self, x: list[int], ct: Ciphertext) -> list[int]:
         Q, t = self.params.ring(ct.level).Q, self.params.t

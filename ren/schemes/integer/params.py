@@ -119,6 +119,11 @@ class IntParams(Chain):
         return tuple(pool[:count])
 
     @functools.cached_property
-    def tensor_ring(self) -> RingSpec:
-        """The ring of BFV's product: every ciphertext modulus, then :attr:`tensor_moduli`."""
-        return RingSpec(self.n, self.q_moduli + self.tensor_moduli)
+    def tensor_extra_ring(self) -> RingSpec:
+        """The ring of :attr:`tensor_moduli` alone, where BFV's product is divided by ``Q``."""
+        return RingSpec(self.n, self.tensor_moduli)
+
+    @functools.cached_property
+    def q_inverse_mod_extra(self) -> int:
+        """``Q^-1`` modulo the product of :attr:`tensor_moduli`."""
+        return pow(math.prod(self.q_moduli), -1, self.tensor_extra_ring.Q)
