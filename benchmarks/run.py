@@ -3,35 +3,41 @@
 Run from the repository root::
 
     .venv/bin/python benchmarks/run.py              # everything, JSON in benchmarks/results/
-    .venv/bin/python benchmarks/run.py --quick      # about 20 s
+    .venv/bin/python benchmarks/run.py --quick      # about 90 s (ntt to ckks: 20 s)
     .venv/bin/python benchmarks/run.py --only ntt,ckks --threads-compare --out /tmp/run.json
 
-It runs ``ntt.py``, ``schedule.py``, ``memory.py``, ``jit.py``, ``ckks.py``, ``saved.py``,
-``circuits.py``, ``functions.py`` and ``bootstrap.py`` (beside OpenFHE, when its environment is
-there; ``--only``
-picks some), each as a subprocess writing its own JSON to a temporary folder (``--quick``:
-each script's quick mode with few repeats), and turns each script's figures into rows of one shape::
+It runs ``ntt.py``, ``schedule.py``, ``memory.py``, ``jit.py``, ``ckks.py``, ``bfv.py``,
+``saved.py``, ``circuits.py``, ``functions.py`` and ``bootstrap.py`` (beside OpenFHE, when its
+environment is there) in that order (``--only`` picks some, by the script's name without
+``.py``: ``ntt``, ..., ``bfv``, ...), each as a subprocess writing its own JSON to a temporary
+folder (``--quick``: each script's quick mode with few repeats), and turns each script's figures
+into rows of one shape::
 
     {"machine": {...}, "run": {...}, "peers": {...}, "skipped": [...], "failed": [...],
      "results": [{"bench": ..., "backend": ..., "params": ..., "mode": ..., "median_ms": ...,
-                  "threads": ..., ...extras}, ...], "precision": [...]}
+                  "threads": ..., ...extras}, ...], "precision": [...], "noise": [...]}
 
 ``bench`` names what is timed (``ntt.forward``, ``schedule``, ``realize``, ``memory.plan``,
-``jit.seed``, ``ckks.multiply``, ...), ``backend`` where (``python``, ``cpu``, ``cuda``, or a
-peer: ``seal``), ``params`` the ring or parameter set in a few words, ``mode`` ``eager`` or
-``jit`` (``saved.py``: ``capture`` or ``load``, each in a new process); the other keys are each
-script's own figures under stable names (``min_ms``, ``check``, ``kernels``, ``arena_ratio``,
-...). Ren runs with ``REN_THREADS=--threads`` (default 1) and the
-same ``OMP_NUM_THREADS``.
+``jit.seed``, ``ckks.multiply``, ``bfv.multiply``, ``bgv.rotate_rows``, ...), ``backend`` where
+(``python``, ``cpu``, ``cuda``, or a peer: ``seal``), ``params`` the ring or parameter set in a
+few words, ``mode`` ``eager`` or ``jit`` (``saved.py``: ``capture`` or ``load``, each in a new
+process); the other keys are each script's own figures under stable names (``min_ms``,
+``check``, ``kernels``, ``arena_ratio``, ...). Ren runs with ``REN_THREADS=--threads`` (default
+1) and the same ``OMP_NUM_THREADS``, but for ``bfv.py``, which runs Ren on one thread (as SEAL's
+evaluator) whatever ``--threads`` says. Figures that are not times sit beside ``results``:
+``precision`` is ``ckks.py``'s (bits of precision per trial), ``noise`` is ``bfv.py``'s (the
+noise budget in bits of a fresh ciphertext and of a product, Ren's and SEAL's, each row
+``{"bench", "backend", "params", "stage", "bits", "check", ...}``), in a table of its own.
 
-**Peers.** When ``import seal`` works (``pip install -e .[peers]``), ``ckks.py`` times SEAL's
-CKKS operations in the same run, and this script times SEAL's NTT: a CKKS ciphertext of two
-polynomials at each NTT ring's ``n`` and limb count (60-bit primes), taken out of and back into NTT
-form with ``Evaluator.transform_from_ntt_inplace`` / ``transform_to_ntt_inplace``, each call timed
-alone and divided by the two polynomials. Every Ren row with a SEAL row of the same ``bench``
-and ``params`` gets ``peer``, ``peer_ms`` and ``ratio`` (Ren's median over SEAL's; below 1 Ren
-is faster). Without SEAL the NTT row at ``n=16384``, one limb, falls back to ``ntt.py``'s goal,
-0.31 ms (SEAL 4.4 on the machine the templates were written on), marked ``"measured": false``.
+**Peers.** When ``import seal`` works (``pip install -e .[peers]``), ``ckks.py`` and ``bfv.py``
+time SEAL's CKKS, BFV and BGV operations in the same run, and this script times SEAL's NTT: a
+CKKS ciphertext of two polynomials at each NTT ring's ``n`` and limb count (60-bit primes), taken
+out of and back into NTT form with ``Evaluator.transform_from_ntt_inplace`` /
+``transform_to_ntt_inplace``, each call timed alone and divided by the two polynomials. Every
+Ren row with a SEAL row of the same ``bench`` and ``params`` gets ``peer``, ``peer_ms`` and
+``ratio`` (Ren's median over SEAL's; below 1 Ren is faster). Without SEAL the NTT row at
+``n=16384``, one limb, falls back to ``ntt.py``'s goal, 0.31 ms (SEAL 4.4 on the machine the
+templates were written on), marked ``"measured": false``.
 
 **Threads.** ``--threads-compare`` (``M``, default 2) runs the cpu NTT and CKKS figures again
 with ``REN_THREADS=M``: those rows have ``threads: M`` and ``threads_speedup``, the median at
@@ -273,6 +279,24 @@ def ckks_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]:
     return rows
 
 
+#: the extras of a bfv.py row that are kept: its peer fields (``peer``, ``peer_ms``, ``ratio``,
+#: ``note``) are made again by ``add_peers``, and ``times_ms`` is left out.
+BFV_EXTRAS = ("threads", "min_ms", "first_ms", "number", "repeat", "check")
+BFV_EXTRAS += ("capture_ms", "units", "runner")
+
+
+def bfv_rows(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Row]:
+    """``bfv.py``: BFV and BGV (multiply, rotate_rows) and SEAL's, in the common shape already;
+    ``threads`` is the script's own (it runs Ren on one thread, as SEAL's evaluator). Its noise
+    budget rows are not timings: ``run_bench`` keeps them under ``noise``."""
+    del env
+    keep = ("bench", "backend", "params", "mode", "median_ms")
+    return [
+        row(*(r[k] for k in keep), **{k: r[k] for k in BFV_EXTRAS if k in r})
+        for r in data["results"]
+    ]
+
+
 def skipped_of(name: str, data: Mapping[str, Any], stderr: str) -> list[Row]:
     """What a script says it did not time: ``skipped`` in its JSON, an unavailable peer, a cuda
     runtime it could not start (``ntt.py`` prints ``cuda: not timed (...)``)."""
@@ -375,7 +399,8 @@ class Bench:
     needs_cc: bool = False
 
 
-#: the scripts in the order they run; quick arguments: about 20 s in all on a 2-CPU machine.
+#: the scripts in the order they run; quick arguments: about 90 s in all on a 2-CPU machine
+#: (ntt to ckks: 20 s, bfv: 3 s, circuits: 30 s).
 BENCHES: dict[str, Bench] = {
     "ntt": Bench("ntt.py", "--out", (), ("--quick", "--repeat", "7"), ntt_rows, needs_cc=True),
     "schedule": Bench("schedule.py", "--out", (), ("--quick", "--repeat", "7"), schedule_rows),
@@ -388,6 +413,7 @@ BENCHES: dict[str, Bench] = {
         ("--quick", "--repeat", "15", "--repeat-python", "3", "--trials", "2"),
         ckks_rows,
     ),
+    "bfv": Bench("bfv.py", "--out", (), ("--quick",), bfv_rows),
     "saved": Bench(
         "saved.py", "--out", (), ("--quick", "--repeat", "1", "--steps", "40"), saved_rows
     ),
@@ -694,6 +720,18 @@ def markdown(results: Mapping[str, Any]) -> str:
                 f"| {fmt_ms(b['median_ms'] if b else None)} | {fmt_ms(r['median_ms'])} "
                 f"| {'-' if s is None else f'{s:.2f}x'} |"
             )
+    noise = results.get("noise") or []
+    if noise:
+        title = "Noise budget, bits (Ren: ctx.noise_budget; SEAL: invariant_noise_budget):"
+        lines += ["", title, ""]
+        lines.append("| bench | params | stage | backend | bits | SEAL bits | check |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for r in [r for r in noise if r["backend"] != "seal"] or noise:  # SEAL's: beside Ren's
+            peer_bits = r.get("peer_bits")
+            lines.append(
+                f"| {r['bench']} | {r['params']} | {r['stage']} | {r['backend']} | {r['bits']} "
+                f"| {'-' if peer_bits is None else peer_bits} | {r['check']} |"
+            )
     if results["skipped"]:
         lines += ["", "Skipped:", ""]
         for s in results["skipped"]:
@@ -743,6 +781,7 @@ class Collected:
     failed: list[dict[str, Any]] = field(default_factory=list)
     scripts: list[dict[str, Any]] = field(default_factory=list)
     precision: list[Row] = field(default_factory=list)
+    noise: list[Row] = field(default_factory=list)
 
     def take(self, ran: Ran, again: bool = False) -> list[Row]:
         """Record a script run (a failure; what it skipped, unless it ran ``again`` at another
@@ -786,6 +825,8 @@ def run_bench(name: str, args: argparse.Namespace, peers: dict, tmp: Path, got: 
         tenseal = peers["tenseal"]
         why = tenseal.get("reason") or "importable, but only SEAL's own bindings are timed"
         got.skipped.append({"bench": name, "backend": "tenseal", "reason": why})
+    if name == "bfv":
+        got.noise += ran.data.get("noise", [])
     got.rows += rows
 
     compare = args.threads_compare
@@ -807,7 +848,7 @@ def ckks_threads(name: str, threads: int) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="benchmarks/run.py", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the JSON (and .md) to write")
-    parser.add_argument("--quick", action="store_true", help="quick modes, few repeats (~20 s)")
+    parser.add_argument("--quick", action="store_true", help="quick modes, few repeats (~90 s)")
     parser.add_argument("--only", type=_only, default=list(BENCHES), help="e.g. ntt,ckks")
     parser.add_argument("--threads", type=int, default=1, help="REN_THREADS for Ren (default 1)")
     parser.add_argument(
@@ -850,6 +891,7 @@ def main(argv: list[str] | None = None) -> int:
         "failed": got.failed,
         "results": got.rows,
         "precision": got.precision,
+        "noise": got.noise,
     }
     text = markdown(results)
     print(text)

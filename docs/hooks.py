@@ -260,7 +260,7 @@ def tutorials_index(paths: list[Path]) -> str:
     out = [
         "# Tutorials",
         "",
-        "Seven notebooks, in order: each builds on the one before, runs in seconds on a laptop, "
+        "Eight notebooks, in order: each builds on the one before, runs in seconds on a laptop, "
         "and ends by checking its results against an independent reference (Python integers, "
         "the reference evaluator or NumPy). They live in `tutorials/` as jupytext percent-format "
         "`.py` files: run one with `python tutorials/NAME.py`, or open it in Jupyter with "

@@ -467,6 +467,70 @@ def test_run_converts_ckks_rows_and_adds_ratios(run_py):
     assert "ratio" not in seal
 
 
+def test_run_runs_bfv_and_keeps_its_noise_rows(run_py, monkeypatch: pytest.MonkeyPatch):
+    assert list(run_py.BENCHES)[4:6] == ["ckks", "bfv"]  # bfv.py runs after ckks.py
+    bfv = run_py.BENCHES["bfv"]
+    assert (bfv.script, bfv.out_flag, bfv.quick) == ("bfv.py", "--out", ("--quick",))
+    assert not bfv.needs_cc  # without a C compiler bfv.py skips cpu itself, and says so
+    assert run_py._only("bfv,ntt") == ["ntt", "bfv"]
+    label = "n=8192 218-bit t=65537"
+    common = {"params": label, "threads": 1, "min_ms": 1.0, "first_ms": 2.0, "times_ms": [2.0],
+              "number": 3, "repeat": 5, "check": "ok"}  # fmt: skip
+    data = {
+        "skipped": {},
+        "peer": {"name": "seal", "available": True},
+        "results": [
+            {"bench": "bfv.multiply", "backend": "seal", "mode": "eager", "median_ms": 12.0,
+             **common},
+            {"bench": "bfv.multiply", "backend": "cpu", "mode": "jit", "median_ms": 6.0,
+             **common, "peer": "seal", "peer_ms": 12.0, "ratio": 0.5, "capture_ms": 40.0,
+             "units": 49, "runner": "graph"},
+        ],
+        "noise": [
+            {"bench": "bfv.noise_budget", "backend": "seal", "params": label, "stage": "fresh",
+             "bits": 150, "check": "ok"},
+            {"bench": "bfv.noise_budget", "backend": "cpu", "params": label, "stage": "fresh",
+             "bits": 150, "check": "ok", "peer": "seal", "peer_bits": 150, "ratio": 1.0,
+             "difference_bits": 0},
+        ],
+    }  # fmt: skip
+    rows = run_py.bfv_rows(data, {})
+    _common(rows)
+    seal, cpu = rows
+    assert (cpu["bench"], cpu["backend"], cpu["params"], cpu["mode"]) == (
+        "bfv.multiply", "cpu", label, "jit"
+    )  # fmt: skip
+    assert (cpu["capture_ms"], cpu["units"], cpu["runner"]) == (40.0, 49, "graph")
+    assert (cpu["threads"], cpu["repeat"], cpu["check"]) == (1, 5, "ok")
+    assert not {"times_ms", "peer", "peer_ms", "ratio"} & set(cpu)  # add_peers makes them again
+    run_py.add_peers(rows)
+    assert (cpu["peer"], cpu["peer_ms"], cpu["ratio"]) == ("seal", 12.0, 0.5)
+    assert "ratio" not in seal
+
+    # run_bench: the script's rows into results, its noise rows into noise, as they are
+    ran = run_py.Ran("bfv", ["python", "benchmarks/bfv.py"], {"REN_THREADS": "1"}, data, 0, "", "",
+                     1.0)  # fmt: skip
+    monkeypatch.setattr(run_py, "run_script", lambda *args, **kwargs: ran)
+    got = run_py.Collected()
+    args = run_py.argparse.Namespace(quick=True, threads=1, threads_compare=2)
+    run_py.run_bench("bfv", args, {}, Path("."), got)
+    assert [r["backend"] for r in got.rows] == ["seal", "cpu"] and got.noise == data["noise"]
+    assert got.failed == [] and got.skipped == []  # and no second thread count for bfv.py
+
+    results = {
+        "machine": {"python": "3", "numpy": "2", "cpu_count": 2, "platform": "x",
+                    "git_commit": None, "git_dirty": False},
+        "run": {"quick": True, "only": ["bfv"], "threads": 1, "threads_compare": None,
+                "wall_s": 1.0},
+        "peers": {}, "skipped": [], "failed": [], "results": got.rows, "noise": got.noise,
+    }  # fmt: skip
+    table = run_py.markdown(results).splitlines()
+    header = "| bench | params | stage | backend | bits | SEAL bits | check |"
+    assert table[table.index(header) + 2 :] == [
+        f"| bfv.noise_budget | {label} | fresh | cpu | 150 | 150 | ok |"
+    ]
+
+
 def test_run_threads_speedup_peer_fallback_and_skips(run_py):
     ntt = [run_py.row("ntt.forward", "cpu", "n=16384 L=1 60-bit", "eager", 0.04, threads=1)]
     fallback = run_py.seal_ntt_fallback(ntt, "import seal: no module")

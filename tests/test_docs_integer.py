@@ -27,11 +27,11 @@ def ints(s: str) -> list[int]:
 
 def test_every_example_runs_and_prints_what_the_page_shows():
     namespace, checked = pages.run_page(PAGE)
-    assert namespace and checked == len(outputs()) == 3
+    assert namespace and checked == len(outputs()) == 5
 
 
 def test_the_printed_values_are_integer_arithmetic_mod_t():
-    first, slots, bgv_out = outputs()
+    first, slots, bgv_out, *_ = outputs()
     a, b = np.array([3, 1, 4, 1, 5, 9, 2, 6]), np.array([2, 7, 1, 8, 2, 8, 1, 8])
     assert ints(first.splitlines()[1]) == list((a * b + 1000) % 65537)
     m = np.arange(16).reshape(2, 8)
@@ -49,3 +49,34 @@ def test_the_printed_values_are_integer_arithmetic_mod_t():
     assert (top - product - 1, below - switched - 1) == (51, 23)  # the noise's bits, as said
     text = PAGE.read_text()
     assert f"= {f}" in text and "28 bits here" in text and fresh - product == 28
+
+
+def test_the_kernels_of_one_multiply_follow_from_the_algorithm():
+    """Per region, the kernels the page counts: what the HPS product and a key switch need.
+
+    Two ciphertexts of 2 parts; a product of 3; L = 4 digits of one modulus; P of one modulus.
+    """
+    kernels = outputs()[3]
+    rows = {line[:41].strip(): line[41:] for line in kernels.splitlines()[:-1]}
+    count = {
+        path: {kind: int(n) for n, kind in re.findall(r"(\d+) (\w+)", text)}
+        for path, text in rows.items()
+    }
+    parts_in, parts_out, digits = 4, 3, 4
+    tensor, scale = count["multiply/tensor"], count["multiply/scale"]
+    assert (tensor["intt"], tensor["base_convert"], tensor["ntt"]) == (parts_in,) * 3
+    assert (scale["intt"], scale["base_convert"]) == (2 * parts_out, 2 * parts_out)
+    assert scale["ntt"] == parts_out - 1  # c_2 goes to the key switch in coefficient form
+    up = count["multiply/relinearize/key_switch/mod_up"]
+    assert up == {"base_convert": digits, "ntt": digits}
+    down = count["multiply/relinearize/key_switch/mod_down"]
+    assert (down["intt"], down["base_convert"], down["ntt"]) == (2, 2, 2)
+    total = sum(sum(int(n) for n in c.values()) for c in count.values())
+    assert kernels.splitlines()[-1].startswith(f"{total} kernels; [3 8]")
+
+
+def test_the_server_computes_what_numpy_does():
+    *_, server = outputs()
+    v = np.array([3, 1, 4, 1, 5, 0, 0, 0])  # the rest of row 0 is 0: rotation brings a 0 in
+    assert ints(server.splitlines()[2])[:4] == list(np.roll(v * v, -1)[:4] % 65537)
+    assert "cannot decrypt" in server.splitlines()[1]

@@ -31,7 +31,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("circuits", ("ren.circuits",)),
     ("interop", ("ren.interop",)),
     ("tools", ("ren.testing", "ren.viz")),
-    ("app", ("ren", "ren.viz.__main__", "ren.viz.examples", "ren.demo")),
+    ("app", ("ren", "ren.viz.__main__", "ren.viz.examples", "ren.viz.examples_bfv", "ren.demo")),
 ]
 
 #: Arrows the floors would allow but the design does not: ``(importer prefix, imported prefix)``

@@ -33,12 +33,16 @@ from ren.poly import Poly
 from ren.ring import RingSpec
 from ren.schemes.integer.api import functions
 from ren.schemes.integer.context import IntContext, NoiseBudgetExhausted
+from ren.schemes.integer.keys import EvaluationKeys
 from ren.schemes.integer.params import IntParams
 from ren.schemes.integer.types import Ciphertext, Plaintext
+from ren.schemes.integer.watch import CiphertextView
 
 __all__ = [
     "Ciphertext",
+    "CiphertextView",
     "Context",
+    "EvaluationKeys",
     "NoiseBudgetExhausted",
     "Params",
     "Plaintext",

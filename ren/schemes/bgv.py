@@ -34,14 +34,18 @@ from ren.poly import Poly, is_int
 from ren.ring import RingSpec
 from ren.schemes.integer.api import functions
 from ren.schemes.integer.context import IntContext, NoiseBudgetExhausted
+from ren.schemes.integer.keys import EvaluationKeys
 from ren.schemes.integer.params import IntParams
 from ren.schemes.integer.types import Ciphertext, Plaintext
+from ren.schemes.integer.watch import CiphertextView
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.keys import KeySwitchKey
 
 __all__ = [
     "Ciphertext",
+    "CiphertextView",
     "Context",
+    "EvaluationKeys",
     "NoiseBudgetExhausted",
     "Params",
     "Plaintext",

@@ -15,6 +15,8 @@ x"``, ``"multiply ..."``) and the ones worth opening first in the report (``focu
                 first call, replayed on the next two, each result checked against NumPy
 ``bootstrap``   one CKKS bootstrap (``boot-toy``, **insecure**) stepped region by region with the
                 debugger, each stage's output against its NumPy shadow, the result against NumPy
+``bfv-mul``     one BFV multiply of integers mod 65537 at SEAL's n = 8192 parameters, checked
+                against NumPy, each region's noise budget in the report
 =============== ==================================================================================
 
 ``run_example(name)`` records one and returns ``(trace, outcome)``.
@@ -22,14 +24,15 @@ x"``, ``"multiply ..."``) and the ones worth opening first in the report (``focu
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ren.engine.observe import observing
+from ren.viz.examples_bfv import bfv_mul
+from ren.viz.phases import Outcome, _Phases
 from ren.viz.trace import Trace, record
 
 __all__ = ["CKKS_PARAMS", "EXAMPLES", "Outcome", "run_example"]
@@ -42,76 +45,6 @@ CKKS_PARAMS: dict[str, Any] = dict(
 
 #: A CKKS result is accepted when it is at least this precise (it measures about 24 bits).
 MIN_BITS = 20.0
-
-
-@dataclasses.dataclass
-class Outcome:
-    """What an example did.
-
-    Attributes:
-        summary: a few lines for the report: the program, its result against the oracle.
-        labels: a name for realization ``i`` of the example (counted from the example's first).
-        focus: the realizations the report opens (the others are collapsed).
-        ok: whether the result matched its oracle.
-    """
-
-    summary: str
-    labels: dict[int, str] = dataclasses.field(default_factory=dict)
-    focus: tuple[int, ...] = ()
-    ok: bool = True
-
-    def __str__(self) -> str:
-        return self.summary
-
-    def shifted(self, base: int) -> Outcome:
-        """The same outcome with realization indices counted from ``base``."""
-        return dataclasses.replace(
-            self,
-            labels={i + base: s for i, s in self.labels.items()},
-            focus=tuple(i + base for i in self.focus),
-        )
-
-
-class _Phases:
-    """An observer that names each realization after the phase of the program it ran in.
-
-    ``with phases("encrypt x"):`` labels every realization started in the block; with ``names``
-    the first ones get those names instead, and ``focus=True`` marks them for the report.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.labels: dict[int, str] = {}
-        self.focus: list[int] = []
-        self._phase: tuple[str, tuple[str, ...], bool] | None = None
-        self._seen = 0
-
-    def on_input(self, sink: Any) -> None:
-        del sink
-        if self._phase is not None:
-            phase, names, focus = self._phase
-            k = self._seen
-            self.labels[self.count] = names[k] if k < len(names) else _nth(phase, k, names)
-            if focus:
-                self.focus.append(self.count)
-            self._seen += 1
-        self.count += 1
-
-    @contextlib.contextmanager
-    def __call__(self, phase: str, names: tuple[str, ...] = (), focus: bool = False) -> Iterator:
-        saved = (self._phase, self._seen)
-        self._phase, self._seen = (phase, names, focus), 0
-        try:
-            yield
-        finally:
-            self._phase, self._seen = saved
-
-    def outcome(self, summary: str, ok: bool) -> Outcome:
-        return Outcome(summary, dict(self.labels), tuple(self.focus), ok)
-
-
-def _nth(phase: str, k: int, names: tuple[str, ...]) -> str:
-    return phase if k == 0 and not names else f"{phase} ({k + 1})"
 
 
 def _fmt(values: np.ndarray, count: int = 4) -> str:
@@ -379,6 +312,7 @@ EXAMPLES: dict[str, tuple[str, Callable[[], Outcome]]] = {
     "ckks-rotate": ("one CKKS rotation by one slot (tiny insecure ring)", ckks_rotate),
     "jit": ("ren.jit on ciphertexts: one capture, two replays", jit),
     "bootstrap": ("one CKKS bootstrap stepped region by region (boot-toy, insecure)", bootstrap),
+    "bfv-mul": ("one BFV multiply of integers mod t, with its noise budget", bfv_mul),
 }
 
 

@@ -7,7 +7,9 @@ operations on exact NumPy values. ``measure_precision(trace)`` runs after the pr
 decrypts every kept output in realizations of its own, with no observer (nothing of it is
 recorded, and the schedule the trace holds is the one the program ran), compares each with its
 shadow and notes the precision on the region (``notes["bits"]``, ``ckks.precision_bits``), which
-the report shows in each box. Then it lets the outputs go.
+the report shows in each box. Then it lets the outputs go. A BFV or BGV ciphertext, in a context
+holding the secret key, notes its noise budget instead (``notes["noise_budget"]``): what the
+measure returns is then a dict of notes.
 
 ``python -m ren.viz`` calls it before writing the report.
 """
@@ -43,8 +45,9 @@ def _unobserved() -> Iterator[None]:
 def _kept(trace: Trace) -> list[tuple[Instance, tuple[Any, ...], Any]]:
     """``(instance, polys, bits)`` of every region of the trace whose output can be measured.
 
-    A value that can says how through ``__ren_observe__()`` (CKKS ciphertexts with a shadow): the
-    polys to realize, then a function giving the bits.
+    A value that can says how through ``__ren_observe__()`` (CKKS ciphertexts with a shadow, BFV
+    and BGV ciphertexts under a secret key): the polys to realize, then a function giving the bits
+    (or a dict of notes).
     """
     seen: dict[int, Instance] = {}
     for rec in trace.realizations:
@@ -81,8 +84,12 @@ def measure_precision(trace: Trace, progress: bool | None = None) -> int:
         for start in range(0, len(kept), CHUNK):
             chunk = kept[start : start + CHUNK]
             realize(*[p for _, polys, _ in chunk for p in polys])
-            for instance, _, bits in chunk:
-                instance.notes["bits"] = bits()
+            for instance, _, measure in chunk:
+                got = measure()
+                if isinstance(got, dict):  # notes of their own (an integer scheme's budget)
+                    instance.notes.update(got)
+                else:
+                    instance.notes["bits"] = got
                 done += 1
             if progress:
                 print(f"\rprecision of each region: {done}/{len(kept)}", end="", file=sys.stderr)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import threading
 from typing import Any
 
@@ -11,9 +10,8 @@ import numpy as np
 
 from ren.capture.function import capturing
 from ren.device import canonical_device
-from ren.engine.realize import uncaptured
 from ren.ir.region import in_region, noted, region
-from ren.poly import Poly, is_int, realize
+from ren.poly import Poly, is_int
 from ren.ring import RingSpec, galois_for_rotation, sampling
 from ren.schemes.ckks.active import _ACTIVE
 from ren.schemes.ckks.ciphertext import Ciphertext
@@ -24,6 +22,7 @@ from ren.schemes.ckks.params import Params, _params_of
 from ren.schemes.ckks.shadow import Shadow, shadowing
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe import keyset
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.keygen import KeyOwner
 from ren.schemes.rlwe.keys import KeySwitchKey
@@ -172,59 +171,14 @@ class Context(KeyOwner, KeySwitching, Evaluator):
         ``Context(params, secret_key=blob)`` reads it back: the same secret key, public key and
         key fingerprint, so that context takes this one's ciphertexts.
         """
-        with self._lock:
-            s = self._require_secret("export a secret key")
-            public, _ = self._require_public()
-            records = [_fmt.poly_record(p) for p in (s, *public)]
-            header = {
-                "params": self.params._header(),
-                "key_fingerprint": self.key_fingerprint,
-                "polys": [head for head, _ in records],
-            }
-        return _fmt.pack("secret-key", header, [data for _, data in records])
+        return keyset.export_secret(self, "secret-key")
 
     def _load_secret(self, blob: bytes) -> None:
         """Take the secret and public key of ``blob``, each checked; nothing changes on error."""
-        header, datas = _fmt.unpack(blob, "secret-key")
-        fields = ("key_fingerprint", "params", "polys")
-        h = _fmt.Header(header, "the secret-key blob's header", fields)
-        params = _params_of(h, self.params, "secret key")
-        fp = h.fingerprint("key_fingerprint")
-        K = params.key_ring
-        s, b, a = _fmt.read_polys(h, datas, [K] * 3, self.device)
-        coeffs = _fmt.centered_limbs(s)
-        if not (coeffs == coeffs[0]).all() or np.abs(coeffs[0]).max() > 1:
-            raise ValueError(
-                "the blob's secret key is not ternary: its coefficients must be -1, 0, 1"
-            )
-        weight = int(np.count_nonzero(coeffs[0]))
-        if weight == 0:
-            raise ValueError("the blob's secret key is zero")
-        if params.hamming_weight is not None and weight != params.hamming_weight:
-            raise ValueError(
-                f"the blob's secret key has {weight} nonzero coefficients; these parameters ask "
-                f"for hamming_weight={params.hamming_weight}"
-            )
-        s, b, a = s.ntt(), b.ntt(), a.ntt()
-        e = _fmt.centered_limbs(b + a * s)
-        if not (e == e[0]).all() or np.abs(e[0]).max() > math.floor(6 * params.sigma):
-            raise ValueError(
-                "the blob's public key does not belong to its secret key: b + a s is not a small "
-                "error"
-            )
-        with uncaptured():
-            realize(s, b, a)
-        found = _fmt.fingerprint((b, a))
-        if found != fp:
-            raise ValueError(
-                f"the blob's public key has the fingerprint {found}, and its header says {fp}: "
-                "the blob was altered"
-            )
-        with self._lock:
-            self._install(s, (b, a))
-            self._fingerprint = fp
+        keyset.load_secret(
+            self, blob, "secret-key", lambda h: _params_of(h, self.params, "secret key")
+        )
 
-    # --- encoding ---------------------------------------------------------------------------------
     def encode(
         self, values: Any, level: int | None = None, scale: float | None = None
     ) -> Plaintext:

@@ -15,18 +15,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ren.capture.function import capturing
 from ren.device import canonical_device
 from ren.engine.realize import uncaptured
 from ren.errors import RenError
 from ren.ir.region import in_region
-from ren.poly import Poly, is_int
+from ren.poly import Poly, is_int, realize
 from ren.ring import RingSpec, galois_for_rotation, sampling
 from ren.schemes.integer import batching
+from ren.schemes.integer.keys import EvaluationKeys, KeyExchange
 from ren.schemes.integer.params import IntParams
 from ren.schemes.integer.types import Ciphertext, Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
-from ren.schemes.rlwe.keygen import KeyOwner
 from ren.schemes.rlwe.keys import KeySwitchKey
 from ren.schemes.rlwe.keyswitch import KeySwitching
 
@@ -42,25 +43,42 @@ def centered_ints(p: Poly) -> list[int]:
     return p.tolist(centered=True)
 
 
-class IntContext(KeyOwner, KeySwitching):
+class IntContext(KeyExchange, KeySwitching):
     """Keys, encoding, encryption and evaluation for one BFV or BGV parameter set.
 
     Keys are made on entering the ``with`` block (or at the first operation that needs them);
     rotation keys on first use. ``with ctx:`` makes it this thread's current context of its
-    scheme. A context holding a secret key refuses ``pickle`` and copies.
+    scheme. A context never computes on a ciphertext made under other keys (another key
+    fingerprint): that is a ``ValueError``.
+
+    Copies: a context holding a secret key refuses ``pickle``, ``copy`` and ``deepcopy``
+    (``TypeError``): the secret key leaves it only through ``export_secret_key()``. A context
+    holding evaluation keys (or none) pickles as its parameters, device and evaluation keys.
 
     Args:
         params: the scheme's ``Params``.
         seed: an int makes every random draw reproducible (tests and teaching); ``None`` draws
             from the operating system.
         device: ``"python"``, ``"cpu"`` or ``"cuda"`` (default ``$REN_DEVICE``).
+        keys: ``EvaluationKeys`` (``ctx.evaluation_keys()``) to evaluate with instead of making
+            keys: a server's context, which computes but cannot decrypt or measure a noise budget.
+        secret_key: a secret key written by ``export_secret_key``, with its public key; the
+            relinearization key is made from it (the rotation keys on first use).
     """
 
     scheme: ClassVar[str] = "integer"
     params_type: ClassVar[type[IntParams]] = IntParams
     _active: ClassVar[contextvars.ContextVar[tuple[IntContext, ...]]]
 
-    def __init__(self, params: IntParams, seed: int | None = None, device: str | None = None):
+    def __init__(
+        self,
+        params: IntParams,
+        seed: int | None = None,
+        device: str | None = None,
+        *,
+        keys: EvaluationKeys | None = None,
+        secret_key: bytes | None = None,
+    ):
         if not isinstance(params, self.params_type):
             raise TypeError(f"params must be a {self.scheme}.Params, got {_fmt.describe(params)}")
         self.params = params
@@ -73,9 +91,10 @@ class IntContext(KeyOwner, KeySwitching):
         self._relin: KeySwitchKey | None = None
         self._galois: dict[int, KeySwitchKey] = {}
         self._encapsulation: dict[int, tuple[KeySwitchKey, KeySwitchKey]] = {}
+        self._take_keys(keys, secret_key)
 
     def __repr__(self) -> str:
-        have = "secret" if self._secret is not None else "no"
+        have = "secret" if self._secret is not None else "evaluation" if self._public else "no"
         p = self.params
         return f"<{self.scheme}.Context n={p.n} L={p.L} t={p.t} {self.device}, {have} keys>"
 
@@ -90,24 +109,6 @@ class IntContext(KeyOwner, KeySwitching):
             if stack[i] is self:
                 self._active.set(stack[:i] + stack[i + 1 :])
                 break
-
-    def _refuse_copy(self, what: str) -> None:
-        raise TypeError(
-            f"a {self.scheme}.Context cannot be {what}: it holds the secret key, which never "
-            "leaves a context this way"
-        )
-
-    def __reduce__(self) -> tuple:
-        self._refuse_copy("pickled")
-        raise AssertionError  # unreachable
-
-    def __copy__(self) -> IntContext:
-        self._refuse_copy("copied")
-        raise AssertionError
-
-    def __deepcopy__(self, memo: dict) -> IntContext:
-        self._refuse_copy("copied")
-        raise AssertionError
 
     # --- encoding -------------------------------------------------------------------------------
     def encode(self, values: Any) -> Plaintext:
@@ -152,7 +153,18 @@ class IntContext(KeyOwner, KeySwitching):
     # --- encryption -----------------------------------------------------------------------------
     @in_region("encrypt")
     def encrypt(self, values: Any) -> Ciphertext:
-        """An encryption of ``values`` (slot values, an int, a ``Plaintext``) at the top level."""
+        """An encryption of ``values`` (slot values, an int, a ``Plaintext``) at the top level.
+
+        Raises:
+            RuntimeError: inside a ``ren.jit`` capture (a replay would reuse the randomness).
+        """
+        jitted = capturing()
+        if jitted is not None:
+            raise RuntimeError(
+                f"{self.scheme}.encrypt was called inside the jitted function {jitted.name}: a "
+                "replay would reuse the same randomness; encrypt outside the jitted function and "
+                "pass the ciphertext in"
+            )
         pt = self._plaintext(values)
         public, _ = self._require_public()
         level = self.params.max_level
@@ -160,11 +172,28 @@ class IntContext(KeyOwner, KeySwitching):
         c0, c1 = self._fresh(z0, z1, pt, level)
         return Ciphertext((c0.ntt(), c1.ntt()), level, context=self)
 
-    def _decrypted(self, ct: Ciphertext) -> list[int]:
-        """``c_0 + c_1 s (+ c_2 s^2)`` as centered Python ints (needs the secret key)."""
+    def decrypt_poly(self, ct: Ciphertext) -> Poly:
+        """``c_0 + c_1 s (+ c_2 s^2)``, lazily, in NTT form: the message and the noise.
+
+        BFV: ``round(Q m / t) + e``; BGV: ``f m + t e`` (``ct.correction`` is ``f``).
+
+        Raises:
+            ValueError: without a secret key, or for a ciphertext under other keys.
+        """
         ct = self._own(ct)
         secret = self._require_secret("decrypt")
+        return decrypt_parts(ct.parts, secret.to_ring(ct.parts[0].ring))
+
+    def _decrypted(self, ct: Ciphertext, what: str = "decrypt") -> list[int]:
+        """``c_0 + c_1 s (+ c_2 s^2)`` as centered Python ints (needs the secret key).
+
+        The ciphertext's own parts are realized first, so a later operation on it reuses them
+        rather than computing its history again.
+        """
+        ct = self._own(ct)
+        secret = self._require_secret(what)
         with uncaptured():
+            realize(*ct.parts)
             x = decrypt_parts(ct.parts, secret.to_ring(ct.parts[0].ring)).intt()
             return centered_ints(x)
 
@@ -201,7 +230,7 @@ class IntContext(KeyOwner, KeySwitching):
         noise: BFV's ``[t (c_0 + c_1 s)]_Q``, BGV's ``[c_0 + c_1 s]_Q``. Needs the secret key.
         """
         ct = self._own(ct)
-        return max(0, self._budget(self._decrypted(ct), ct.level))
+        return max(0, self._budget(self._decrypted(ct, "measure a noise budget"), ct.level))
 
     def _budget(self, x: list[int], level: int) -> int:
         Q = self.params.ring(level).Q
@@ -235,15 +264,31 @@ class IntContext(KeyOwner, KeySwitching):
 
     # --- evaluation -----------------------------------------------------------------------------
     def _own(self, ct: Any) -> Ciphertext:
+        """``ct``, checked to be under this context's parameters and keys, and bound to it."""
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"expected a {self.scheme}.Ciphertext, got {_fmt.describe(ct)}")
-        if ct.context is self:
-            return ct
-        if ct.params != self.params:
+        fp = ct.key_fingerprint
+        if ct.context is self and fp is not None and fp == self._fingerprint:
+            return ct  # the common case: made here, under the keys held now
+        if ct.params is not None and ct.params != self.params:
+            if ct.params.scheme != self.scheme:
+                raise ValueError(
+                    f"the ciphertext is a {ct.params.scheme.upper()} ciphertext, and this a "
+                    f"{self.scheme.upper()} context"
+                )
             raise ValueError(f"the ciphertext is for {ct.params}, not this context's {self.params}")
-        if ct.key_fingerprint is not None and ct.key_fingerprint != self.key_fingerprint:
-            raise ValueError("the ciphertext is under other keys (another key fingerprint)")
-        return dataclasses.replace(ct, context=self)
+        if ct.params is None and ct.parts[0].ring != self.params.ring(ct.level):
+            raise ValueError(
+                f"the ciphertext at level {ct.level} is over {ct.parts[0].ring!r}; this "
+                f"context's ring at level {ct.level} is {self.params.ring(ct.level)!r}"
+            )
+        self._check_fingerprint(fp, "ciphertext")
+        if ct.context is not self:
+            parts = ct.parts
+            if parts[0].device != self.device:
+                parts = tuple(p.to(self.device) for p in parts)
+            ct = dataclasses.replace(ct, parts=parts, context=self, params=self.params)
+        return ct
 
     def add(self, a: Ciphertext, b: Any) -> Ciphertext:
         """``a + b``: ``b`` a ciphertext, a plaintext, an int or slot values."""

@@ -4,16 +4,49 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import math
-from typing import ClassVar
+from types import ModuleType
+from typing import Any, ClassVar
 
 from ren.ring import RingSpec, is_prime, ntt_primes
+from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.params import Chain, _need_int
 
-__all__ = ["IntParams"]
+__all__ = ["SCHEMES", "IntParams", "scheme_module"]
 
 #: The bit size of the extra moduli of BFV's tensor product (``IntParams.tensor_moduli``).
 TENSOR_BITS = 60
+
+#: The integer schemes, each the module ``ren.schemes.<name>``.
+SCHEMES = ("bfv", "bgv")
+
+_PARAM_FIELDS = (
+    "dnum",
+    "hamming_weight",
+    "insecure",
+    "moduli",
+    "n",
+    "p_bits",
+    "q_bits",
+    "scheme",
+    "sigma",
+    "t",
+)
+
+
+def scheme_module(name: str) -> ModuleType:
+    """``ren.schemes.bfv`` or ``ren.schemes.bgv``, by name.
+
+    Imported when first asked for (each imports this package): a blob, a pickle or a saved plan
+    names its scheme, and its reader finds the scheme's ``Params`` and ``Context`` here.
+
+    Raises:
+        ValueError: for a name that is not one of ``SCHEMES``.
+    """
+    if name not in SCHEMES:
+        raise ValueError(f"{name!r} is not an integer scheme (they are {', '.join(SCHEMES)})")
+    return importlib.import_module(f"ren.schemes.{name}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,3 +160,100 @@ class IntParams(Chain):
     def q_inverse_mod_extra(self) -> int:
         """``Q^-1`` modulo the product of :attr:`tensor_moduli`."""
         return pow(math.prod(self.q_moduli), -1, self.tensor_extra_ring.Q)
+
+    # --- serialization ------------------------------------------------------------------------
+    def _header(self) -> dict:
+        return {
+            "scheme": self.scheme,
+            "n": self.n,
+            "q_bits": list(self.q_bits),
+            "p_bits": list(self.p_bits),
+            "t": self.t,
+            "dnum": self.dnum,
+            "insecure": self.insecure,
+            "hamming_weight": self.hamming_weight,
+            "sigma": self.sigma,
+            "moduli": [str(q) for q in self.p_moduli + self.q_moduli],
+        }
+
+    @classmethod
+    def _from_header(cls, value: Any, *, insecure: bool, reader: str) -> IntParams:
+        """The parameters a blob's header gives, every field checked (as CKKS's).
+
+        Args:
+            value: the header's ``params`` entry, as parsed.
+            insecure: whether the reader accepts parameters marked ``insecure=True``.
+            reader: the function the reader called, for the message that says how to opt in.
+
+        Raises:
+            ValueError: for any field of the wrong type or out of range, another scheme's
+                parameters, parameters the constructor refuses, moduli other than the ones these
+                parameters give, or parameters marked insecure that the reader did not opt in to.
+        """
+        h = _fmt.Header(value, "the blob's parameters", _PARAM_FIELDS)
+        scheme = h.raw("scheme")
+        if scheme != cls.scheme:
+            named = repr(scheme) if isinstance(scheme, str) else _fmt.describe(scheme)
+            raise ValueError(
+                f"the blob's parameters name the scheme {named[:40]}; these are {cls.scheme!r}"
+            )
+        n = h.integer("n", 4, 2**30)
+        q_bits, p_bits = h.int_list("q_bits", 10, 62), h.int_list("p_bits", 10, 62)
+        t = h.integer("t", 2, 2**62)
+        dnum = h.integer("dnum", 1, _fmt.MAX_MODULI)
+        marked_insecure = h.flag("insecure")
+        hamming_weight = h.optional_int("hamming_weight", 1, n)
+        sigma = h.number("sigma", 0.0, 1e6)
+        moduli = h.moduli("moduli")
+        if marked_insecure and not insecure:
+            raise ValueError(
+                "the blob's parameters are marked insecure=True (beyond the HE-standard table, "
+                f"for tests and teaching); {reader} refuses them unless its reader opts in: "
+                f"pass insecure=True to {reader}"
+            )
+        try:
+            params = cls(n, q_bits, p_bits, t, dnum, marked_insecure, hamming_weight, sigma)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ValueError(
+                f"the blob's {cls.scheme.upper()} parameters are not valid: {e}"
+            ) from None
+        if moduli != params.p_moduli + params.q_moduli:
+            raise ValueError(
+                "the blob's moduli differ from the ones these parameters give (written by a Ren "
+                "that chose primes differently)"
+            )
+        return params
+
+    def to_bytes(self) -> bytes:
+        """The parameters in Ren's versioned, checksummed format (kind ``bfv-params``, ...)."""
+        if self.scheme not in SCHEMES:
+            raise TypeError("write a scheme's parameters: bfv.Params or bgv.Params")
+        return _fmt.pack(f"{self.scheme}-params", {"params": self._header()}, [])
+
+    @classmethod
+    def from_bytes(cls, blob: bytes, *, insecure: bool = False) -> IntParams:
+        """Read parameters written by ``to_bytes``, checked as the constructor checks them.
+
+        ``bfv.Params.from_bytes`` reads BFV's only, ``bgv.Params.from_bytes`` BGV's only (and
+        neither reads CKKS's): the blob's kind and its header name the scheme.
+
+        Args:
+            blob: the bytes.
+            insecure: accept parameters marked ``insecure=True`` (tiny rings for tests and
+                teaching). Without it such a blob is refused: the reader opts in, not the blob.
+
+        Raises:
+            TypeError: when ``blob`` is not bytes or ``insecure`` not a bool.
+            ValueError: a truncated, altered or foreign blob (another scheme's included), a
+                version this Ren cannot read, parameters the constructor refuses, or insecure
+                parameters without the opt-in.
+        """
+        if not isinstance(insecure, bool):
+            raise TypeError(f"insecure must be True or False, got {_fmt.describe(insecure)}")
+        if cls.scheme not in SCHEMES:
+            raise TypeError("read a scheme's parameters: bfv.Params.from_bytes or bgv.Params's")
+        header, payloads = _fmt.unpack(blob, f"{cls.scheme}-params", cls.scheme.upper())
+        h = _fmt.Header(header, "the params blob's header", ("params",))
+        if payloads:
+            raise ValueError(f"a params blob holds no payloads, this one {len(payloads)}")
+        return cls._from_header(h.raw("params"), insecure=insecure, reader="Params.from_bytes")

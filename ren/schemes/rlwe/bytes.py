@@ -1,4 +1,4 @@
-"""Ren's CKKS byte format: the framing, the checksum, and the checks of every header field.
+"""Ren's byte format: the framing, the checksum, and the checks of every header field.
 
 A blob is, in order (integers little-endian)::
 
@@ -6,8 +6,11 @@ A blob is, in order (integers little-endian)::
     | payload count u32 | payloads (each: length u64 | bytes) | SHA-256 of everything before
 
 Each payload holds the residues of one polynomial in its own domain, as ``u64`` words, limb-major,
-plain (not Montgomery). ``ren.schemes.ckks`` writes and reads the values; this module holds what
-every kind shares.
+plain (not Montgomery). ``ren.schemes.ckks`` writes and reads its values under the kinds
+``params``, ``plaintext``, ``ciphertext``, ``evaluation-keys`` and ``secret-key``; BFV and BGV
+(``ren.schemes.integer``) write theirs with the same framing under kinds that name the scheme
+(``bfv-ciphertext``, ``bgv-params``, ...), so no reader takes another scheme's blob. This module
+holds what every kind shares.
 
 *Requires*: nothing of the blob; it may be anything a file or a socket gives.
 *Establishes*: a blob that is not exactly what Ren writes is a ``ValueError`` (a ``TypeError``
@@ -71,8 +74,14 @@ def pack(kind: str, header: dict, payloads: list[bytes]) -> bytes:
     return body + hashlib.sha256(body).digest()
 
 
-def unpack(blob: Any, kind: str) -> tuple[Any, list[bytes]]:
+def unpack(blob: Any, kind: str, scheme: str = "CKKS") -> tuple[Any, list[bytes]]:
     """The header (parsed JSON, not yet checked) and the payloads of a blob of ``kind``.
+
+    Args:
+        blob: the bytes.
+        kind: the kind the blob must hold (``"ciphertext"``, ``"bfv-ciphertext"``).
+        scheme: how messages name the scheme (``"CKKS"``, ``"BFV"``); a kind that starts with
+            the scheme's name and a dash is named without it (``a Ren BFV ciphertext blob``).
 
     Raises:
         TypeError: when ``blob`` is not bytes.
@@ -82,9 +91,10 @@ def unpack(blob: Any, kind: str) -> tuple[Any, list[bytes]]:
     if not isinstance(blob, bytes | bytearray | memoryview):
         raise TypeError(f"expected bytes, got {type(blob).__name__}")
     blob = bytes(blob)
-    what = f"a Ren CKKS {kind} blob"
+    what = f"a Ren {scheme} {kind.removeprefix(scheme.lower() + '-')} blob"
     if len(blob) < len(MAGIC) + 3 + 32 or not blob.startswith(MAGIC):
-        raise ValueError(f"not {what}: it does not start with Ren's CKKS header")
+        where = "Ren's CKKS header" if scheme == "CKKS" else "Ren's header (RENCKKS)"
+        raise ValueError(f"not {what}: it does not start with {where}")
     body, digest = blob[:-32], blob[-32:]
     (version, klen) = struct.unpack_from("<HB", body, len(MAGIC))
     if version != FORMAT_VERSION:
@@ -122,6 +132,24 @@ def unpack(blob: Any, kind: str) -> tuple[Any, list[bytes]]:
     if pos != len(body):
         raise ValueError(f"{what} is malformed: {len(body) - pos} bytes after the last payload")
     return header, payloads
+
+
+def kind_of(blob: Any) -> str | None:
+    """The kind a blob says it holds, read before any check; ``None`` when it is not framed.
+
+    For a reader that takes the blobs of several kinds (BFV's or BGV's) and must pick one before
+    ``unpack`` checks the rest.
+
+    Raises:
+        TypeError: when ``blob`` is not bytes.
+    """
+    if not isinstance(blob, bytes | bytearray | memoryview):
+        raise TypeError(f"expected bytes, got {type(blob).__name__}")
+    head = bytes(blob[: len(MAGIC) + 3 + 255])
+    if len(head) < len(MAGIC) + 3 or not head.startswith(MAGIC):
+        return None
+    klen = head[len(MAGIC) + 2]
+    return head[len(MAGIC) + 3 : len(MAGIC) + 3 + klen].decode(errors="replace")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,8 +48,10 @@ def ckks_line(notes: dict[str, Any]) -> str:
 
 
 def bits_text(notes: dict[str, Any]) -> str:
-    """The precision the observing pass measured, in words (``""`` when none)."""
-    bits = notes.get("bits")
+    """The precision (or noise budget) the observing pass measured, in words (``""``: none)."""
+    bits, budget = notes.get("bits"), notes.get("noise_budget")
+    if budget is not None:
+        return f"noise budget {budget} bits"
     if bits is None:
         return ""
     return "exact" if bits == math.inf else f"{bits:.1f} bits"
@@ -172,13 +174,14 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
             row["seconds"] = (row["seconds"] or 0.0) + box.seconds
         row["bytes"] += box.bytes
         row["keys"] += box.key_bytes
-        bits = box.notes.get("bits")
-        if bits is not None:
-            row["bits"] = min(row.get("bits", math.inf), bits)
+        for key in ("bits", "noise_budget"):
+            value = box.notes.get(key)
+            if value is not None:
+                row[key] = min(row.get(key, math.inf), value)
     out = []
     for path, row in rows.items():
         seconds = row["seconds"]
-        bits = row.get("bits")
+        bits, budget = row.get("bits"), row.get("noise_budget")
         cells = [
             (str(row["n"]), row["n"]),
             (str(row["kernels"]), row["kernels"]),
@@ -186,10 +189,16 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
             (fmt_bytes(row["bytes"]), row["bytes"]),
             (fmt_bytes(row["keys"]) if row["keys"] else "-", row["keys"]),
             (ckks_line(row["notes"]) or "-", 0.0),
-            (bits_text({"bits": bits}) or "-", -1.0 if bits is None else min(bits, 1e9)),
+            (bits_text({"bits": bits, "noise_budget": budget}) or "-", _rank(bits, budget)),
         ]
         out.append((region_name(path), cells))
     return out
+
+
+def _rank(bits: float | None, budget: int | None) -> float:
+    """The sort key of the precision column: the bits or the budget, -1 for neither."""
+    value = budget if budget is not None else bits
+    return -1.0 if value is None else min(float(value), 1e9)
 
 
 def collapsed_html(graph: Node, limit: int, created: Iterable[Node] = frozenset()) -> str:

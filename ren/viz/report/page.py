@@ -140,7 +140,7 @@ class _Builder(_RealizationSections):
             out.append(f'<p class="note">{_e(INSTALL_NOTE)}: the graphs below are not drawn.</p>')
         out.append(
             '<p class="muted">Open realizations are the marked ones (or the largest); click a '
-            "heading to open another. _Graphs flow upward: buffers and constants at the bottom, "
+            "heading to open another. Graphs flow upward: buffers and constants at the bottom, "
             "the SINK at the top; boxes are coloured by op group (orange front end, green "
             "storage, blue scheduling, purple kernel), and the nodes a pass created have a thick "
             "red border.</p>"

@@ -115,7 +115,8 @@ class _RealizationSections:
             "<p>The kernels grouped by region (<code>ren.region</code>): one box per region, "
             "with its kernels, their time, the bytes they write, the key-switching key bytes "
             "they read and, for CKKS, the level and scale in and out and the precision of its "
-            "output. Rows follow the data: a box reads from boxes above it (\u2190 names "
+            "output (for BFV and BGV, the level and the noise budget left). Rows follow the data: "
+            "a box reads from boxes above it (\u2190 names "
             "them). Click a box to open it in place.</p>",
             tree_html(tree, f"r{i}", self.times, link, picture),
             "<details><summary>The regions as a table (click a heading to sort)</summary>",

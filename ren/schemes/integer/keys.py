@@ -1,0 +1,182 @@
+"""What a BFV or BGV context hands out and takes back: evaluation keys and the secret key.
+
+``EvaluationKeys`` are CKKS's (``ren.schemes.rlwe.keyset``) for the integer schemes' parameters,
+written under the kinds ``bfv-evaluation-keys`` and ``bgv-evaluation-keys``. ``KeyExchange`` is
+the part of ``IntContext`` that gives and takes keys: ``keys=`` and ``secret_key=`` at
+construction, ``evaluation_keys()``, ``export_secret_key()``, the key-fingerprint check every
+value goes through, and the rule that a context holding the secret key is never pickled or
+copied (one holding evaluation keys, or none, pickles as its parameters, device and keys).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ren.poly import is_int
+from ren.ring import galois_for_rotation
+from ren.schemes.integer import bytes as _bytes
+from ren.schemes.integer.params import IntParams, scheme_module
+from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe import keyset
+from ren.schemes.rlwe.keygen import KeyOwner
+from ren.schemes.rlwe.keys import KeySwitchKey
+
+__all__ = ["EvaluationKeys", "KeyExchange"]
+
+
+class EvaluationKeys(keyset.EvaluationKeys):
+    """The public keys a BFV or BGV server needs (``bfv.EvaluationKeys``, ``bgv.EvaluationKeys``).
+
+    The public key, the relinearization key and the Galois keys (row rotations, the column swap)
+    made so far. ``Context(params, keys=...)`` evaluates with them (no secret key: it cannot
+    decrypt, measure a noise budget or make new rotation keys). They pickle as their bytes.
+    ``fingerprint``, ``to_bytes`` and ``from_bytes(blob, device=None, *, insecure=False)`` are
+    those every scheme's keys share (``ren.schemes.rlwe.keyset.EvaluationKeys``); the blob's kind
+    names the scheme, which its parameters are read as.
+
+    Args:
+        params: the ``bfv.Params`` or ``bgv.Params``.
+        public: the public key ``(b, a)``.
+        relin: the relinearization key.
+        galois: the rotation keys by Galois element.
+    """
+
+    __slots__ = ()
+
+    _params_type = IntParams
+    _params_name = "bfv.Params or bgv.Params"
+
+    params: IntParams
+
+    @classmethod
+    def _kind(cls, params: Any) -> str:
+        return _bytes.kind(params.scheme, "evaluation-keys")
+
+    @classmethod
+    def _reading(cls, blob: bytes) -> tuple[str, str, Any]:
+        scheme = _bytes.scheme_of(blob, "evaluation-keys")
+        return _bytes.kind(scheme, "evaluation-keys"), scheme.upper(), scheme_module(scheme).Params
+
+    def __reduce__(self) -> tuple:
+        return (_evaluation_keys_from_pickle, (self.to_bytes(), self.public[0].device))
+
+
+def _evaluation_keys_from_pickle(blob: bytes, device: str) -> EvaluationKeys:
+    return EvaluationKeys.from_bytes(blob, device, insecure=True)
+
+
+def _context_from_pickle(params: IntParams, device: str, keys: bytes | None) -> Any:
+    evk = None if keys is None else EvaluationKeys.from_bytes(keys, device, insecure=True)
+    return scheme_module(params.scheme).Context(params, device=device, keys=evk)
+
+
+class KeyExchange(KeyOwner):
+    """Keys given to a context and taken from it (a mixin of ``IntContext``)."""
+
+    params: IntParams
+    scheme: ClassVar[str]
+
+    def _take_keys(self, keys: EvaluationKeys | None, secret_key: bytes | None) -> None:
+        """The constructor's ``keys=`` or ``secret_key=``: the context's keys, checked."""
+        if keys is not None and secret_key is not None:
+            raise ValueError("pass keys= or secret_key=, not both")
+        if keys is not None:
+            if not isinstance(keys, EvaluationKeys):
+                raise TypeError(
+                    f"keys must be {self.scheme}.EvaluationKeys, got {type(keys).__name__}"
+                )
+            if keys.params.scheme != self.scheme:
+                raise ValueError(
+                    f"the keys are {keys.params.scheme.upper()} keys, and this a "
+                    f"{self.scheme.upper()} context"
+                )
+            if keys.params != self.params:
+                raise ValueError(f"the keys are for {keys.params}, not {self.params}")
+            b, a = keys.public
+            self._public = (b.to(self.device), a.to(self.device))
+            self._fingerprint = keys.fingerprint
+            self._relin = self._keys_to_device(keys.relin)
+            self._galois = {g: self._keys_to_device(k) for g, k in keys.galois.items()}
+        if secret_key is not None:
+            params = self.params
+            keyset.load_secret(
+                self,
+                secret_key,
+                _bytes.kind(self.scheme, "secret-key"),
+                lambda h: _bytes.params_of(h, params, "secret key"),
+                self.scheme.upper(),
+            )
+
+    # --- copies -----------------------------------------------------------------------------
+    def _refuse_copy(self, what: str) -> None:
+        if self._secret is not None:
+            raise TypeError(
+                f"a {self.scheme}.Context that holds the secret key cannot be {what}: the secret "
+                "key leaves a context only through export_secret_key() (keep those bytes "
+                "secret); to share what a server needs, send ctx.evaluation_keys() (or its "
+                "to_bytes()) and the ciphertexts"
+            )
+
+    def __reduce__(self) -> tuple:
+        self._refuse_copy("pickled")
+        keys = None if self._public is None else self.evaluation_keys().to_bytes()
+        return (_context_from_pickle, (self.params, self.device, keys))
+
+    def __copy__(self) -> Any:
+        self._refuse_copy("copied")
+        keys = None if self._public is None else self.evaluation_keys()
+        return type(self)(self.params, device=self.device, keys=keys)  # type: ignore[call-arg]
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        self._refuse_copy("copied")
+        return _context_from_pickle(*self.__reduce__()[1])
+
+    # --- keys -------------------------------------------------------------------------------
+    def evaluation_keys(self) -> EvaluationKeys:
+        """The public key, relinearization key and the rotation keys made so far."""
+        with self._lock:
+            public, relin = self._require_public()
+            keys = EvaluationKeys(self.params, public, relin, self._galois)
+            keys._fingerprint = self.key_fingerprint
+        return keys
+
+    def export_secret_key(self) -> bytes:
+        """The secret key and its public key, in Ren's format (``bfv-secret-key``). Keep it secret.
+
+        ``Context(params, secret_key=blob)`` reads it back: the same secret key, public key and
+        key fingerprint, so that context takes this one's ciphertexts.
+        """
+        return keyset.export_secret(self, _bytes.kind(self.scheme, "secret-key"))
+
+    def rotation_key(self, steps: int) -> KeySwitchKey:
+        """The key of ``rotate_rows(steps)`` (made on first use; ``X -> X^(3^steps)``).
+
+        The column swap (``rotate_columns``) uses ``galois_key(2 * n - 1)``. Make them before
+        ``evaluation_keys()``: a context without the secret key cannot.
+
+        Raises:
+            TypeError: when ``steps`` is not an int.
+        """
+        if not is_int(steps):
+            raise TypeError(f"rotation steps must be an int, got {_fmt.describe(steps)}")
+        n = self.params.n
+        return self.galois_key(galois_for_rotation(n, int(steps) % (n // 2), generator=3))
+
+    def _check_fingerprint(self, fp: str | None, what: str) -> None:
+        """``fp`` (a value's key fingerprint) is this context's, or ``None`` (built by hand)."""
+        if fp is None:
+            return
+        mine = self.key_fingerprint
+        if mine is None:
+            raise ValueError(
+                f"the {what} was made under the keys with fingerprint {fp}, and this context "
+                "holds no keys: make it with the keys the value was made under (keys= the "
+                "evaluation keys, or secret_key= the exported secret key); a context never makes "
+                "keys for a value made elsewhere"
+            )
+        if fp != mine:
+            raise ValueError(
+                f"the {what} was made under the keys with fingerprint {fp}, and this context "
+                f"holds the keys with fingerprint {mine}: decrypt it where it was made, or use a "
+                "context made with its keys (keys= or secret_key=)"
+            )
