@@ -12,7 +12,7 @@ Three ways in:
 * ``Stepper(*values)``: the programmatic stepper, for notebooks and tests. Every method returns a
   screen (a string)::
 
-      st = Stepper(c)              # c: a Poly (or a ckks.Ciphertext) not realized yet
+      st = Stepper(c)              # c: a Poly (or a ciphertext) not realized yet
       print(st.step())             # the first pass: rules fired, nodes created, the graph after
       print(st.kernels())
       print(st.run(1))             # runs exec unit 0

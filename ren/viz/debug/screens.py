@@ -93,7 +93,11 @@ def _span(first: int, last: int) -> str:
 
 
 def _complex_row(values: np.ndarray) -> str:
-    return "  ".join(f"{z.real:+.9f}{z.imag:+.9f}j" for z in np.asarray(values, complex))
+    """Slot values as they read: integers as integers (BFV, BGV), complex numbers otherwise."""
+    a = np.asarray(values)
+    if a.dtype.kind in "iu":
+        return "  ".join(str(int(v)) for v in a)
+    return "  ".join(f"{z.real:+.9f}{z.imag:+.9f}j" for z in a.astype(complex))
 
 
 def _mark_column(text: str, step: int, kernels: int, key: list[str], width: int) -> list[str]:

@@ -395,5 +395,5 @@ def _split_values(values: tuple[Any, ...]) -> tuple[list[Poly], list[Any]]:
             cts.append(v)
             polys.extend(v.parts)
         else:
-            raise TypeError(f"the debugger steps through Poly or ckks.Ciphertext values, got {v!r}")
+            raise TypeError(f"the debugger steps through Poly values or ciphertexts, got {v!r}")
     return polys, cts
