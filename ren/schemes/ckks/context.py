@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -26,11 +27,12 @@ from ren.schemes.rlwe import keyset
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.keygen import KeyOwner
 from ren.schemes.rlwe.keys import KeySwitchKey
+from ren.schemes.rlwe.keyset import Copies
 from ren.schemes.rlwe.keyswitch import KeySwitching
 from ren.schemes.rlwe.params import _bits
 
 
-class Context(KeyOwner, KeySwitching, Evaluator):
+class Context(Copies, KeyOwner, KeySwitching, Evaluator):
     """Keys and the evaluator for one parameter set.
 
     Keys (secret, public, relinearization) are made on entering the ``with`` block, or at the
@@ -56,6 +58,8 @@ class Context(KeyOwner, KeySwitching, Evaluator):
         secret_key: a secret key written by ``export_secret_key``, with its public key; the
             relinearization key is made from it (the rotation keys on first use).
     """
+
+    scheme: ClassVar[str] = "ckks"
 
     def __init__(
         self,
@@ -114,32 +118,11 @@ class Context(KeyOwner, KeySwitching, Evaluator):
                 break
 
     # --- copies -----------------------------------------------------------------------------------
-    def _refuse_copy(self, what: str) -> None:
-        if self._secret is not None:
-            raise TypeError(
-                f"a ckks.Context holding a secret key cannot be {what}: the secret key leaves a "
-                "context only through export_secret_key() (keep those bytes secret); to share "
-                "what a server needs, send ctx.evaluation_keys() (or its to_bytes()) and the "
-                "ciphertexts"
-            )
-
-    def __reduce__(self) -> tuple:
-        self._refuse_copy("pickled")
-        keys = None if self._public is None else self.evaluation_keys().to_bytes()
+    @classmethod
+    def _unpickler(cls) -> Callable[..., Any]:
         from ren.schemes.ckks.api import _context_from_pickle  # it imports this module
 
-        return (_context_from_pickle, (self.params, self.device, keys))
-
-    def __copy__(self) -> Context:
-        self._refuse_copy("copied")
-        keys = None if self._public is None else self.evaluation_keys()
-        return Context(self.params, device=self.device, keys=keys)
-
-    def __deepcopy__(self, memo: dict) -> Context:
-        self._refuse_copy("copied")
-        from ren.schemes.ckks.api import _context_from_pickle  # it imports this module
-
-        return _context_from_pickle(*self.__reduce__()[1])
+        return _context_from_pickle
 
     def rotation_key(self, steps: int) -> KeySwitchKey:
         """The key for ``rotate(steps)`` (made on first use).
@@ -291,25 +274,6 @@ class Context(KeyOwner, KeySwitching, Evaluator):
         return decrypt_parts(ct.parts, s)
 
     # --- what may be used here -------------------------------------------------------------------
-    def _check_fingerprint(self, fp: str | None, what: str) -> None:
-        """``fp`` (a value's key fingerprint) is this context's, or ``None`` (built by hand)."""
-        if fp is None:
-            return
-        mine = self.key_fingerprint
-        if mine is None:
-            raise ValueError(
-                f"the {what} was made under the keys with fingerprint {fp}, and this context "
-                "holds no keys: make it with the keys the value was made under (keys= the "
-                "evaluation keys, or secret_key= the exported secret key); a context never makes "
-                "keys for a value made elsewhere"
-            )
-        if fp != mine:
-            raise ValueError(
-                f"the {what} was made under the keys with fingerprint {fp}, and this context "
-                f"holds the keys with fingerprint {mine}: decrypt it where it was made, or use a "
-                "context made with its keys (keys= or secret_key=)"
-            )
-
     def _check_params_of(
         self, params: Params | None, ring: RingSpec, level: int, what: str
     ) -> None:

@@ -137,17 +137,7 @@ class Params(Chain):
 
     # --- serialization ------------------------------------------------------------------------
     def _header(self) -> dict:
-        return {
-            "n": self.n,
-            "q_bits": list(self.q_bits),
-            "p_bits": list(self.p_bits),
-            "scale_bits": self.scale_bits,
-            "dnum": self.dnum,
-            "insecure": self.insecure,
-            "hamming_weight": self.hamming_weight,
-            "sigma": self.sigma,
-            "moduli": [str(q) for q in self.p_moduli + self.q_moduli],
-        }
+        return {**self._chain_header(), "scale_bits": self.scale_bits}
 
     @classmethod
     def _from_header(cls, value: Any, *, insecure: bool, reader: str) -> Params:
@@ -164,32 +154,8 @@ class Params(Chain):
                 parameters marked insecure that the reader did not opt in to.
         """
         h = _fmt.Header(value, "the blob's parameters", _PARAM_FIELDS)
-        n = h.integer("n", 4, 2**30)
-        q_bits, p_bits = h.int_list("q_bits", 10, 62), h.int_list("p_bits", 10, 62)
-        scale_bits = h.integer("scale_bits", 1, 61)
-        dnum = h.integer("dnum", 1, _fmt.MAX_MODULI)
-        marked_insecure = h.flag("insecure")
-        hamming_weight = h.optional_int("hamming_weight", 1, n)
-        sigma = h.number("sigma", 0.0, 1e6)
-        moduli = h.moduli("moduli")
-        if marked_insecure and not insecure:
-            raise ValueError(
-                "the blob's parameters are marked insecure=True (beyond the HE-standard table, "
-                f"for tests and teaching); {reader} refuses them unless its reader opts in: "
-                f"pass insecure=True to {reader}"
-            )
-        try:
-            params = cls(
-                n, q_bits, p_bits, scale_bits, dnum, marked_insecure, hamming_weight, sigma
-            )
-        except (TypeError, ValueError, OverflowError) as e:
-            raise ValueError(f"the blob's CKKS parameters are not valid: {e}") from None
-        if moduli != params.p_moduli + params.q_moduli:
-            raise ValueError(
-                "the blob's moduli differ from the ones these parameters give (written by a Ren "
-                "that chose primes differently)"
-            )
-        return params
+        own = {"scale_bits": h.integer("scale_bits", 1, 61)}
+        return cls._chain_from_header(h, own, insecure=insecure, reader=reader, name="CKKS")
 
     def to_bytes(self) -> bytes:
         """The parameters in Ren's versioned, checksummed CKKS format."""

@@ -10,6 +10,7 @@ copied (one holding evaluation keys, or none, pickles as its parameters, device 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ren.poly import is_int
@@ -70,7 +71,7 @@ def _context_from_pickle(params: IntParams, device: str, keys: bytes | None) -> 
     return scheme_module(params.scheme).Context(params, device=device, keys=evk)
 
 
-class KeyExchange(KeyOwner):
+class KeyExchange(keyset.Copies, KeyOwner):
     """Keys given to a context and taken from it (a mixin of ``IntContext``)."""
 
     params: IntParams
@@ -108,28 +109,9 @@ class KeyExchange(KeyOwner):
             )
 
     # --- copies -----------------------------------------------------------------------------
-    def _refuse_copy(self, what: str) -> None:
-        if self._secret is not None:
-            raise TypeError(
-                f"a {self.scheme}.Context that holds the secret key cannot be {what}: the secret "
-                "key leaves a context only through export_secret_key() (keep those bytes "
-                "secret); to share what a server needs, send ctx.evaluation_keys() (or its "
-                "to_bytes()) and the ciphertexts"
-            )
-
-    def __reduce__(self) -> tuple:
-        self._refuse_copy("pickled")
-        keys = None if self._public is None else self.evaluation_keys().to_bytes()
-        return (_context_from_pickle, (self.params, self.device, keys))
-
-    def __copy__(self) -> Any:
-        self._refuse_copy("copied")
-        keys = None if self._public is None else self.evaluation_keys()
-        return type(self)(self.params, device=self.device, keys=keys)  # type: ignore[call-arg]
-
-    def __deepcopy__(self, memo: dict) -> Any:
-        self._refuse_copy("copied")
-        return _context_from_pickle(*self.__reduce__()[1])
+    @classmethod
+    def _unpickler(cls) -> Callable[..., Any]:
+        return _context_from_pickle
 
     # --- keys -------------------------------------------------------------------------------
     def evaluation_keys(self) -> EvaluationKeys:
@@ -161,22 +143,3 @@ class KeyExchange(KeyOwner):
             raise TypeError(f"rotation steps must be an int, got {_fmt.describe(steps)}")
         n = self.params.n
         return self.galois_key(galois_for_rotation(n, int(steps) % (n // 2), generator=3))
-
-    def _check_fingerprint(self, fp: str | None, what: str) -> None:
-        """``fp`` (a value's key fingerprint) is this context's, or ``None`` (built by hand)."""
-        if fp is None:
-            return
-        mine = self.key_fingerprint
-        if mine is None:
-            raise ValueError(
-                f"the {what} was made under the keys with fingerprint {fp}, and this context "
-                "holds no keys: make it with the keys the value was made under (keys= the "
-                "evaluation keys, or secret_key= the exported secret key); a context never makes "
-                "keys for a value made elsewhere"
-            )
-        if fp != mine:
-            raise ValueError(
-                f"the {what} was made under the keys with fingerprint {fp}, and this context "
-                f"holds the keys with fingerprint {mine}: decrypt it where it was made, or use a "
-                "context made with its keys (keys= or secret_key=)"
-            )

@@ -163,18 +163,7 @@ class IntParams(Chain):
 
     # --- serialization ------------------------------------------------------------------------
     def _header(self) -> dict:
-        return {
-            "scheme": self.scheme,
-            "n": self.n,
-            "q_bits": list(self.q_bits),
-            "p_bits": list(self.p_bits),
-            "t": self.t,
-            "dnum": self.dnum,
-            "insecure": self.insecure,
-            "hamming_weight": self.hamming_weight,
-            "sigma": self.sigma,
-            "moduli": [str(q) for q in self.p_moduli + self.q_moduli],
-        }
+        return {"scheme": self.scheme, **self._chain_header(), "t": self.t}
 
     @classmethod
     def _from_header(cls, value: Any, *, insecure: bool, reader: str) -> IntParams:
@@ -197,32 +186,10 @@ class IntParams(Chain):
             raise ValueError(
                 f"the blob's parameters name the scheme {named[:40]}; these are {cls.scheme!r}"
             )
-        n = h.integer("n", 4, 2**30)
-        q_bits, p_bits = h.int_list("q_bits", 10, 62), h.int_list("p_bits", 10, 62)
-        t = h.integer("t", 2, 2**62)
-        dnum = h.integer("dnum", 1, _fmt.MAX_MODULI)
-        marked_insecure = h.flag("insecure")
-        hamming_weight = h.optional_int("hamming_weight", 1, n)
-        sigma = h.number("sigma", 0.0, 1e6)
-        moduli = h.moduli("moduli")
-        if marked_insecure and not insecure:
-            raise ValueError(
-                "the blob's parameters are marked insecure=True (beyond the HE-standard table, "
-                f"for tests and teaching); {reader} refuses them unless its reader opts in: "
-                f"pass insecure=True to {reader}"
-            )
-        try:
-            params = cls(n, q_bits, p_bits, t, dnum, marked_insecure, hamming_weight, sigma)
-        except (TypeError, ValueError, OverflowError) as e:
-            raise ValueError(
-                f"the blob's {cls.scheme.upper()} parameters are not valid: {e}"
-            ) from None
-        if moduli != params.p_moduli + params.q_moduli:
-            raise ValueError(
-                "the blob's moduli differ from the ones these parameters give (written by a Ren "
-                "that chose primes differently)"
-            )
-        return params
+        own = {"t": h.integer("t", 2, 2**62)}
+        return cls._chain_from_header(
+            h, own, insecure=insecure, reader=reader, name=cls.scheme.upper()
+        )
 
     def to_bytes(self) -> bytes:
         """The parameters in Ren's versioned, checksummed format (kind ``bfv-params``, ...)."""

@@ -250,3 +250,70 @@ def load_secret(
     with owner._lock:
         owner._install(s, (b, a))
         owner._fingerprint = fp
+
+
+class Copies:
+    """How a context is pickled and copied (a mixin of every scheme's context).
+
+    A context holding a secret key refuses ``pickle``, ``copy`` and ``deepcopy`` (``TypeError``):
+    the secret key leaves it only through ``export_secret_key()``. One holding evaluation keys
+    (or none) pickles as its parameters, device and evaluation keys, and copies as a new context
+    of those. The context sets ``scheme`` and ``_unpickler()``, the function that rebuilds it.
+    ``_check_fingerprint`` refuses a value made under other keys.
+    """
+
+    scheme: ClassVar[str]
+    params: Any
+    device: str
+    _secret: Any
+    _public: Any
+    key_fingerprint: Any
+
+    evaluation_keys: Callable[[], Any]  # the context's own
+
+    @classmethod
+    def _unpickler(cls) -> Callable[..., Any]:
+        raise NotImplementedError
+
+    def _check_fingerprint(self, fp: str | None, what: str) -> None:
+        """``fp`` (a value's key fingerprint) is this context's, or ``None`` (built by hand)."""
+        if fp is None:
+            return
+        mine = self.key_fingerprint
+        if mine is None:
+            raise ValueError(
+                f"the {what} was made under the keys with fingerprint {fp}, and this context "
+                "holds no keys: make it with the keys the value was made under (keys= the "
+                "evaluation keys, or secret_key= the exported secret key); a context never makes "
+                "keys for a value made elsewhere"
+            )
+        if fp != mine:
+            raise ValueError(
+                f"the {what} was made under the keys with fingerprint {fp}, and this context "
+                f"holds the keys with fingerprint {mine}: decrypt it where it was made, or use a "
+                "context made with its keys (keys= or secret_key=)"
+            )
+
+    def _refuse_copy(self, what: str) -> None:
+        if self._secret is not None:
+            raise TypeError(
+                f"a {self.scheme}.Context holding a secret key cannot be {what}: the secret key "
+                "leaves a context only through export_secret_key() (keep those bytes secret); to "
+                "share what a server needs, send ctx.evaluation_keys() (or its to_bytes()) and "
+                "the ciphertexts"
+            )
+
+    def __reduce__(self) -> tuple:
+        self._refuse_copy("pickled")
+        keys = None if self._public is None else self.evaluation_keys().to_bytes()
+        return (self._unpickler(), (self.params, self.device, keys))
+
+    def __copy__(self) -> Any:
+        self._refuse_copy("copied")
+        keys = None if self._public is None else self.evaluation_keys()
+        return type(self)(self.params, device=self.device, keys=keys)  # type: ignore[call-arg]
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        self._refuse_copy("copied")
+        rebuild, args = self.__reduce__()
+        return rebuild(*args)

@@ -170,6 +170,58 @@ class Chain:
                 "3.19 (the default is 3.2), or insecure=True (for tests and teaching only)"
             )
 
+    def _chain_header(self) -> dict:
+        """The header fields every scheme's parameters write (its own are added to them)."""
+        return {
+            "n": self.n,
+            "q_bits": list(self.q_bits),
+            "p_bits": list(self.p_bits),
+            "dnum": self.dnum,
+            "insecure": self.insecure,
+            "hamming_weight": self.hamming_weight,
+            "sigma": self.sigma,
+            "moduli": [str(q) for q in self.p_moduli + self.q_moduli],
+        }
+
+    @classmethod
+    def _chain_from_header(
+        cls, h: _fmt.Header, own: dict[str, Any], *, insecure: bool, reader: str, name: str
+    ) -> Any:
+        """The parameters of a checked header ``h``: its chain's fields and the scheme's ``own``.
+
+        Raises:
+            ValueError: a field of the wrong type or out of range, parameters the constructor
+                refuses, moduli other than the ones these parameters give, or parameters marked
+                insecure that the reader did not opt in to.
+        """
+        n = h.integer("n", 4, 2**30)
+        fields = {
+            "n": n,
+            "q_bits": h.int_list("q_bits", 10, 62),
+            "p_bits": h.int_list("p_bits", 10, 62),
+            "dnum": h.integer("dnum", 1, _fmt.MAX_MODULI),
+            "insecure": h.flag("insecure"),
+            "hamming_weight": h.optional_int("hamming_weight", 1, n),
+            "sigma": h.number("sigma", 0.0, 1e6),
+        }
+        moduli = h.moduli("moduli")
+        if fields["insecure"] and not insecure:
+            raise ValueError(
+                "the blob's parameters are marked insecure=True (beyond the HE-standard table, "
+                f"for tests and teaching); {reader} refuses them unless its reader opts in: "
+                f"pass insecure=True to {reader}"
+            )
+        try:
+            params = cls(**fields, **own)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ValueError(f"the blob's {name} parameters are not valid: {e}") from None
+        if moduli != params.p_moduli + params.q_moduli:
+            raise ValueError(
+                "the blob's moduli differ from the ones these parameters give (written by a Ren "
+                "that chose primes differently)"
+            )
+        return params
+
     @property
     def L(self) -> int:
         """The number of ciphertext moduli."""
