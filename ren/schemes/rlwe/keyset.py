@@ -267,7 +267,7 @@ class Copies:
     device: str
     _secret: Any
     _public: Any
-    key_fingerprint: Any
+    key_fingerprint: str | None
 
     evaluation_keys: Callable[[], Any]  # the context's own
 
