@@ -268,3 +268,16 @@ def test_bad_input_is_named(scheme):
         other = scheme.Context(small(scheme, t=65537 % 97 + 97), seed=1)
         with pytest.raises(ValueError, match="not this context's"):
             other.decrypt(ctx.encrypt(1))
+
+
+def test_fewer_digits_key_switch_the_same_values(scheme):
+    """``dnum=1`` and ``dnum=2`` (digits of several moduli, as CKKS's hybrid key switching)."""
+    for dnum, p_bits in ((2, (55, 55)), (1, (60, 60, 60))):
+        params = small(scheme, dnum=dnum, p_bits=p_bits)
+        assert len(params.digits) == dnum
+        with scheme.Context(params, seed=14) as ctx:
+            a, b = values(14), values(15)
+            x, y = ctx.encrypt(a), ctx.encrypt(b)
+            want = np.roll(rows(a * b), -3, axis=1).reshape(-1) % T
+            assert np.array_equal(ctx.decrypt((x * y).rotate_rows(3)), want), dnum
+            assert np.array_equal(ctx.decrypt(x.rotate_columns()), rows(a)[::-1].reshape(-1))
