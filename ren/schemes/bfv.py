@@ -22,7 +22,6 @@ What is shared with BGV (keys, batching, additions, rotations, the noise budget)
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 from typing import ClassVar
 
@@ -53,10 +52,6 @@ __all__ = [
     "noise_budget",
 ]
 
-_ACTIVE: contextvars.ContextVar[tuple[IntContext, ...]] = contextvars.ContextVar(
-    "ren_bfv_active", default=()
-)
-
 
 @dataclasses.dataclass(frozen=True)
 class Params(IntParams):
@@ -70,16 +65,17 @@ class Context(IntContext):
 
     scheme = "bfv"
     params_type = Params
-    _active = _ACTIVE
 
     def _plain_term(self, pt: Plaintext, ring: RingSpec, correction: int) -> Poly:
         """``round(Q m / t)`` for each coefficient: ``floor(Q/t) m + round((Q mod t) m / t)``."""
         Q, t = ring.Q, self.params.t
         m = pt.coeffs.astype(object) if t >= 2**31 else pt.coeffs
         r = (((Q % t) * m + t // 2) // t).astype(np.int64)
-        limbs = np.stack([np.stack([pt.coeffs] * ring.L), np.stack([r] * ring.L)]).astype(np.uint64)
-        m_poly = Poly.from_limbs(limbs[0], ring, device=self.device)
-        r_poly = Poly.from_limbs(limbs[1], ring, device=self.device)
+        # both are below t, so below every modulus: the same words in every limb
+        m_poly, r_poly = (
+            Poly.from_limbs(np.tile(v.astype(np.uint64), (ring.L, 1)), ring, device=self.device)
+            for v in (pt.coeffs, r)
+        )
         return m_poly * (Q // t) + r_poly
 
     def _fresh(self, z0: Poly, z1: Poly, pt: Plaintext, level: int) -> tuple[Poly, Poly]:

@@ -23,7 +23,6 @@ Usage::
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 from typing import ClassVar
 
@@ -57,10 +56,6 @@ __all__ = [
     "noise_budget",
 ]
 
-_ACTIVE: contextvars.ContextVar[tuple[IntContext, ...]] = contextvars.ContextVar(
-    "ren_bgv_active", default=()
-)
-
 
 @dataclasses.dataclass(frozen=True)
 class Params(IntParams):
@@ -74,7 +69,6 @@ class Context(IntContext):
 
     scheme = "bgv"
     params_type = Params
-    _active = _ACTIVE
 
     def _plain_term(self, pt: Plaintext, ring: RingSpec, correction: int) -> Poly:
         t = self.params.t

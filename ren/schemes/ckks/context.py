@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ren.capture.function import capturing
-from ren.device import canonical_device
 from ren.ir.region import in_region, noted, region
 from ren.poly import Poly, is_int
-from ren.ring import RingSpec, galois_for_rotation, sampling
+from ren.ring import RingSpec, galois_for_rotation
 from ren.schemes.ckks.active import _ACTIVE
 from ren.schemes.ckks.ciphertext import Ciphertext
 from ren.schemes.ckks.encoding import _check_scale, _slots, embed, embed_inverse
@@ -72,16 +70,7 @@ class Context(Copies, KeyOwner, KeySwitching, Evaluator):
     ):
         if not isinstance(params, Params):
             raise TypeError(f"params must be a ckks.Params, got {type(params).__name__}")
-        self.params = params
-        self.device = canonical_device(device)
-        self._rng = sampling.as_rng(seed)
-        self._lock = threading.RLock()
-        self._secret: Poly | None = None
-        self._public: tuple[Poly, Poly] | None = None
-        self._fingerprint: str | None = None
-        self._relin: KeySwitchKey | None = None
-        self._galois: dict[int, KeySwitchKey] = {}
-        self._encapsulation: dict[int, tuple[KeySwitchKey, KeySwitchKey]] = {}
+        self._start(params, seed, device)
         if keys is not None and secret_key is not None:
             raise ValueError("pass keys= or secret_key=, not both")
         if keys is not None:

@@ -7,21 +7,19 @@ how a decryption gives the message (``_message``) and what the noise is (``_nois
 
 from __future__ import annotations
 
+import abc
 import contextvars
 import dataclasses
-import math
-import threading
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ren.capture.function import capturing
-from ren.device import canonical_device
 from ren.engine.realize import uncaptured
 from ren.errors import RenError
 from ren.ir.region import in_region
 from ren.poly import Poly, is_int, realize
-from ren.ring import RingSpec, galois_for_rotation, sampling
+from ren.ring import RingSpec, galois_for_rotation
 from ren.schemes.integer import batching
 from ren.schemes.integer.keys import EvaluationKeys, KeyExchange
 from ren.schemes.integer.params import IntParams
@@ -36,11 +34,6 @@ __all__ = ["IntContext", "NoiseBudgetExhausted"]
 
 class NoiseBudgetExhausted(RenError, ValueError):
     """A ciphertext's noise has grown past what decryption can remove: its values are lost."""
-
-
-def centered_ints(p: Poly) -> list[int]:
-    """The coefficients of ``p`` as Python ints in ``(-Q/2, Q/2]``."""
-    return p.tolist(centered=True)
 
 
 class IntContext(KeyExchange, KeySwitching):
@@ -68,7 +61,13 @@ class IntContext(KeyExchange, KeySwitching):
 
     scheme: ClassVar[str] = "integer"
     params_type: ClassVar[type[IntParams]] = IntParams
+    #: This thread's active contexts of the scheme, innermost last (one variable per scheme).
     _active: ClassVar[contextvars.ContextVar[tuple[IntContext, ...]]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "scheme" in cls.__dict__:  # a scheme's context: its own current contexts
+            cls._active = contextvars.ContextVar(f"ren_{cls.scheme}_active", default=())
 
     def __init__(
         self,
@@ -81,16 +80,7 @@ class IntContext(KeyExchange, KeySwitching):
     ):
         if not isinstance(params, self.params_type):
             raise TypeError(f"params must be a {self.scheme}.Params, got {_fmt.describe(params)}")
-        self.params = params
-        self.device = canonical_device(device)
-        self._rng = sampling.as_rng(seed)
-        self._lock = threading.RLock()
-        self._secret: Poly | None = None
-        self._public: tuple[Poly, Poly] | None = None
-        self._fingerprint: str | None = None
-        self._relin: KeySwitchKey | None = None
-        self._galois: dict[int, KeySwitchKey] = {}
-        self._encapsulation: dict[int, tuple[KeySwitchKey, KeySwitchKey]] = {}
+        self._start(params, seed, device)
         self._take_keys(keys, secret_key)
 
     def __repr__(self) -> str:
@@ -195,7 +185,7 @@ class IntContext(KeyExchange, KeySwitching):
         with uncaptured():
             realize(*ct.parts)
             x = decrypt_parts(ct.parts, secret.to_ring(ct.parts[0].ring)).intt()
-            return centered_ints(x)
+            return x.tolist(centered=True)
 
     def decrypt(self, ct: Ciphertext, *, coefficients: bool = False) -> np.ndarray:
         """The values (int64 in ``[0, t)``): the ``n`` slots, or the coefficients.
@@ -238,20 +228,28 @@ class IntContext(KeyExchange, KeySwitching):
         return Q.bit_length() - worst.bit_length() - 1
 
     # --- the scheme's part ----------------------------------------------------------------------
+    @abc.abstractmethod
     def _plain_term(self, pt: Plaintext, ring: RingSpec, correction: int) -> Poly:
-        raise NotImplementedError
+        """The message of ``pt`` as it sits in ``c_0`` over ``ring`` (coefficient form).
 
+        BFV: ``round(Q m / t)``; BGV: ``correction * m mod t``, centred.
+        """
+
+    @abc.abstractmethod
     def _fresh(self, z0: Poly, z1: Poly, pt: Plaintext, level: int) -> tuple[Poly, Poly]:
-        raise NotImplementedError
+        """A fresh encryption of ``pt`` from the encryption of zero ``(z0, z1)``."""
 
+    @abc.abstractmethod
     def _tensor(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        raise NotImplementedError
+        """The three-part product of two two-part ciphertexts (before relinearization)."""
 
+    @abc.abstractmethod
     def _message(self, x: list[int], ct: Ciphertext) -> list[int]:
-        raise NotImplementedError
+        """The message coefficients in ``[0, t)`` of ``x = c_0 + c_1 s``, centred."""
 
+    @abc.abstractmethod
     def _noise(self, x: list[int], Q: int) -> list[int]:
-        raise NotImplementedError
+        """The noise whose size the budget measures, from ``x = c_0 + c_1 s``, centred."""
 
     def _match(self, a: Ciphertext, b: Ciphertext) -> tuple[Ciphertext, Ciphertext]:
         """Two ciphertexts brought to one level and correction (BGV; BFV's always match)."""
@@ -381,10 +379,3 @@ class IntContext(KeyExchange, KeySwitching):
         c0, c1 = ct.parts
         k0, k1 = self._switch(c1, key, ct.level, galois=g)
         return ct._evolve(parts=(c0.automorphism(g) + k0, k1))
-
-
-def inverse_mod(x: int, m: int, what: str) -> int:
-    """``x^-1 mod m``, or a ``ValueError`` naming ``what``."""
-    if math.gcd(x, m) != 1:
-        raise ValueError(f"{what}: {x} has no inverse mod {m}")
-    return pow(x, -1, m)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
 
+from ren.device import canonical_device
 from ren.engine.realize import uncaptured
 from ren.poly import Poly, is_int, realize
 from ren.ring import Domain, RingSpec, sampling
@@ -31,6 +33,19 @@ class KeyOwner:
     _relin: KeySwitchKey | None
     _galois: dict[int, KeySwitchKey]
     _encapsulation: dict[int, tuple[KeySwitchKey, KeySwitchKey]]  # by weight: to s' and back
+
+    def _start(self, params: Any, seed: int | None, device: str | None) -> None:
+        """The context's parameters, device, random source and lock, and no keys yet."""
+        self.params = params
+        self.device = canonical_device(device)
+        self._rng = sampling.as_rng(seed)
+        self._lock = threading.RLock()
+        self._secret = None
+        self._public = None
+        self._fingerprint = None
+        self._relin = None
+        self._galois = {}
+        self._encapsulation = {}
 
     # --- keys -------------------------------------------------------------------------------------
     @property

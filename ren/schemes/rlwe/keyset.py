@@ -10,6 +10,7 @@ ternary (and of the parameters' weight), and the public key must be its own.
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Callable
 from typing import Any, ClassVar, Self
@@ -252,7 +253,7 @@ def load_secret(
         owner._fingerprint = fp
 
 
-class Copies:
+class Copies(abc.ABC):
     """How a context is pickled and copied (a mixin of every scheme's context).
 
     A context holding a secret key refuses ``pickle``, ``copy`` and ``deepcopy`` (``TypeError``):
@@ -272,8 +273,9 @@ class Copies:
     evaluation_keys: Callable[[], Any]  # the context's own
 
     @classmethod
+    @abc.abstractmethod
     def _unpickler(cls) -> Callable[..., Any]:
-        raise NotImplementedError
+        """The function that rebuilds a context from its parameters, device and keys' bytes."""
 
     def _check_fingerprint(self, fp: str | None, what: str) -> None:
         """``fp`` (a value's key fingerprint) is this context's, or ``None`` (built by hand)."""
