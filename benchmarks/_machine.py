@@ -3,6 +3,7 @@ timed, and how results are written."""
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
@@ -164,3 +165,30 @@ def cpu_missing() -> str | None:
     except RenError as e:
         return str(e)
     return None
+
+
+def measure(call: Callable[[], Any], repeat: int) -> tuple[dict[str, Any], Any]:
+    """``time_calls(call, repeat)`` and the value of the last call (to check)."""
+    last: list[Any] = [None]
+
+    def run() -> None:
+        last[0] = call()
+
+    stats = time_calls(run, repeat)
+    return stats, last[0]
+
+
+def names(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
+    """A comma-separated option (``--sets a,b``) as its names, each one of ``allowed``."""
+    chosen = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in chosen if t not in allowed]
+    if bad or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"{what} must be a comma-separated list of {', '.join(allowed)}; got {text!r}"
+        )
+    return list(dict.fromkeys(chosen))
+
+
+def machine_line(m: dict[str, Any]) -> str:
+    """The last line of a benchmark's table: the Python, NumPy and machine of the figures."""
+    return f"python {m['python']}, numpy {m['numpy']}, {m['cpu_count']} CPUs, {m['platform']}"

@@ -72,7 +72,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _machine import cpu_missing, machine, peer, switch_off, time_calls, write_results
+from _machine import (
+    cpu_missing,
+    machine,
+    machine_line,
+    measure,
+    names,
+    peer,
+    switch_off,
+    write_results,
+)
 
 # Off before Ren reads them: what the caller had set, for the JSON (None: unset).
 SWITCHED_OFF = switch_off()
@@ -152,17 +161,6 @@ def _row(
         "check_bits": bits,
         **extra,
     }
-
-
-def measure(call: Callable[[], Any], repeat: int) -> tuple[dict[str, Any], Any]:
-    """``time_calls(call, repeat)`` and the value of the last call (to check)."""
-    last: list[Any] = [None]
-
-    def run() -> None:
-        last[0] = call()
-
-    stats = time_calls(run, repeat)
-    return stats, last[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -496,30 +494,20 @@ def print_table(results: dict[str, Any]) -> None:
                 print(line)
     print()
     m = results["machine"]
-    print(f"python {m['python']}, numpy {m['numpy']}, {m['cpu_count']} CPUs, {m['platform']}")
-
-
-def _names(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in names if t not in allowed]
-    if bad or not names:
-        raise argparse.ArgumentTypeError(
-            f"{what} must be a comma-separated list of {', '.join(allowed)}; got {text!r}"
-        )
-    return list(dict.fromkeys(names))
+    print(machine_line(m))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="benchmarks/ckks.py", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--sets",
-        type=lambda t: _names(t, ("a", "b"), "--sets"),
+        type=lambda t: names(t, ("a", "b"), "--sets"),
         default=["a", "b"],
         help="parameter sets to time (default a,b)",
     )
     parser.add_argument(
         "--backends",
-        type=lambda t: _names(t, BACKENDS, "--backends"),
+        type=lambda t: names(t, BACKENDS, "--backends"),
         default=list(BACKENDS),
         help="Ren backends (default python,cpu)",
     )

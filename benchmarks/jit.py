@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _machine import cpu_missing, machine, switch_off, time_calls, write_results
+from _machine import cpu_missing, machine, machine_line, switch_off, time_calls, write_results
 
 # Off before Ren reads them: what the caller had set, for the JSON (None: unset).
 SWITCHED_OFF = switch_off()
@@ -396,7 +396,7 @@ def print_table(results: dict[str, object]) -> None:
         print(f"{device}: not timed ({reason})")
     print()
     m = results["machine"]
-    print(f"python {m['python']}, numpy {m['numpy']}, {m['cpu_count']} CPUs, {m['platform']}")
+    print(machine_line(m))
 
 
 def main(argv: list[str] | None = None) -> int:

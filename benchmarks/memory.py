@@ -62,7 +62,7 @@ SWITCHED_OFF = {
     for var in ("REN_CHECK", "REN_DEBUG", "REN_DUMP", "REN_NO_PLAN", "REN_POISON")
 }
 
-from _machine import machine, write_results  # noqa: E402  (benchmarks/ is on sys.path)
+from _machine import machine, machine_line, write_results  # noqa: E402  (benchmarks/ is on sys.path)
 
 import ren  # noqa: E402
 from ren.engine.memory import MemoryPlan, plan_memory  # noqa: E402
@@ -292,7 +292,7 @@ def print_table(results: dict[str, object]) -> None:
             )
     print()
     m = results["machine"]
-    print(f"python {m['python']}, numpy {m['numpy']}, {m['cpu_count']} CPUs, {m['platform']}")
+    print(machine_line(m))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,7 +41,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _machine import machine, time_calls, write_results
+from _machine import machine, machine_line, time_calls, write_results
 
 from ren.codegen import cuda_templates, templates
 from ren.device import Buffer
@@ -234,7 +234,7 @@ def print_table(results: dict[str, object]) -> None:
         )
     print()
     m = results["machine"]
-    print(f"python {m['python']}, numpy {m['numpy']}, {m['cpu_count']} CPUs, {m['platform']}")
+    print(machine_line(m))
     print(f"ctypes call overhead (in every C figure): {results['call_overhead_s'] * 1e6:.2f} us")
 
 

@@ -65,15 +65,15 @@ def message(values: Any, params: IntParams, what: str = "values") -> np.ndarray:
         raise ValueError(f"{what} must be one-dimensional, got shape {a.shape}")
     if a.size > n:
         raise ValueError(f"{a.size} {what} do not fit the {n} slots of n={n}")
-    if a.dtype.kind == "O":
+    if a.size == 0:  # an empty list reads as float64: nothing to check
+        reduced = np.zeros(0, dtype=np.int64)
+    elif a.dtype.kind == "O":  # Python ints past 64 bits, or a mixture
         for i, v in enumerate(a):
             if isinstance(v, bool) or not isinstance(v, int | np.integer):
                 raise TypeError(f"{what}[{i}] is {_fmt.describe(v)}: integers mod t={t}")
         reduced = np.array([int(v) % t for v in a], dtype=np.int64)
-    elif a.dtype.kind in "iu" and a.size:
+    elif a.dtype.kind in "iu":
         reduced = np.mod(a, t).astype(np.int64)
-    elif a.size == 0:
-        reduced = np.zeros(0, dtype=np.int64)
     else:
         raise TypeError(f"{what} must be integers mod t={t}, got an array of {a.dtype}")
     out = np.zeros(n, dtype=np.int64)
