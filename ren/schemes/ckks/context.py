@@ -131,11 +131,7 @@ class Context(Copies, KeyOwner, KeySwitching, Evaluator):
 
     def evaluation_keys(self) -> EvaluationKeys:
         """The public key, relinearization key and the rotation keys made so far."""
-        with self._lock:
-            public, relin = self._require_public()
-            keys = EvaluationKeys(self.params, public, relin, self._galois)
-            keys._fingerprint = self.key_fingerprint
-        return keys
+        return keyset.evaluation_keys(self, EvaluationKeys)
 
     def export_secret_key(self) -> bytes:
         """The secret key and its public key, in Ren's CKKS format. Keep it secret.

@@ -178,6 +178,15 @@ class EvaluationKeys:
 # the secret key
 
 
+def evaluation_keys(owner: KeyOwner, kind: type[EvaluationKeys]) -> Any:
+    """``owner``'s public key, relinearization key and rotation keys made so far, as ``kind``."""
+    with owner._lock:
+        public, relin = owner._require_public()
+        keys = kind(owner.params, public, relin, owner._galois)
+        keys._fingerprint = owner.key_fingerprint
+    return keys
+
+
 def export_secret(owner: KeyOwner, kind: str) -> bytes:
     """The secret key of ``owner`` (a context) and its public key, as a blob of ``kind``.
 
