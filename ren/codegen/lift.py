@@ -27,7 +27,8 @@ LIFT_DOC = """\
 Basis change of one limb (q = {q}) to target moduli ({targets}): the centered value a_c mod each
 target modulus, the words of the fast base conversion (ren.ring.arith.base_convert) with L = 1:
 y = a R^-1 mod q plain, v = floor(y / q + 1/2) in double (0 or 1), out = (y mod p) - v (q mod p)
-mod p in Montgomery form. A target modulus equal to q gets a copy of the limb.
+mod p in Montgomery form (y mod p by conditional subtractions of 2^k p where q < 32p, else a
+division). A target modulus equal to q gets a copy of the limb.
 
   out  ({L_out}, {n}) target words; must not overlap `in`.
   in   (1, {n}) source words in [0, q), coefficient form."""
@@ -53,20 +54,33 @@ void {name}(uint64_t *restrict out, const uint64_t *restrict in)
         for (int f = 0; f < N_FRESH; ++f) {
             const uint64_t p = P[f], p_inv = P_INV[f], q_mod_p = Q_MOD_P[f], r2 = R2[f];
             uint64_t *restrict dst = out + (size_t)FRESH_ROWS[f] * {n} + k0;
-            if (WIDE[f]) {                                  /* q >= 2p: y mod p by division */
+            uint64_t r[B];
+            if (STEPS[f] < 0) {                             /* q >= 32p: y mod p by division */
                 for (int b = 0; b < B; ++b)
-                    dst[b] = mont_mul_u64(sub_mod_u64(y[b] % p, q_mod_p & (0 - v[b]), p), r2, p,
-                                          p_inv);
-            } else {                                        /* q < 2p: one subtraction at most */
-                for (int b = 0; b < B; ++b) {
-                    const uint64_t r = y[b] >= p ? y[b] - p : y[b];
-                    dst[b] = mont_mul_u64(sub_mod_u64(r, q_mod_p & (0 - v[b]), p), r2, p, p_inv);
-                }
+                    r[b] = y[b] % p;
+            } else {               /* q < 2^(s+1) p: subtract 2^k p where it fits, k = s .. 0 */
+                for (int b = 0; b < B; ++b)
+                    r[b] = y[b];
+                for (int k = STEPS[f]; k >= 0; --k)
+                    for (int b = 0; b < B; ++b)
+                        r[b] = r[b] >= (p << k) ? r[b] - (p << k) : r[b];
             }
+            for (int b = 0; b < B; ++b)
+                dst[b] = mont_mul_u64(sub_mod_u64(r[b], q_mod_p & (0 - v[b]), p), r2, p, p_inv);
         }
     }
 }
 """
+
+
+def _steps(q: int, p: int) -> int:
+    """How the kernel reduces ``y < q`` mod ``p``: ``s`` conditional subtractions, or -1 (a ``%``).
+
+    ``s`` is the largest with ``2**s p <= q - 1`` (0 when ``q <= 2p``): subtracting ``2**k p``
+    where it fits, ``k = s .. 0``, leaves ``y mod p``. Past ``s = 4`` (``q >= 32p``) a division.
+    """
+    s = max(0, ((q - 1) // p).bit_length() - 1)
+    return s if s <= 4 else -1
 
 
 def applies(ring: RingSpec, target: RingSpec) -> bool:
@@ -94,7 +108,7 @@ def lift_source(ring: RingSpec, target: RingSpec) -> CKernel:
         ("P", "uint64_t", ps),
         ("P_INV", "uint64_t", [pow(p, -1, R) for p in ps]),
         ("Q_MOD_P", "uint64_t", [q % p for p in ps]),
-        ("WIDE", "int", [int(q >= 2 * p) for p in ps]),
+        ("STEPS", "int", [_steps(q, p) for p in ps]),
         ("R2", "uint64_t", [R * R % p for p in ps]),
     ]
     digest = hashlib.sha256(repr(target).encode()).hexdigest()[:8]

@@ -28,28 +28,25 @@ Arithmetic:
   and base conversion, where the constants are Montgomery-encoded as in ``ren.ring.arith``.
 
 The NTT loops are written for the compiler's vectorizer (``-O3``): with AVX-512 the high word of a
-``u64`` product is taken from four 32 x 32 -> 64-bit products rather than one ``unsigned __int128``
-multiply (which stays scalar); without AVX-512 the preprocessor picks the scalar multiply, which
-is faster there (``ren.codegen.helpers.MUL_HI_U64``). The stages with fewer than 8 butterflies per
-block (``t = 1, 2, 4``) are called with a literal ``t`` so that they vectorize across blocks.
-Fusing the copy of ``in`` into the first stage and the final correction into the last saves two
-passes. On the AVX-512 machine the benchmark was written on this took the ``n = 16384`` NTT from
-0.13 ms to 0.04 ms (``benchmarks/ntt.py``, ``benchmarks/README.md``). Base conversion to ``u64``
-words sums its products in 128 bits and reduces once (``BASE_CONVERT_WIDE_DOC``).
+``u64`` product comes from four 32 x 32 -> 64-bit products, without it from one ``unsigned
+__int128`` multiply, faster there (``ren.codegen.helpers.MUL_HI_U64``). Stages of ``t = 1, 2, 4``
+butterflies per block get a literal ``t`` so that they vectorize across blocks; the first stage
+reads ``in`` and the last corrects. With AVX-512 IFMA a limb with ``q < 2**50`` takes the
+butterflies of :mod:`ren.codegen.ntt_ifma` instead: the same words, about 3.5 times faster.
+Base conversion to ``u64`` words sums in 128 bits and reduces once (``BASE_CONVERT_WIDE_DOC``).
 
-The ABI: every pointer is to C-contiguous words. ``word`` is the ring's word (``uint32_t`` for
-``u32``, ``uint64_t`` for ``u64``), and so are the twiddle tables: the NTT tables of a ``u32`` ring
-are ``uint32`` arrays (``w' < 2**32``). ``out`` never overlaps ``in``.
+The ABI: every pointer is to C-contiguous words of the ring's ``word`` (``uint32_t`` for ``u32``,
+``uint64_t`` for ``u64``), the twiddle tables too (``w' < 2**32`` for ``u32``); ``out`` never
+overlaps ``in``.
 
 Constants that are small (moduli, per-modulus factors) are emitted into the source as ``static
-const`` arrays; per-slot tables (the twiddles) are arguments. Automorphisms have no template:
-they lower to gathered loads inside elementwise kernels.
-Loops over limbs (or over coefficients, where one step needs every limb) carry
-``#pragma omp parallel for`` when there are at least ``OMP_MIN_WORDS`` words (and, over limbs, two
-limbs or more), which is ignored when compiling without ``-fopenmp``. Compile with
-``cc -O3 -march=native -shared -fPIC [-fopenmp]`` (gcc or clang: rescale and base conversion use
-``unsigned __int128`` for 64 x 64 -> 128-bit products); never with ``-ffast-math`` (base
-conversion's floating-point sum must be evaluated in order, as NumPy does).
+const`` arrays; per-slot tables (the twiddles) are arguments. Automorphisms have no template: they
+lower to gathered loads inside elementwise kernels. Loops over limbs (or over coefficients, where
+one step needs every limb) carry ``#pragma omp parallel for`` when there are at least
+``OMP_MIN_WORDS`` words (and, over limbs, two limbs or more), which is ignored when compiling
+without ``-fopenmp``. Compile with ``cc -O3 -march=native -shared -fPIC [-fopenmp]`` (gcc or clang:
+rescale and base conversion use ``unsigned __int128`` for 64 x 64 -> 128-bit products); never with
+``-ffast-math`` (base conversion's floating-point sum must be evaluated in order, as NumPy does).
 """
 
 from __future__ import annotations
@@ -62,6 +59,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ren.codegen import ntt_ifma
 from ren.codegen.helpers import (
     WORD,
     c_array,
@@ -190,6 +188,7 @@ static inline void ntt_stage(word *restrict a, size_t m, size_t t, const word *r
     }
 }
 
+{fast}
 void {name}(word *restrict out, const word *restrict in,
     const word *restrict tw, const word *restrict tw_shoup)
 {
@@ -200,6 +199,8 @@ void {name}(word *restrict out, const word *restrict in,
         const word *restrict ws = tw_shoup + (size_t)limb * {n};
         const word *restrict src = in + (size_t)limb * {n};
         word *restrict a = out + (size_t)limb * {n};
+        if (ntt_limb_fast(a, src, {n}, w, ws, q))          /* AVX-512 IFMA and q < 2^50 */
+            continue;
 
         /* stage m = 1 (t = n/2) reads `in` and writes `out`, so no separate copy is needed */
         for (size_t j = 0; j < {n} / 2; ++j) {
@@ -273,6 +274,7 @@ static inline void intt_stage(word *restrict a, size_t m, size_t t, const word *
     }
 }
 
+{fast}
 void {name}(word *restrict out, const word *restrict in,
     const word *restrict tw, const word *restrict tw_shoup)
 {
@@ -283,7 +285,8 @@ void {name}(word *restrict out, const word *restrict in,
         const word *restrict ws = tw_shoup + (size_t)limb * {n};
         const word *restrict src = in + (size_t)limb * {n};
         word *restrict a = out + (size_t)limb * {n};
-
+        if (intt_limb_fast(a, src, {n}, w, ws, q))         /* AVX-512 IFMA and q < 2^50 */
+            continue;
         if ({n} == 2) {
             /* the only stage is the last one below, which works in place on `out` */
             memcpy(a, src, 2 * sizeof(word));
@@ -347,6 +350,7 @@ def _ntt_family(ring: RingSpec, kind: str, template: str, doc: str, direction: s
         n=ring.n,
         name=name,
         moduli=limbs(ring),
+        fast=ntt_ifma.fast_source(ring),
     )
     head = header(f"{name}: {direction} negacyclic NTT", ring, fill(doc, L=ring.L, n=ring.n))
     return CKernel(head + c_helpers(ring.dtype) + body, name, _ntt_args(ring))

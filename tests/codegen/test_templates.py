@@ -10,7 +10,6 @@ the edge words ``0`` and ``q - 1`` in every limb.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import re
 import subprocess
 
@@ -29,31 +28,6 @@ pytestmark = pytest.mark.cc
 
 # --------------------------------------------------------------------------------------------
 # compiling and calling (ren.codegen.compiler will replace this)
-
-
-@pytest.fixture(scope="module")
-def build(tmp_path_factory):
-    """``build(kernel, openmp=False)``: compile ``kernel.source`` once, return the C function."""
-    root = tmp_path_factory.mktemp("templates")
-    cache: dict[tuple[str, bool], ctypes._CFuncPtr] = {}
-
-    def compile_kernel(kernel: tp.CKernel, openmp: bool = False, extra: tuple[str, ...] = ()):
-        key = (kernel.source, openmp, extra)
-        if key not in cache:
-            d = root / hashlib.sha256(repr(key).encode()).hexdigest()[:16]
-            d.mkdir()
-            (d / "src.c").write_text(kernel.source, encoding="utf-8")
-            flags = [*(["-fopenmp"] if openmp else []), *extra]
-            cmd = ["cc", "-O3", "-march=native", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror"]
-            cmd += ["-Wno-unknown-pragmas", *flags, "-o", str(d / "lib.so"), str(d / "src.c")]
-            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if done.returncode and openmp and "openmp" in done.stderr.lower():
-                pytest.skip(f"cc cannot build with -fopenmp: {done.stderr.strip()}")
-            assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stderr}"
-            cache[key] = getattr(ctypes.CDLL(str(d / "lib.so")), kernel.name)
-        return cache[key]
-
-    return compile_kernel
 
 
 def call(
@@ -399,10 +373,21 @@ def _lift_cases() -> list[tuple[RingSpec, RingSpec]]:
         (RingSpec(n, (q44,)), RingSpec(n, (ntt_primes(n, 44, 2)[1], q44, q60))),  # p <, =, > q
         (RingSpec(n, (q60,)), RingSpec(n, (small, big, *ntt_primes(n, 58, 2)))),  # q > 2p: a %
         (RingSpec(n, (big,)), RingSpec(n, (q60, q44))),
+        # q / p from about 2 to about 32: 0 to 4 conditional subtractions of 2^k p, and a %
+        (
+            RingSpec(n, (ntt_primes(n, 48, 1)[0],)),
+            RingSpec(
+                n,
+                (
+                    *(ntt_primes(n, b, 1)[0] for b in (43, 44, 45, 46, 47, 48)),
+                    ntt_primes(n, 48, 2)[1],
+                ),
+            ),
+        ),
     ]
 
 
-@pytest.mark.parametrize(("ring", "target"), _lift_cases(), ids=["44", "60", "62"])
+@pytest.mark.parametrize(("ring", "target"), _lift_cases(), ids=["44", "60", "62", "48"])
 def test_the_one_limb_lift_gives_the_generic_words(build, ring, target):
     """The fast path for one source limb against the reference, near q/2 and at the ends.
 
