@@ -13,7 +13,7 @@ import copy
 import hashlib
 import json
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MAGIC = b"RENCKKS\0"
@@ -148,3 +148,27 @@ def crafted(blob: bytes) -> Iterator[tuple[str, bytes]]:
         yield "a payload length past the end", raw + hashlib.sha256(raw).digest()
     raw = body + b"\0"
     yield "a byte after the last payload", raw + hashlib.sha256(raw).digest()
+
+
+def escapes(blob: bytes, read: Callable[[bytes], object]) -> tuple[int, list[str]]:
+    """Read ``blob`` and every crafted variant of it with ``read``.
+
+    The blob itself must read, and so must the same blob framed here (so the framing is the
+    reader's). Returns how many variants there were, and each one that was accepted or raised
+    something other than a ``ValueError`` (a line naming it and what escaped).
+    """
+    read(blob)  # the valid blob reads
+    version, kind, header, payloads = split(blob)
+    read(frame(version, kind, _text(header), payloads))  # framed here: reads
+    cases = list(crafted(blob))
+    escaped = []
+    for name, bad in cases:
+        try:
+            read(bad)
+        except ValueError:
+            continue
+        except Exception as e:  # the caller reports what escaped
+            escaped.append(f"{name}: {type(e).__name__}: {e}"[:200])
+        else:
+            escaped.append(f"{name}: accepted")
+    return len(cases), escaped
