@@ -17,30 +17,7 @@ import pytest
 import ren
 from ren.schemes import bfv, bgv
 from ren.schemes.integer import batching
-
-N, T = 64, 257
-SCHEMES = {"bfv": bfv, "bgv": bgv}
-
-
-def small(scheme, **kw):
-    args = {"n": N, "q_bits": (50, 50, 50), "p_bits": (55, 55), "t": T, "insecure": True} | kw
-    return scheme.Params(**args)
-
-
-@pytest.fixture(params=sorted(SCHEMES))
-def scheme(request):
-    return SCHEMES[request.param]
-
-
-def values(seed: int) -> np.ndarray:
-    """Random residues with 0, 1, t-1 and t/2 among them."""
-    v = np.random.default_rng(seed).integers(0, T, N)
-    v[:4] = (0, 1, T - 1, T // 2)
-    return v
-
-
-def rows(v: np.ndarray) -> np.ndarray:
-    return np.asarray(v).reshape(2, N // 2)
+from tests.schemes.integer_cases import N, T, rows, small, values
 
 
 def test_encrypt_decrypt_round_trip(scheme):

@@ -21,33 +21,11 @@ import pytest
 import ren
 from ren.schemes import bfv, bgv, ckks
 from tests.schemes import ckks_blobs
-
-N, T = 64, 257
-SCHEMES = {"bfv": bfv, "bgv": bgv}
-
-
-def small(scheme, **kw):
-    args = {"n": N, "q_bits": (50, 50, 50), "p_bits": (55, 55), "t": T, "insecure": True} | kw
-    return scheme.Params(**args)
+from tests.schemes.integer_cases import N, T, rows, small, values
 
 
 def other_scheme(scheme):
     return bgv if scheme is bfv else bfv
-
-
-@pytest.fixture(params=sorted(SCHEMES))
-def scheme(request):
-    return SCHEMES[request.param]
-
-
-def values(seed: int) -> np.ndarray:
-    v = np.random.default_rng(seed).integers(0, T, N)
-    v[:4] = (0, 1, T - 1, T // 2)
-    return v
-
-
-def rows(v: np.ndarray) -> np.ndarray:
-    return np.asarray(v).reshape(2, N // 2)
 
 
 def same_words(a, b) -> bool:

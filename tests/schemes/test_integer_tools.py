@@ -22,18 +22,12 @@ import numpy as np
 import pytest
 
 import ren
-from ren.schemes import bfv, bgv
+from ren.schemes import bgv
 from ren.viz.debug import Stepper, main, watch
+from tests.schemes.integer_cases import N, T, small, values
 
 dbg = sys.modules["ren.viz.debug.watching"]  # where the watched values live
 ROOT = Path(__file__).resolve().parents[2]
-N, T = 64, 257
-SCHEMES = {"bfv": bfv, "bgv": bgv}
-
-
-@pytest.fixture(params=sorted(SCHEMES))
-def scheme(request):
-    return SCHEMES[request.param]
 
 
 @pytest.fixture(autouse=True)
@@ -41,16 +35,6 @@ def no_stale_watches(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("REN_NO_PLAN", "REN_POISON", "REN_DEBUG", "REN_DEVICE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(dbg, "_WATCHED", [])
-
-
-def small(scheme):
-    return scheme.Params(n=N, q_bits=(50, 50, 50), p_bits=(55, 55), t=T, insecure=True)
-
-
-def values(seed: int) -> np.ndarray:
-    v = np.random.default_rng(seed).integers(0, T, N)
-    v[:4] = (0, 1, T - 1, T // 2)
-    return v
 
 
 def program(a, b):
