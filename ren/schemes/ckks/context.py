@@ -78,11 +78,7 @@ class Context(Copies, KeyOwner, KeySwitching, Evaluator):
                 raise TypeError(f"keys must be ckks.EvaluationKeys, got {type(keys).__name__}")
             if keys.params != params:
                 raise ValueError(f"the keys are for {keys.params}, not {params}")
-            b, a = keys.public
-            self._public = (b.to(self.device), a.to(self.device))
-            self._fingerprint = keys.fingerprint
-            self._relin = self._keys_to_device(keys.relin)
-            self._galois = {g: self._keys_to_device(k) for g, k in keys.galois.items()}
+            self._adopt(keys)
         if secret_key is not None:
             self._load_secret(secret_key)
 

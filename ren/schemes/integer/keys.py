@@ -93,11 +93,7 @@ class KeyExchange(keyset.Copies, KeyOwner):
                 )
             if keys.params != self.params:
                 raise ValueError(f"the keys are for {keys.params}, not {self.params}")
-            b, a = keys.public
-            self._public = (b.to(self.device), a.to(self.device))
-            self._fingerprint = keys.fingerprint
-            self._relin = self._keys_to_device(keys.relin)
-            self._galois = {g: self._keys_to_device(k) for g, k in keys.galois.items()}
+            self._adopt(keys)
         if secret_key is not None:
             params = self.params
             keyset.load_secret(

@@ -208,7 +208,18 @@ class KeyOwner:
                     made[h] = (down, up)
         return made[h]
 
-    def _keys_to_device(self, key: KeySwitchKey) -> KeySwitchKey:
+    def _adopt(self, keys: Any) -> None:
+        """Take the public, relinearization and rotation keys of ``keys``, on this device.
+
+        ``keys`` is an evaluation key set its context checked (a server's ``keys=``).
+        """
+        b, a = keys.public
+        self._public = (b.to(self.device), a.to(self.device))
+        self._fingerprint = keys.fingerprint
+        self._relin = self._key_to_device(keys.relin)
+        self._galois = {g: self._key_to_device(k) for g, k in keys.galois.items()}
+
+    def _key_to_device(self, key: KeySwitchKey) -> KeySwitchKey:
         return KeySwitchKey(
             key.galois, tuple((b.to(self.device), a.to(self.device)) for b, a in key.parts)
         )
