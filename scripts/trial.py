@@ -102,7 +102,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-CATEGORIES = ("bad input", "crafted blobs", "cache faults", "threads", "jit misuse", "security")
+CATEGORIES = (
+    "bad input",
+    "crafted blobs",
+    "cache faults",
+    "threads",
+    "jit misuse",
+    "security",
+    "crafted plans",
+    "jit oracle",
+    "interop files",
+    "ckks ranges",
+)
 CLEAR, SILENT, CRASH = "clear", "silent", "crash"
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -3306,6 +3317,22 @@ def security_cases() -> list[Case]:
 # ---------------------------------------------------------------------------------------------
 # running: workers, batches, the report
 
+def module_cases(module: str) -> Callable[[], list[Case]]:
+    """The builder of a category kept in its own module beside this one (``scripts/MODULE.py``).
+
+    Such a module imports what it needs from ``trial`` (``Case``, ``refuse``, ``succeed``, ...)
+    and defines ``cases() -> list[Case]``.
+    """
+
+    def build() -> list[Case]:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import importlib
+
+        return importlib.import_module(module).cases()
+
+    return build
+
+
 BUILDERS: dict[str, Callable[[], list[Case]]] = {
     "bad input": bad_input_cases,
     "crafted blobs": blob_cases,
@@ -3313,6 +3340,10 @@ BUILDERS: dict[str, Callable[[], list[Case]]] = {
     "threads": thread_cases,
     "jit misuse": jit_cases,
     "security": security_cases,
+    "crafted plans": module_cases("trial_plans"),
+    "jit oracle": module_cases("trial_jit"),
+    "interop files": module_cases("trial_interop"),
+    "ckks ranges": module_cases("trial_ranges"),
 }
 BATCH = {
     "bad input": 60,
@@ -3321,6 +3352,10 @@ BATCH = {
     "threads": 1,
     "jit misuse": 12,
     "security": 10,
+    "crafted plans": 100,
+    "jit oracle": 20,
+    "interop files": 50,
+    "ckks ranges": 10,
 }
 QUICK = {
     "bad input": 40,
@@ -3329,6 +3364,10 @@ QUICK = {
     "threads": 4,
     "jit misuse": 10,
     "security": 12,
+    "crafted plans": 60,
+    "jit oracle": 20,
+    "interop files": 30,
+    "ckks ranges": 10,
 }
 
 
