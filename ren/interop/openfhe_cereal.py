@@ -108,7 +108,8 @@ def load(source: Source, accepted: str) -> Archive:
         FileNotFoundError: no such file.
         TypeError: a source of another type.
         ValueError: not JSON (the message says what is ``accepted``, and that a binary
-            serialization is not read).
+            serialization is not read), or JSON nested too deeply or with an integer of too many
+            digits for Python to read.
     """
     if isinstance(source, bytes):
         text, name = source.decode("utf-8", errors="replace"), "the JSON bytes"
@@ -128,4 +129,6 @@ def load(source: Source, accepted: str) -> Archive:
             f"{name} is not JSON ({e.msg}, line {e.lineno}); accepted: {accepted}. A binary "
             "serialization (SERBINARY) is not read: save the object again with SERJSON"
         ) from None
+    except (ValueError, RecursionError) as e:  # an integer of too many digits, a deep nest
+        raise ValueError(f"{name}: JSON that cannot be read ({e}); accepted: {accepted}") from None
     return Archive(doc, name, accepted)

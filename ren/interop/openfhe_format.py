@@ -37,6 +37,23 @@ from typing import Any
 import numpy as np
 
 from ren.interop.openfhe_cereal import Archive, Source, layers, load
+from ren.interop.openfhe_values import (
+    CKKS_PACKED,
+    FORMATS,
+    KEY_SWITCHING,
+    SCALING,
+    SECRET_DIST,
+    SECURITY,
+    OpenFHECiphertext,
+    OpenFHEEvalKey,
+    OpenFHEParams,
+    OpenFHEPublicKey,
+    OpenFHESecretKey,
+    OpenFHEValue,
+    Read,
+    ciphertext_fault,
+    params_fault,
+)
 
 __all__ = [
     "FORMATS",
@@ -54,127 +71,10 @@ __all__ = [
     "read_secret_key",
 ]
 
-#: OpenFHE's ``Format`` as stored (``f``), and this module's name for it.
-FORMATS = {0: "ntt", 1: "coeff"}
-#: OpenFHE's enums as stored, by value (``ScalingTechnique``, ``KeySwitchTechnique``, ...).
-SCALING: tuple[str, ...] = ("FIXEDMANUAL", "FIXEDAUTO", "FLEXIBLEAUTO", "FLEXIBLEAUTOEXT")
-SCALING += ("COMPOSITESCALINGAUTO", "COMPOSITESCALINGMANUAL", "NORESCALE")
-KEY_SWITCHING = ("INVALID", "BV", "HYBRID")
-SECRET_DIST = ("GAUSSIAN", "UNIFORM_TERNARY", "SPARSE_TERNARY", "SPARSE_ENCAPSULATED")
-SECURITY: tuple[str, ...] = tuple(
-    f"HEStd_{b}_{k}" for k in ("classic", "quantum") for b in (128, 192, 256)
-)
-SECURITY += ("HEStd_NotSet",)
-CKKS_PACKED = 4  # PlaintextEncodings::CKKS_PACKED_ENCODING
 ACCEPTED = (
     "OpenFHE CKKS objects saved as JSON (SERJSON): a ciphertext, public key or private key "
     "(SerializeToFile / Serialize), eval mult keys (SerializeEvalMultKey), a crypto context"
 )
-
-
-@dataclasses.dataclass(frozen=True)
-class OpenFHEParams:
-    """A CKKS crypto context's parameters, as saved (names as OpenFHE's setters and enums).
-
-    Attributes:
-        n: the ring dimension.
-        moduli: the towers of ``Q``, ``q_0, q_1, ...``, in OpenFHE's order.
-        roots: each tower's primitive ``2n``-th root of unity (its NTT's), in the same order.
-        scaling_technique: ``"FIXEDMANUAL"``, ``"FLEXIBLEAUTO"``, ...
-        scaling_mod_size: the bits of the nominal scale ``2^scaling_mod_size``.
-        batch_size: the slots a plaintext fills.
-        key_switching: ``"HYBRID"`` or ``"BV"``.
-        dnum: the number of key-switching digits (OpenFHE's ``numPartQ``).
-        secret_key_dist: ``"UNIFORM_TERNARY"``, ``"SPARSE_TERNARY"``, ...
-        data_type: ``"REAL"`` or ``"COMPLEX"``.
-        security_level: ``"HEStd_128_classic"``, ..., ``"HEStd_NotSet"``.
-        sigma: the standard deviation of the errors.
-        multiplicative_depth: the depth the context was made for.
-    """
-
-    n: int
-    moduli: tuple[int, ...]
-    roots: tuple[int, ...]
-    scaling_technique: str
-    scaling_mod_size: int
-    batch_size: int
-    key_switching: str
-    dnum: int
-    secret_key_dist: str
-    data_type: str
-    security_level: str
-    sigma: float
-    multiplicative_depth: int
-
-
-@dataclasses.dataclass(frozen=True)
-class OpenFHEValue:
-    """Words read from an OpenFHE file, and what the file says of them.
-
-    Attributes:
-        words: ``(parts, limbs, n)`` plain residues (``uint64``), limb ``i`` modulo ``moduli[i]``.
-        moduli: the towers' moduli, in the file's order.
-        roots: each tower's root of unity: in NTT form its words are values at its powers.
-        form: ``"ntt"`` (OpenFHE's EVALUATION format) or ``"coeff"`` (COEFFICIENT).
-        params: the crypto context's parameters.
-        key_tag: the tag of the key pair it belongs to.
-        source: where it was read from, in words.
-    """
-
-    words: np.ndarray
-    moduli: tuple[int, ...]
-    roots: tuple[int, ...]
-    form: str
-    params: OpenFHEParams
-    key_tag: str
-    source: str
-
-
-@dataclasses.dataclass(frozen=True)
-class OpenFHECiphertext(OpenFHEValue):
-    """A CKKS ciphertext: ``words[k]`` is ``c_k``, with ``c_0 + c_1 s (+ c_2 s^2) = m + e``.
-
-    Attributes:
-        scale: OpenFHE's scaling factor (``2^(scaling_mod_size * d)`` in the FIXED modes).
-        noise_scale_degree: ``d``: 1 fresh or rescaled, 2 after a product before rescaling.
-        level: the towers dropped since encryption.
-        slots: the slots the message fills.
-    """
-
-    scale: float
-    noise_scale_degree: int
-    level: int
-    slots: int
-
-
-@dataclasses.dataclass(frozen=True)
-class OpenFHEPublicKey(OpenFHEValue):
-    """A public key ``(b, a)``, ``b = -a s + e``: ``words`` is ``(b, a)``."""
-
-
-@dataclasses.dataclass(frozen=True)
-class OpenFHESecretKey(OpenFHEValue):
-    """A secret key ``s``: ``words`` is ``(s,)``, over every tower of ``Q``."""
-
-
-@dataclasses.dataclass(frozen=True)
-class OpenFHEEvalKey(OpenFHEValue):
-    """A relinearization key: ``words`` is ``(b_0, a_0, b_1, a_1, ...)``, a pair per digit.
-
-    ``b_j = -a_j s + e_j + P s^power`` on the towers of digit ``j`` (no ``P s^power`` on the
-    others), over the towers of ``Q`` then of ``P``.
-    """
-
-    power: int
-
-    @property
-    def p_moduli(self) -> tuple[int, ...]:
-        """The towers of the special modulus ``P``: those after ``Q``'s."""
-        return self.moduli[len(self.params.moduli) :]
-
-
-#: What :func:`read` returns.
-Read = OpenFHEValue | OpenFHEParams | tuple[OpenFHEEvalKey, ...]
 
 
 def _tower_params(r: Archive, pointer: Any, where: str) -> tuple[int, int, int]:
@@ -184,6 +84,8 @@ def _tower_params(r: Archive, pointer: Any, where: str) -> tuple[int, int, int]:
     q, root = r.int_(r.get(p, "cm", where), "v", where), r.int_(r.get(p, "ru", where), "v", where)
     if order != 2 * n:
         raise r.fail(f"{where}: cyclotomic order {order} for ring dimension {n}, not 2n")
+    if not 2 <= q < 1 << 64 or not 0 < root < q:
+        raise r.fail(f"{where}: modulus {q} and root {root}: 2 <= q < 2^64 and 0 < root < q")
     return n, q, root
 
 
@@ -195,15 +97,25 @@ def _params(r: Archive, context: Any, where: str) -> OpenFHEParams:
         raise r.fail(f"{where} holds {kind}: only CKKS (lbcrypto::CryptoParametersCKKSRNS)")
     cp = r.deref(pointer, f"{where}.cc")
     elp = r.deref(r.field(cp, "elp", "the crypto parameters"), "the element parameters")
-    towers = [_tower_params(r, t, f"tower {i} parameters") for i, t in enumerate(elp["p"])]
-    enp = r.deref(r.field(cp, "enp", "the crypto parameters"), "the encoding parameters")
-    if not towers:
+    listed = r.get(elp, "p", "the element parameters")
+    if not isinstance(listed, list) or not listed:
         raise r.fail("the crypto parameters hold no towers")
+    towers = [_tower_params(r, t, f"tower {i} parameters") for i, t in enumerate(listed)]
+    enp = r.deref(r.field(cp, "enp", "the crypto parameters"), "the encoding parameters")
 
     def f(key: str) -> Any:
         return r.field(cp, key, "the crypto parameters")
 
-    return OpenFHEParams(
+    def integer(key: str, what: str) -> int:
+        value = f(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise r.fail(f"{what} ({key}) is {value!r}, not an integer")
+        return value
+
+    sigma = f("dp")
+    if isinstance(sigma, bool) or not isinstance(sigma, int | float) or sigma > 1e300:
+        raise r.fail(f"sigma (dp) is {sigma!r}, not a number")
+    params = OpenFHEParams(
         n=towers[0][0],
         moduli=tuple(t[1] for t in towers),
         roots=tuple(t[2] for t in towers),
@@ -211,13 +123,17 @@ def _params(r: Archive, context: Any, where: str) -> OpenFHEParams:
         scaling_mod_size=r.int_(enp, "m", "the encoding parameters"),
         batch_size=r.int_(enp, "bs", "the encoding parameters"),
         key_switching=r.enum(KEY_SWITCHING, f("ks"), "the key switching technique (ks)"),
-        dnum=int(f("dnum")),
+        dnum=integer("dnum", "the number of digits"),
         secret_key_dist=r.enum(SECRET_DIST, f("mo"), "the secret key distribution (mo)"),
         data_type=r.enum(("REAL", "COMPLEX"), f("cdt"), "the CKKS data type (cdt)"),
         security_level=r.enum(SECURITY, f("slv"), "the security level (slv)"),
-        sigma=float(f("dp")),
-        multiplicative_depth=int(f("muld")),
+        sigma=float(sigma),
+        multiplicative_depth=integer("muld", "the multiplicative depth"),
     )
+    wrong = params_fault(params)
+    if wrong:
+        raise r.fail(f"the crypto context: {wrong}")
+    return params
 
 
 def _words(r: Archive, values: Any, q: int, n: int, where: str) -> np.ndarray:
@@ -245,7 +161,7 @@ def _dcrt(r: Archive, poly: Any, where: str, ring_dim: int) -> tuple[np.ndarray,
         if n != ring_dim:
             raise r.fail(f"{at}: ring dimension {n}, the crypto context's is {ring_dim}")
         vec = r.get(r.get(tower, "v", at), "ptr_wrapper", at)
-        if not vec.get("valid", 1):
+        if not isinstance(vec, dict) or not vec.get("valid", 1):
             raise r.fail(f"{at} holds no values")
         data = r.get(vec, "data", at)
         modulus = r.int_(r.get(data, "m", at), "v", at)
@@ -258,8 +174,13 @@ def _dcrt(r: Archive, poly: Any, where: str, ring_dim: int) -> tuple[np.ndarray,
 
 
 def _parts(
-    r: Archive, polys: Any, where: str, params: OpenFHEParams
+    r: Archive, polys: Any, where: str, params: OpenFHEParams, towers: str = "Q"
 ) -> tuple[np.ndarray, tuple, tuple, str]:
+    """The polys' ``(words, moduli, roots, form)``, over ``towers`` of the crypto context.
+
+    ``towers``: ``"Q"`` every tower of ``Q`` (keys), ``"prefix"`` the first ones (a ciphertext
+    after rescales), ``"QP"`` those of ``Q`` then the special ones (eval keys).
+    """
     if not isinstance(polys, list) or not polys:
         raise r.fail(f"{where} holds no polynomials")
     read = [_dcrt(r, p, f"{where}[{k}]", params.n) for k, p in enumerate(polys)]
@@ -267,6 +188,22 @@ def _parts(
         if (moduli, roots, form) != tuple(read[0][1:]):
             raise r.fail(f"{where}[{k}] has other towers or another format than {where}[0]")
     words, moduli, roots, form = np.stack([x[0] for x in read]), *read[0][1:]
+    q = len(params.moduli) if towers != "prefix" else min(len(moduli), len(params.moduli))
+    size_ok = {"Q": len(moduli) == q, "prefix": len(moduli) <= q, "QP": len(moduli) > q}
+    if not size_ok[towers] or (tuple(moduli[:q]), tuple(roots[:q])) != (
+        params.moduli[:q],
+        params.roots[:q],
+    ):
+        want = {"Q": "those", "prefix": "the first ones", "QP": "those, then P's"}[towers]
+        raise r.fail(
+            f"{where} is over the towers {moduli} (roots {roots}): {want} of its crypto "
+            f"context's {list(params.moduli)} (roots {list(params.roots)})"
+        )
+    if towers == "QP":  # P's towers are not in the context: checked here
+        special = dataclasses.replace(params, moduli=tuple(moduli), roots=tuple(roots))
+        wrong = params_fault(special)
+        if wrong:
+            raise r.fail(f"{where}: {wrong.replace('of Q', 'of Q and P')}")
     return words, tuple(moduli), tuple(roots), form
 
 
@@ -275,13 +212,18 @@ def _crypto_object(r: Archive, data: Any, what: str) -> tuple[OpenFHEParams, str
     base = next((x for x in layers(data) if "cc" in x and "kt" in x), None)
     if base is None:
         raise r.fail(f"the {what} names no crypto context")
+    if not isinstance(base["kt"], str):
+        raise r.fail(f"the {what}'s key tag (kt) is {base['kt']!r}, not a string")
     return _params(r, r.deref(base["cc"], "the crypto context"), "the crypto context"), base["kt"]
 
 
 def _eval_keys(r: Archive, entries: list) -> tuple[OpenFHEEvalKey, ...]:
     keys = []
     for entry in entries:
-        for power, pointer in enumerate(r.get(entry, "value", "an eval key entry"), 2):
+        powers = r.get(entry, "value", "an eval key entry")
+        if not isinstance(powers, list):
+            raise r.fail(f"an eval key entry's value is {type(powers).__name__}, not a list")
+        for power, pointer in enumerate(powers, 2):
             if not isinstance(pointer, dict) or "ptr_wrapper" not in pointer:
                 raise r.fail("an eval key map of maps (rotation keys) is not read yet")
             data = r.deref(pointer, "an eval key")
@@ -291,9 +233,10 @@ def _eval_keys(r: Archive, entries: list) -> tuple[OpenFHEEvalKey, ...]:
             if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
                 raise r.fail("an eval key's ak and bk are not lists of one length")
             pairs = [x for pair in zip(b, a, strict=True) for x in pair]
-            words, moduli, roots, form = _parts(r, pairs, "the eval key (bk, ak)", params)
-            if moduli[: len(params.moduli)] != params.moduli:
-                raise r.fail(f"the eval key's towers {moduli} do not start with Q's")
+            words, moduli, roots, form = _parts(r, pairs, "the eval key (bk, ak)", params, "QP")
+            if params.key_switching == "HYBRID" and len(a) != params.dnum:
+                wrong = f"{len(a)} digits (ak, bk); its dnum is {params.dnum}"
+                raise r.fail(f"the eval key holds {wrong}")
             keys.append(OpenFHEEvalKey(words, moduli, roots, form, params, tag, r.name, power))
     if not keys:
         raise r.fail("the eval key map is empty")
@@ -336,7 +279,7 @@ def _read(source: Source) -> tuple[Read, str]:
         params, tag = _crypto_object(r, data, "private key")
         w, moduli, roots, form = _parts(r, [data["s"]], "the private key (s)", params)
         return OpenFHESecretKey(w, moduli, roots, form, params, tag, name), name
-    if "v" in data and "sl" in data:
+    if "v" in data and any(k in data for k in ("sl", "l", "d", "e")):
         return _ciphertext(r, data), name
     raise r.fail(f"the object has the fields {sorted(data)}, none of the kinds read here")
 
@@ -346,12 +289,19 @@ def _ciphertext(r: Archive, data: dict) -> OpenFHECiphertext:
     encoding = r.int_(data, "e", "the ciphertext")
     if encoding != CKKS_PACKED:
         raise r.fail(f"the ciphertext's encoding is {encoding}, not CKKS packed ({CKKS_PACKED})")
-    w, moduli, roots, form = _parts(r, data["v"], "the ciphertext (v)", params)
+    w, moduli, roots, form = _parts(r, data["v"], "the ciphertext (v)", params, "prefix")
+    if len(w) < 2:
+        raise r.fail(f"the ciphertext has {len(w)} polynomial: 2 or more (c_0, c_1, ...)")
     scale = r.get(data, "s", "the ciphertext")
-    if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
-        raise r.fail(f"the ciphertext's scaling factor is {scale!r}, not a positive number")
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or scale > 1e308:
+        raise r.fail(f"the ciphertext's scaling factor (s) is {scale!r}, not a number")
     degree, level = r.int_(data, "d", "the ciphertext"), r.int_(data, "l", "the ciphertext")
     slots = r.int_(data, "sl", "the ciphertext")
+    wrong = ciphertext_fault(
+        params, towers=len(moduli), scale=float(scale), degree=degree, level=level, slots=slots
+    )
+    if wrong:
+        raise r.fail(f"the ciphertext: {wrong}")
     return OpenFHECiphertext(
         w, moduli, roots, form, params, tag, r.name, float(scale), degree, level, slots
     )

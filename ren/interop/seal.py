@@ -1,7 +1,10 @@
 """Microsoft SEAL 4.4's CKKS in Ren: its saved objects as Ren values, its operations word for word.
 
 ``ren.interop.seal_format`` reads and writes SEAL's bytes (``read``, ``write``, ``uncompressed``,
-re-exported here). This module puts them in Ren's terms (:class:`SealParams`, :func:`to_polys`,
+re-exported here), ``ren.interop.seal_values`` holds the values, the parameters
+(:class:`SealParams`) and SEAL's checks of one against the other (:func:`check`, which every
+function here applies to its inputs: a CKKS ciphertext in NTT form, a scale within SEAL's bounds,
+every word below its modulus). This module puts them in Ren's terms (:func:`to_polys`,
 :func:`to_ckks`, ...) and recomputes SEAL's decryption, multiply, relinearization, rescale and
 rotation with ``Poly`` operations, every word equal to SEAL's: ``tests/interop/test_seal.py``
 checks each convention below against SEAL's own output (``tests/vectors/seal``).
@@ -47,24 +50,19 @@ checks each convention below against SEAL's own output (``tests/vectors/seal``).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import hashlib
 import operator
 from collections.abc import Sequence
 
 import numpy as np
 
-from ren.interop.seal_format import (
-    PARMS_ID_ZERO,
-    ParmsId,
+from ren.interop.seal_format import read, read_header, uncompressed, write
+from ren.interop.seal_values import (
     SealCiphertext,
     SealKSwitchKeys,
+    SealParams,
     SealPlaintext,
-    read,
-    read_header,
-    uncompressed,
-    write,
+    check,
 )
 from ren.poly import Poly, realize
 from ren.ring import Domain, RingSpec, galois_for_rotation
@@ -99,104 +97,17 @@ __all__ = [
 ]
 
 
-def _hex(parms_id: Sequence[int]) -> str:
-    return "".join(f"{int(w):016x}" for w in parms_id)[:16] + "..."
-
-
-@dataclasses.dataclass(frozen=True)
-class SealParams:
-    """SEAL's CKKS parameters: ``n`` and ``coeff_modulus``: ``q_0, ..., q_{L-1}``, then ``p``.
-
-    Raises:
-        ValueError: for fewer than two moduli, or moduli Ren's ``RingSpec`` refuses (naming the
-            modulus and the rule it breaks).
-    """
-
-    n: int
-    coeff_modulus: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        mods = tuple(int(q) for q in self.coeff_modulus)
-        if len(mods) < 2:
-            raise ValueError(f"coeff_modulus={mods}: key switching needs at least two moduli")
-        RingSpec(self.n, mods)  # checks n and the moduli
-        object.__setattr__(self, "coeff_modulus", mods)
-
-    def parms_id(self, count: int | None = None) -> ParmsId:
-        """The ``parms_id`` of the level of the first ``count`` moduli (default: every one).
-
-        SEAL's hash: BLAKE2b-256 of the u64 words ``(2, n, moduli..., 0)`` (CKKS, the degree, the
-        moduli, a plain modulus of 0).
-        """
-        mods = self.coeff_modulus[: len(self.coeff_modulus) if count is None else count]
-        data = np.array([2, self.n, *mods, 0], dtype="<u8").tobytes()
-        words = np.frombuffer(hashlib.blake2b(data, digest_size=32).digest(), dtype="<u8")
-        return tuple(int(w) for w in words)  # type: ignore[return-value]
-
-    def moduli(self, parms_id: Sequence[int]) -> tuple[int, ...]:
-        """The moduli of the level ``parms_id`` names (the key level holds all of them).
-
-        Raises:
-            ValueError: for a ``parms_id`` of none of these parameters' levels.
-        """
-        k = len(self.coeff_modulus)
-        for count in range(k, 0, -1):
-            if tuple(int(w) for w in parms_id) == self.parms_id(count):
-                return self.coeff_modulus[:count]
-        raise ValueError(
-            f"parms_id {_hex(parms_id)} is no level of {self}: the levels' are "
-            + ", ".join(_hex(self.parms_id(c)) for c in range(k, 0, -1))
-        )
-
-    def ring(self, parms_id: Sequence[int] | None = None) -> RingSpec:
-        """The ``RingSpec`` of a level, its moduli in SEAL's order (default: the key level)."""
-        mods = self.coeff_modulus if parms_id is None else self.moduli(parms_id)
-        return RingSpec(self.n, mods)
-
-
-def check(value: SealCiphertext | SealPlaintext | SealKSwitchKeys, params: SealParams) -> None:
-    """Check a value read from SEAL's bytes against ``params``, as SEAL's loader does.
-
-    The ``parms_id`` must name a level (the key level for keys), the shape must be that level's
-    (``n`` words per limb, one limb per modulus) and every word below its modulus.
-
-    Raises:
-        TypeError: for a value of another type.
-        ValueError: naming what disagrees (the first word out of range with its place).
-    """
-    if isinstance(value, SealKSwitchKeys):
-        if value.parms_id != params.parms_id():
-            raise ValueError(f"keys at parms_id {_hex(value.parms_id)}, not the key level")
-        for key in (key for entry in value.keys for key in entry):
-            check(key, params)
-        return
-    if not isinstance(value, SealCiphertext | SealPlaintext):
-        raise TypeError(f"value must be a SEAL ciphertext, plaintext or keys, got {type(value)}")
-    if value.parms_id == PARMS_ID_ZERO:
-        raise ValueError("a plaintext in coefficient form (parms_id zero) is not CKKS data")
-    mods = params.moduli(value.parms_id)
-    want = (len(mods), params.n) if isinstance(value, SealCiphertext) else (len(mods) * params.n,)
-    got = value.data.shape[1:] if isinstance(value, SealCiphertext) else value.data.shape
-    if got != want:
-        raise ValueError(f"size disagrees: words shaped {got}, the level's are {want}")
-    words = value.data.reshape(-1, len(mods), params.n)
-    bad = np.argwhere(words >= np.array(mods, dtype=np.uint64)[None, :, None])
-    if bad.size:
-        part, limb, i = (int(x) for x in bad[0])
-        raise ValueError(
-            f"word {int(words[part, limb, i])} (part {part}, limb {limb}, index {i}) is not "
-            f"below its modulus {mods[limb]}"
-        )
-
-
 # --- Ren values -----------------------------------------------------------------------------
 
 
 def to_polys(ct: SealCiphertext, params: SealParams) -> tuple[Poly, ...]:
-    """The parts of a SEAL ciphertext (or public key) as Ren polys over its level's ring."""
+    """The parts of a SEAL ciphertext (or public key) as Ren polys over its level's ring.
+
+    Raises:
+        ValueError: for a value :func:`check` refuses (a ciphertext not in NTT form among them).
+    """
     check(ct, params)
-    ring, domain = params.ring(ct.parms_id), Domain.NTT if ct.ntt_form else Domain.COEFF
-    return tuple(Poly.from_limbs(part, ring, domain) for part in ct.data)
+    return tuple(Poly.from_limbs(part, params.ring(ct.parms_id), Domain.NTT) for part in ct.data)
 
 
 def to_poly(pt: SealPlaintext, params: SealParams) -> Poly:
@@ -339,11 +250,13 @@ def multiply(a: SealCiphertext, b: SealCiphertext, params: SealParams) -> SealCi
     """SEAL's ``multiply`` of two 2-part ciphertexts: ``(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)``.
 
     Raises:
-        ValueError: for parts other than 2, or operands at different levels.
+        ValueError: for parts other than 2, operands at different levels, or a product whose
+            scale is out of SEAL's bounds for the level (SEAL's "scale out of bounds").
     """
     if a.size != 2 or b.size != 2 or a.parms_id != b.parms_id:
         raise ValueError("multiply takes two ciphertexts of 2 parts at one level")
     (a0, a1), (b0, b1) = to_polys(a, params), to_polys(b, params)
+    params.scale_in_bounds(a.scale * b.scale, a0.ring.moduli, "product")
     return from_polys((a0 * b0, a0 * b1 + a1 * b0, a1 * b1), params, a.scale * b.scale)
 
 
@@ -364,12 +277,14 @@ def rescale(ct: SealCiphertext, params: SealParams) -> SealCiphertext:
     """SEAL's ``rescale_to_next``: every part ``round(c / q_last)``, the scale over ``q_last``.
 
     Raises:
-        ValueError: at the last level (one modulus left).
+        ValueError: at the last level (one modulus left), or for a new scale out of SEAL's
+            bounds for the level below.
     """
     parts = to_polys(ct, params)
     if parts[0].ring.L < 2:
         raise ValueError("rescale needs two moduli at least: the ciphertext is at the last level")
     q = parts[0].ring.moduli[-1]
+    params.scale_in_bounds(ct.scale / q, parts[0].ring.moduli[:-1], "rescaled ciphertext")
     return from_polys([p.rescale() for p in parts], params, ct.scale / q, ct.correction_factor)
 
 

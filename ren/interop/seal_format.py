@@ -7,9 +7,10 @@ the scale (``ren.interop.seal`` turns them into Ren values). The layout, from SE
 ``serialization.h``, ``dynarray.h``, ``ciphertext.cpp``, ``plaintext.cpp`` and
 ``kswitchkeys.cpp`` (every integer little-endian):
 
-* **SEALHeader**, 16 bytes: ``magic`` u16 ``0xA15E``, ``header_size`` u8 (16), the version's
-  major and minor u8, ``compr_mode`` u8 (0 none, 1 zlib, 2 zstd), 2 reserved bytes (0), and
-  ``size`` u64: the whole object's bytes as stored, header included.
+* **SEALHeader**, 16 bytes (``ren.interop.seal_stream``): ``magic`` u16 ``0xA15E``,
+  ``header_size`` u8 (16), the version's major and minor u8, ``compr_mode`` u8 (0 none, 1 zlib,
+  2 zstd), 2 reserved bytes (0), and ``size`` u64: the whole object's bytes as stored, header
+  included.
 * **Compression.** With zlib the members after the header are one zlib stream (``deflateInit`` at
   ``Z_DEFAULT_COMPRESSION``: zlib's wrapper, not raw deflate); with zstd one zstd frame. Only the
   outer object is compressed: the objects nested in it are saved uncompressed.
@@ -29,305 +30,234 @@ the scale (``ren.interop.seal`` turns them into Ren values). The layout, from SE
   that many PublicKeys (one per RNS digit), each a saved object. ``RelinKeys`` holds the key of
   ``s^2`` at entry 0; ``GaloisKeys`` the key of ``X -> X^g`` at entry ``(g - 1) / 2`` of ``n``
   entries, most of them empty.
+
+**What is refused.** Every read holds the metadata to SEAL's own limits before any word is read
+(``ren.interop.seal_stream`` inflates no further than the members are read, so a decompression
+bomb is refused one byte past them): a ``poly_modulus_degree`` that is a power of two up to
+``2^17``, 1 to 64 moduli, 2 to 16 parts (or none), an ``is_ntt_form`` byte of 0 or 1, a scale
+that is a positive normal double, a ``correction_factor`` of 1 or more, at most 14 ``RelinKeys``
+entries, a ``DynArray`` of exactly the words the metadata calls for. Given ``params``
+(:class:`~ren.interop.seal_values.SealParams`), :func:`read` also checks, before any word is read,
+what SEAL's ``load`` checks against a CKKS context: the ``parms_id`` names a level (a data level
+for a ``Ciphertext`` or ``Plaintext``, the key level for keys), ``n`` and the number of moduli are
+that level's, ciphertexts and keys are in NTT form with a correction factor of 1 and a scale within
+SEAL's bounds, a key-switching entry holds one key per data modulus, ``GaloisKeys`` at most ``n``
+entries; then that every word is below its modulus (:func:`check`). ``max_words`` caps the words
+of the whole read.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import struct
-import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-MAGIC = 0xA15E  #: the first two bytes of every SEAL object
-HEADER_SIZE = 16  #: bytes of a SEALHeader
-VERSION = (4, 4)  #: the version written (SEAL 4.4); 4.0 to 4.4 are read
-COMPRESSION = {"none": 0, "zlib": 1, "zstd": 2}  #: SEAL's ``compr_mode_type``
-PARMS_ID_ZERO = (0, 0, 0, 0)  #: the parms_id of a coefficient-form plaintext
-ParmsId = tuple[int, int, int, int]
+from ren.interop.seal_stream import (
+    COMPRESSION,
+    HEADER_SIZE,
+    MAGIC,
+    VERSION,
+    Header,
+    Reader,
+    compressed_bound,
+    open_object,
+    read_header,
+    save,
+)
+from ren.interop.seal_values import (
+    MAX_LIMBS,
+    MAX_N,
+    MAX_PARTS,
+    MAX_RELIN_ENTRIES,
+    PARMS_ID_ZERO,
+    ParmsId,
+    SealCiphertext,
+    SealKSwitchKeys,
+    SealParams,
+    SealPlaintext,
+    check,
+    hex_id,
+    scale_rule,
+)
+
+__all__ = [
+    "COMPRESSION",
+    "HEADER_SIZE",
+    "KINDS",
+    "MAGIC",
+    "PARMS_ID_ZERO",
+    "VERSION",
+    "Header",
+    "SealCiphertext",
+    "SealKSwitchKeys",
+    "SealPlaintext",
+    "check",
+    "read",
+    "read_header",
+    "uncompressed",
+    "write",
+]
+
+# --- the checks, with and without parameters ---------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Header:
-    """A SEALHeader: the version that wrote the object, its compression, its stored size."""
-
-    version: tuple[int, int]
-    compression: str
-    size: int
+def _bad(r: Reader, what: str) -> ValueError:
+    return ValueError(f"bad metadata in a SEAL {r.what}: {what}")
 
 
-def _words(data: Any, ndim: int) -> np.ndarray:
-    arr = np.array(data, copy=True)
-    if arr.dtype != np.uint64 or arr.ndim != ndim:
-        raise ValueError(f"data must be a {ndim}-D uint64 array, got {arr.dtype} {arr.shape}")
-    arr.flags.writeable = False
-    return arr
-
-
-def _parms_id(value: Any) -> ParmsId:
-    words = tuple(int(w) for w in value)
-    if len(words) != 4 or not all(0 <= w < 1 << 64 for w in words):
-        raise ValueError(f"parms_id must be 4 words below 2**64, got {value!r}")
-    return words
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class SealCiphertext:
-    """A SEAL ``Ciphertext`` or ``PublicKey``: ``data[part, limb, i]`` plain words (read-only).
-
-    ``ntt_form`` says whether row ``i`` holds NTT slots (in CKKS, always) or coefficients.
-    """
-
-    parms_id: ParmsId
-    data: np.ndarray
-    ntt_form: bool = True
-    scale: float = 1.0
-    correction_factor: int = 1
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "parms_id", _parms_id(self.parms_id))
-        object.__setattr__(self, "data", _words(self.data, 3))
-        if self.size != 0 and not 2 <= self.size <= 16:
-            raise ValueError(f"a SEAL ciphertext has 2 to 16 parts (or none), got {self.size}")
-
-    @property
-    def size(self) -> int:
-        """The number of parts: 2, or 3 after a multiply."""
-        return int(self.data.shape[0])
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class SealPlaintext:
-    """A SEAL ``Plaintext`` or ``SecretKey``: its words as SEAL holds them (read-only).
-
-    In NTT form (a nonzero ``parms_id``) they are ``L`` limbs of ``n`` words, one after the other:
-    ``data.reshape(L, n)``.
-    """
-
-    parms_id: ParmsId
-    data: np.ndarray
-    scale: float = 1.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "parms_id", _parms_id(self.parms_id))
-        object.__setattr__(self, "data", _words(self.data, 1))
-
-    @property
-    def ntt_form(self) -> bool:
-        """SEAL's rule: a plaintext with a nonzero ``parms_id`` is in NTT form."""
-        return self.parms_id != PARMS_ID_ZERO
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class SealKSwitchKeys:
-    """SEAL's ``KSwitchKeys`` (``RelinKeys``, ``GaloisKeys``): ``keys[entry][digit]``.
-
-    Each key is a :class:`SealCiphertext` of two parts over every modulus, in NTT form; an entry
-    is empty where no key was made.
-    """
-
-    parms_id: ParmsId
-    keys: tuple[tuple[SealCiphertext, ...], ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "parms_id", _parms_id(self.parms_id))
-        object.__setattr__(self, "keys", tuple(tuple(e) for e in self.keys))
-
-    @property
-    def entries(self) -> tuple[int, ...]:
-        """The entries that hold keys (``(g - 1) / 2`` for a Galois element ``g``)."""
-        return tuple(i for i, e in enumerate(self.keys) if e)
-
-
-# --- the header and compression ------------------------------------------------------------
-
-
-def read_header(blob: bytes, what: str = "object") -> Header:
-    """The SEALHeader at the start of ``blob``, checked; ``what`` names the object in errors.
-
-    Raises:
-        TypeError: if ``blob`` is not bytes-like.
-        ValueError: for fewer than 16 bytes, a bad magic or header size, a version other than
-            SEAL 4.0 to 4.4, an unknown compression mode, or a size smaller than the header.
-    """
-    if not isinstance(blob, bytes | bytearray | memoryview):
-        raise TypeError(f"blob must be bytes (a saved SEAL {what}), got {type(blob).__name__}")
-    if len(blob) < HEADER_SIZE:
-        raise ValueError(f"truncated SEAL {what}: {len(blob)} bytes, less than a SEALHeader (16)")
-    magic, hsize, major, minor, mode, _, size = struct.unpack_from("<HBBBBHQ", blob)
-    if magic != MAGIC:
-        raise ValueError(f"not a SEAL {what}: bad magic 0x{magic:04X} (SEAL's is 0xA15E)")
-    if hsize != HEADER_SIZE:
-        raise ValueError(f"bad SEALHeader of a SEAL {what}: header size {hsize}, not 16")
-    if major != 4 or minor > VERSION[1]:
-        raise ValueError(
-            f"unsupported version: SEAL {major}.{minor} wrote this {what}; SEAL 4.0 to 4.4 are "
-            "read (SEAL 3 lays out ciphertexts differently)"
-        )
-    modes = {v: k for k, v in COMPRESSION.items()}
-    if mode not in modes:
-        raise ValueError(
-            f"unknown compression mode {mode} in a SEAL {what}: 0 (none), 1 (zlib) or 2 (zstd)"
-        )
-    if size < HEADER_SIZE:
-        raise ValueError(f"bad size of a SEAL {what}: {size} bytes, less than its own header")
-    return Header((major, minor), modes[mode], size)
-
-
-def _zstandard() -> Any:
+def _level(params: SealParams, parms_id: ParmsId, kind: str, what: str) -> tuple[int, ...]:
+    """The moduli of the level a value of ``kind`` names, checked to be a level it may be at."""
     try:
-        import zstandard
-    except ImportError:
+        mods = params.moduli(parms_id)
+    except ValueError as e:
+        raise ValueError(f"the SEAL {what}'s {e}") from None
+    key = len(mods) == len(params.coeff_modulus)
+    if kind in ("PublicKey", "SecretKey", "key") and not key:
         raise ValueError(
-            "zstd compression needs the zstandard package: install zstandard (pip install "
-            "zstandard)"
-        ) from None
-    return zstandard
-
-
-def _inflate(body: bytes, mode: str, what: str) -> bytes:
-    if mode == "none":
-        return body
-    d: Any = zlib.decompressobj() if mode == "zlib" else _zstandard().ZstdDecompressor()
-    try:
-        d = d if mode == "zlib" else d.decompressobj()
-        out = d.decompress(body)
-    except Exception as e:  # zlib.error, zstandard.ZstdError
-        raise ValueError(f"corrupt {mode} data in a SEAL {what}: {e}") from None
-    if not d.eof:
-        raise ValueError(f"truncated SEAL {what}: its {mode} stream stops before its end")
-    if d.unused_data:
-        raise ValueError(f"size disagrees: {len(d.unused_data)} bytes follow a {mode} stream")
-    return out
-
-
-def _save(members: bytes, compression: str, version: tuple[int, int] = VERSION) -> bytes:
-    """A saved object: header and ``members``, compressed as SEAL's ``Serialization::Save``."""
-    if compression not in COMPRESSION:
-        raise ValueError(f"compression={compression!r}: 'none', 'zlib' or 'zstd'")
-    body = members
-    if compression == "zlib":
-        body = zlib.compress(members, zlib.Z_DEFAULT_COMPRESSION)
-    elif compression == "zstd":
-        body = _zstandard().ZstdCompressor(level=3).compress(members)
-    mode, size = COMPRESSION[compression], HEADER_SIZE + len(body)
-    return struct.pack("<HBBBBHQ", MAGIC, HEADER_SIZE, *version, mode, 0, size) + body
-
-
-class _In:
-    """A cursor over one object's members; its errors name the object and the field."""
-
-    def __init__(self, data: bytes, what: str):
-        self.data, self.pos, self.what = data, 0, what
-
-    def take(self, count: int, field: str) -> bytes:
-        if self.pos + count > len(self.data):
-            raise ValueError(
-                f"truncated SEAL {self.what}: {field} needs {count} bytes at offset {self.pos}, "
-                f"{len(self.data) - self.pos} are left"
-            )
-        self.pos += count
-        return self.data[self.pos - count : self.pos]
-
-    def unpack(self, fmt: str, field: str) -> tuple[Any, ...]:
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt), field))
-
-    def nested(self, what: str, members: Any) -> Any:
-        """The saved object at the cursor (its header read, inflated if need be), read whole."""
-        header = read_header(self.data[self.pos :], what)
-        return _whole(self.take(header.size, what)[HEADER_SIZE:], header, what, members)
-
-    def words(self, count: int) -> np.ndarray:
-        return self.nested(f"{self.what}'s DynArray", lambda r: r.dynarray(count))
-
-    def dynarray(self, count: int) -> np.ndarray:
-        (got,) = self.unpack("<Q", "the count")
-        if got != count:
-            seeded = " (a seeded ciphertext: not supported)" if 2 * got == count else ""
-            raise ValueError(
-                f"size disagrees in a SEAL {self.what}: the metadata calls for {count} words, "
-                f"the DynArray holds {got}{seeded}"
-            )
-        return np.frombuffer(self.take(8 * count, "the words"), dtype="<u8").astype(np.uint64)
-
-
-def _whole(body: bytes, header: Header, what: str, members: Any) -> Any:
-    r = _In(_inflate(body, header.compression, what), what)
-    value = members(r)
-    if r.pos != len(r.data):
-        raise ValueError(
-            f"size disagrees: {len(r.data) - r.pos} bytes follow the members of a SEAL {what}"
+            f"the SEAL {what} is at parms_id {hex_id(parms_id)} ({len(mods)} moduli), not the "
+            "key level: SEAL loads keys over every modulus"
         )
-    return value
-
-
-def _open(blob: bytes, what: str, members: Any) -> Any:
-    header = read_header(blob, what)
-    if len(blob) != header.size:
-        fault = "truncated" if len(blob) < header.size else "size disagrees"
+    if kind in ("Ciphertext", "Plaintext") and key:
         raise ValueError(
-            f"{fault}: the SEAL {what} is {len(blob)} bytes, its header says {header.size}"
+            f"the SEAL {what} is at the key level (every modulus, the special prime too): SEAL "
+            f"loads a {kind} at a data level only"
         )
-    return _whole(bytes(blob[HEADER_SIZE:]), header, what, members)
+    return mods
 
 
-def uncompressed(blob: bytes) -> bytes:
-    """The same saved object with ``compr_mode`` none: what SEAL saves without compression.
-
-    Raises:
-        ValueError: as :func:`read` does, for a blob that is not a whole saved object.
-    """
-
-    def everything(r: _In) -> bytes:
-        return r.take(len(r.data), "members")
-
-    return _save(_open(blob, "object", everything), "none", read_header(blob).version)
+def _ciphertext_rules(r: Reader, kind: str, params: SealParams | None, meta: tuple) -> None:
+    """SEAL's limits on a ciphertext's metadata, then (with ``params``) its context's."""
+    pid, ntt, size, n, limbs, scale, factor = meta
+    if ntt not in (0, 1):
+        raise _bad(r, f"is_ntt_form byte {ntt}: SEAL writes 0 or 1")
+    if n < 2 or n > MAX_N or n & (n - 1):
+        raise _bad(r, f"poly_modulus_degree {n}: a power of two from 2 to {MAX_N}")
+    if not 1 <= limbs <= MAX_LIMBS:
+        raise _bad(r, f"coeff_modulus_size {limbs}: 1 to {MAX_LIMBS} moduli are read")
+    if size == 1 or size > MAX_PARTS:
+        raise _bad(r, f"size {size}: a ciphertext has 2 to {MAX_PARTS} parts (or none)")
+    if scale_rule(scale):
+        raise _bad(r, str(scale_rule(scale)))
+    if factor == 0:
+        raise _bad(r, "correction_factor 0: SEAL's is 1 (CKKS, BFV) or in [1, t) (BGV)")
+    if kind in ("PublicKey", "key") and (size != 2 or not ntt):
+        raise _bad(r, f"a public key of {size} parts, is_ntt_form {ntt}: SEAL's has 2, in NTT form")
+    if params is None:
+        return
+    mods = _level(params, pid, kind, r.what)
+    if (n, limbs) != (params.n, len(mods)):
+        raise _bad(
+            r,
+            f"poly_modulus_degree {n} and coeff_modulus_size {limbs}: its level's are {params.n} "
+            f"and {len(mods)}",
+        )
+    if not ntt:
+        raise _bad(r, "is_ntt_form 0: SEAL's CKKS takes ciphertexts and keys in NTT form only")
+    if factor != 1:
+        raise _bad(r, f"correction_factor {factor}: a CKKS ciphertext's is 1")
+    params.scale_in_bounds(scale, mods, f"SEAL {r.what}")
 
 
 # --- the objects ---------------------------------------------------------------------------
 
 
-def _ciphertext(r: _In) -> SealCiphertext:
+def _parms(words: Any) -> ParmsId:
+    a, b, c, d = words
+    return (a, b, c, d)
+
+
+def _dynarray_size(count: int) -> int:
+    """The most bytes a saved DynArray of ``count`` words can take, compressed or not."""
+    return HEADER_SIZE + compressed_bound(8 + 8 * count)
+
+
+def _dynarray(count: int) -> Callable[[Reader], np.ndarray]:
+    def members(r: Reader) -> np.ndarray:
+        (got,) = r.unpack("<Q", "the count")
+        if got != count:
+            seeded = " (a seeded ciphertext: not supported)" if 2 * got == count else ""
+            raise ValueError(
+                f"size disagrees in a SEAL {r.what}: the metadata calls for {count} words, "
+                f"the DynArray holds {got}{seeded}"
+            )
+        r.budget.spend(count, r.what)
+        return np.frombuffer(r.take(8 * count, "the words"), dtype="<u8")
+
+    return members
+
+
+def _words_of(r: Reader, count: int) -> np.ndarray:
+    return r.nested(f"{r.what}'s DynArray", _dynarray(count), _dynarray_size(count))
+
+
+def _ciphertext(r: Reader, kind: str = "Ciphertext", params: SealParams | None = None) -> Any:
     *pid, ntt, size, n, limbs, scale, factor = r.unpack("<4QB3QdQ", "metadata")
-    if size > 16 or limbs > 64 or n > 1 << 17:
-        raise ValueError(f"bad metadata in a SEAL {r.what}: {size} parts of {limbs} x {n} words")
-    data = r.words(size * limbs * n).reshape(size, limbs, n)
-    return SealCiphertext(_parms_id(pid), data, bool(ntt), scale, factor)
+    _ciphertext_rules(r, kind, params, (tuple(pid), ntt, size, n, limbs, scale, factor))
+    data = _words_of(r, size * limbs * n).reshape(size, limbs, n)
+    return SealCiphertext(_parms(pid), data, bool(ntt), scale, factor)
 
 
 def _ciphertext_members(ct: SealCiphertext) -> bytes:
     size, limbs, n = ct.data.shape
     meta = (*ct.parms_id, ct.ntt_form, size, n, limbs, ct.scale, ct.correction_factor)
-    return struct.pack("<4QB3QdQ", *meta) + _dynarray(ct.data)
+    return struct.pack("<4QB3QdQ", *meta) + _dynarray_bytes(ct.data)
 
 
-def _dynarray(data: np.ndarray) -> bytes:
-    return _save(struct.pack("<Q", data.size) + data.astype("<u8").tobytes(), "none")
+def _dynarray_bytes(data: np.ndarray) -> bytes:
+    return save(struct.pack("<Q", data.size) + data.astype("<u8").tobytes(), "none")
 
 
-def _plaintext(r: _In) -> SealPlaintext:
-    *pid, count, scale = r.unpack("<4QQd", "metadata")
-    if count > 1 << 24:
-        raise ValueError(f"bad metadata in a SEAL {r.what}: coeff_count {count}")
-    return SealPlaintext(_parms_id(pid), r.words(count), scale)
+def _plaintext(r: Reader, kind: str = "Plaintext", params: SealParams | None = None) -> Any:
+    *words, count, scale = r.unpack("<4QQd", "metadata")
+    pid = _parms(words)
+    most = MAX_N if pid == PARMS_ID_ZERO else MAX_LIMBS * MAX_N
+    if count > most:
+        raise _bad(r, f"coeff_count {count}: at most {most} words")
+    if scale_rule(scale):
+        raise _bad(r, str(scale_rule(scale)))
+    if params is not None:
+        if pid == PARMS_ID_ZERO:
+            raise _bad(r, "parms_id zero: a plaintext in coefficient form is not CKKS data")
+        mods = _level(params, pid, kind, r.what)
+        if count != len(mods) * params.n:
+            raise _bad(r, f"coeff_count {count}: its level's is {len(mods)} x {params.n}")
+        params.scale_in_bounds(scale, mods, f"SEAL {r.what}")
+    return SealPlaintext(pid, _words_of(r, count), scale)
 
 
 def _plaintext_members(pt: SealPlaintext) -> bytes:
-    return struct.pack("<4QQd", *pt.parms_id, pt.data.size, pt.scale) + _dynarray(pt.data)
+    return struct.pack("<4QQd", *pt.parms_id, pt.data.size, pt.scale) + _dynarray_bytes(pt.data)
 
 
-def _kswitch(r: _In) -> SealKSwitchKeys:
+def _key_size(params: SealParams | None) -> int:
+    """The most bytes a key (a saved PublicKey) of a key-switching entry can take."""
+    n, limbs = (MAX_N, MAX_LIMBS) if params is None else (params.n, len(params.coeff_modulus))
+    return HEADER_SIZE + compressed_bound(73 + _dynarray_size(2 * limbs * n))
+
+
+def _kswitch(r: Reader, kind: str = "RelinKeys", params: SealParams | None = None) -> Any:
     *pid, count = r.unpack("<4QQ", "metadata")
+    most = MAX_RELIN_ENTRIES if kind == "RelinKeys" else (params.n if params else MAX_N)
+    if count > most:
+        raise _bad(r, f"{count} entries: a SEAL {kind} holds at most {most}")
+    digits_want = None
+    if params is not None:
+        if tuple(pid) != params.parms_id():
+            raise _bad(r, f"parms_id {hex_id(pid)}: keys are at the key level")
+        digits_want = len(params.coeff_modulus) - 1
+    key = functools.partial(_ciphertext, kind="key", params=params)
     keys = []
-    for i in range(min(count, 1 << 17)):
+    for i in range(count):
         (digits,) = r.unpack("<Q", f"the length of entry {i}")
-        if digits > 64:
-            raise ValueError(f"bad metadata in a SEAL {r.what}: entry {i} has {digits} keys")
-        keys.append(tuple(r.nested(f"{r.what}'s key {i}.{j}", _ciphertext) for j in range(digits)))
-    if count > len(keys):
-        raise ValueError(f"bad metadata in a SEAL {r.what}: {count} entries")
-    return SealKSwitchKeys(_parms_id(pid), tuple(keys))
+        if digits > MAX_LIMBS or digits not in (0, digits_want or digits):
+            want = f"0 or {digits_want}, one per data modulus" if digits_want else "64 at most"
+            raise _bad(r, f"entry {i} has {digits} keys: {want}")
+        what = f"{r.what}'s key {i}"
+        keys.append(tuple(r.nested(f"{what}.{j}", key, _key_size(params)) for j in range(digits)))
+    return SealKSwitchKeys(_parms(pid), tuple(keys))
 
 
 def _kswitch_members(keys: SealKSwitchKeys) -> bytes:
@@ -335,7 +265,7 @@ def _kswitch_members(keys: SealKSwitchKeys) -> bytes:
     for entry in keys.keys:
         out += [
             struct.pack("<Q", len(entry)),
-            *(_save(_ciphertext_members(k), "none") for k in entry),
+            *(save(_ciphertext_members(k), "none") for k in entry),
         ]
     return b"".join(out)
 
@@ -352,21 +282,35 @@ KINDS: dict[str, tuple[type, Any, Any]] = {
 
 
 def _kind(kind: Any) -> tuple[type, Any, Any]:
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"kind={kind!r}: one of {', '.join(KINDS)}")
     return KINDS[kind]
 
 
-def read(blob: bytes, kind: str) -> Any:
+def read(
+    blob: bytes, kind: str, params: SealParams | None = None, max_words: int | None = None
+) -> Any:
     """The saved SEAL object ``blob`` of ``kind`` (a key of :data:`KINDS`), as plain data.
+
+    Args:
+        blob: the bytes SEAL saved.
+        kind: what they hold.
+        params: the CKKS parameters to check the object against as SEAL's ``load`` does (see
+            the module docstring), before any word is read; then :func:`check`.
+        max_words: the most words the object may hold in all (``None``: SEAL's own limits).
 
     Raises:
         TypeError: if ``blob`` is not bytes-like.
         ValueError: for an unknown ``kind``, or a blob that is not one whole saved object of that
             kind; the message says what is wrong (bad magic, unsupported version, unknown
-            compression mode, truncated, a size that disagrees, a missing ``zstandard``).
+            compression mode, truncated, a size that disagrees, a stream that inflates past its
+            members, metadata out of SEAL's bounds or ``params``', a missing ``zstandard``).
     """
-    return _open(blob, kind, _kind(kind)[1])
+    reader = _kind(kind)[1]
+    value = open_object(blob, kind, functools.partial(reader, kind=kind, params=params), max_words)
+    if params is not None:
+        check(value, params)
+    return value
 
 
 def write(value: Any, kind: str, compression: str = "none") -> bytes:
@@ -382,4 +326,27 @@ def write(value: Any, kind: str, compression: str = "none") -> bytes:
     cls, _, members = _kind(kind)
     if not isinstance(value, cls):
         raise TypeError(f"a SEAL {kind} is written from a {cls.__name__}, got {type(value)}")
-    return _save(members(value), compression)
+    return save(members(value), compression)
+
+
+def uncompressed(blob: bytes, kind: str | None = None) -> bytes:
+    """The same saved object with ``compr_mode`` none: what SEAL saves without compression.
+
+    The object is read as ``kind`` (by default as each layout in turn: a ciphertext or public
+    key, a plaintext or secret key, key-switching keys), so it inflates no further than its
+    members, and written back (nested objects uncompressed, as SEAL saves them).
+
+    Raises:
+        ValueError: as :func:`read` does, for a blob that is not a whole saved object.
+    """
+    version = read_header(blob).version
+    errors = []
+    for k in (kind,) if kind is not None else ("Ciphertext", "Plaintext", "GaloisKeys"):
+        _, reader, members = _kind(k)
+        try:
+            value = open_object(blob, k, functools.partial(reader, kind=k))
+        except ValueError as e:
+            errors.append(str(e))
+            continue
+        return save(members(value), "none", version)
+    raise ValueError("; ".join(errors) if kind else "reads as no SEAL object: " + "; ".join(errors))

@@ -10,24 +10,41 @@ form (coefficients or NTT slots) where the file tells them. What it reads:
   array; a ``moduli`` array beside it gives the moduli;
 * a SEAL ``Ciphertext`` or ``PublicKey`` (``ren.interop.seal_format``: parts, limbs and words,
   with no moduli: SEAL's file names its parameters only by their hash), or a ``Plaintext`` or
-  ``SecretKey`` (its limbs one after the other: one row, which ``--moduli`` splits);
+  ``SecretKey`` (its limbs one after the other: one row of ``L * n`` words whose split is unknown,
+  ``Words.limbs_known`` false, until the moduli or another file's shape give it);
 * an OpenFHE JSON ``Ciphertext``, public key or secret key (``ren.interop.openfhe_format``): its
   parts, towers and moduli. Evaluation-form words are put in Ren's NTT order
   (``ren.interop.openfhe.to_ren_ntt``), so they compare directly with Ren's NTT words;
 * Ren's own bytes: a ciphertext's or plaintext's ``to_bytes()``.
 
 ``python -m ren.testing compare A B`` (``ren.testing.compare_files``) compares two of them.
+
+**Limits.** A file is hostile until checked: at most ``max_words`` words are read from one file
+(:data:`MAX_WORDS` by default), and the check comes before the memory is given. An ``.npy``
+array's or ``.npz`` member's header (its shape and dtype) and a member's size in the zip directory
+are checked first: object arrays are refused (nothing is unpickled), and so is an array of other
+than integers or complex numbers, of more than 3 dimensions or ``max_words`` words, or a member
+whose stored size is not its header's. A SEAL file is read with ``max_words`` (and inflated no
+further than its members, see ``ren.interop.seal_stream``); no file of more than
+``32 * max_words`` bytes is read at all. Every refusal is a ``ValueError`` that names the file.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import zipfile
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["Words", "load_words"]
+__all__ = ["MAX_WORDS", "Words", "load_words"]
+
+#: The most words read from one file by default: 16 parts of 64 limbs of 2^17 words, the largest
+#: ciphertext SEAL saves (1 GiB of 64-bit words).
+MAX_WORDS = 1 << 27
 
 #: SEAL's serialization header starts with the magic 0xA15E, little-endian.
 SEAL_MAGIC = b"\x5e\xa1"
@@ -43,12 +60,15 @@ class Words:
         moduli: the modulus of each limb, when the file says (``None``: unknown).
         form: ``"coeff"``, ``"ntt"`` or ``None`` (unknown).
         source: where they came from, in words (``"SEAL Ciphertext"``, ``"a.npy"``).
+        limbs_known: false for the limbs of a SEAL plaintext, one row of ``L * n`` words whose
+            split into limbs the file does not say.
     """
 
     words: np.ndarray
     moduli: tuple[int, ...] | None = None
     form: str | None = None
     source: str = ""
+    limbs_known: bool = True
 
     @property
     def slots(self) -> bool:
@@ -75,43 +95,61 @@ def as_words(array: Any, moduli: Any = None, form: str | None = None, source: st
     if (a < 0).any():
         raise ValueError(f"{source or 'the array'} holds negative words: residues are in [0, q)")
     a = a.astype(np.uint64).reshape((1,) * (3 - a.ndim) + a.shape)
-    mods = None if moduli is None else tuple(int(q) for q in np.asarray(moduli).reshape(-1))
+    mods = None if moduli is None else check_moduli(moduli, source or "the array")
     if mods is not None and len(mods) != a.shape[1]:
         raise ValueError(f"{len(mods)} moduli for {a.shape[1]} limbs in {source or 'the array'}")
     return Words(a, mods, form, source)
 
 
-def load_words(path: str | Path, key: str | None = None) -> Words:
+def check_moduli(moduli: Any, source: str) -> tuple[int, ...]:
+    """``moduli`` as a tuple of ints, each at least 2 and below ``2^64``.
+
+    Raises:
+        TypeError: moduli that are not integers.
+        ValueError: a modulus out of that range (the message names it and ``source``).
+    """
+    arr = np.asarray(moduli)
+    if arr.dtype.kind not in "iuO" or arr.ndim > 1:
+        raise TypeError(f"the moduli of {source} are {arr.dtype} {arr.shape}: a list of integers")
+    mods = tuple(arr.reshape(-1).tolist())
+    for q in mods:
+        if isinstance(q, bool) or not isinstance(q, int) or not 2 <= q < 1 << 64:
+            raise ValueError(f"modulus {q!r} of {source}: an integer from 2 to 2^64 - 1")
+    return mods
+
+
+def load_words(path: str | Path, key: str | None = None, max_words: int | None = None) -> Words:
     """The words of the file at ``path`` (see the module docstring for what it reads).
+
+    Args:
+        path: the file.
+        key: the array of an ``.npz`` to read (``None``: its only array).
+        max_words: the most words to read (``None``: :data:`MAX_WORDS`).
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: a file of none of these kinds, or an ``.npz`` with several arrays and no
-            ``key`` (the message names them).
+        ValueError: a file of none of these kinds, an ``.npz`` with several arrays and no
+            ``key`` (the message names them), or a file past the limits (the module docstring).
     """
     p = Path(path)
+    limit = MAX_WORDS if max_words is None else max_words
     if not p.is_file():
         raise FileNotFoundError(f"no such file: {p}")
+    size = p.stat().st_size
+    if size > 32 * limit + (1 << 20):
+        raise ValueError(
+            f"{p.name} is {size} bytes: more than is read for {limit} words (max_words)"
+        )
     if p.suffix == ".npy":
-        return as_words(np.load(p, allow_pickle=False), source=p.name)
+        with p.open("rb") as fp:
+            return as_words(_npy(fp, size, limit, p.name, "iuc"), source=p.name)
     if p.suffix == ".npz":
-        with np.load(p, allow_pickle=False) as data:
-            names = [k for k in data.files if k != "moduli"]
-            if key is None and len(names) != 1:
-                raise ValueError(
-                    f"{p.name} holds the arrays {', '.join(data.files)}: name one "
-                    f"({p.name}:NAME on the command line)"
-                )
-            name = key if key is not None else names[0]
-            if name not in data.files:
-                raise ValueError(f"{p.name} has no array {name!r}; it has {', '.join(data.files)}")
-            moduli = data["moduli"] if "moduli" in data.files else None
-            return as_words(data[name], moduli, source=f"{p.name}:{name}")
+        return _npz(p, key, limit)
     blob = p.read_bytes()
     if blob.startswith(REN_MAGIC):
         return _ren_words(blob, p.name)
     if blob.startswith(SEAL_MAGIC):
-        return _seal_words(blob, p.name)
+        return _seal_words(blob, p.name, limit)
     if blob.lstrip()[:1] == b"{":
         return _openfhe_words(p)
     raise ValueError(
@@ -120,20 +158,87 @@ def load_words(path: str | Path, key: str | None = None) -> Words:
     )
 
 
-def _seal_words(blob: bytes, source: str) -> Words:
+def _npy(fp: IO[bytes], size: int, limit: int, source: str, kinds: str) -> np.ndarray:
+    """The array of an ``.npy`` stream of ``size`` bytes, its header checked before its data."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fp)
+        read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, fortran, dtype = read_header(fp)
+    except (ValueError, OSError, EOFError) as e:
+        raise ValueError(f"{source} has no .npy header NumPy reads: {e}") from None
+    if dtype.hasobject or dtype.kind not in kinds:
+        what = "Python objects (a pickle)" if dtype.hasobject else f"{dtype} values"
+        want = "integers or complex numbers" if "c" in kinds else "integers"
+        raise ValueError(f"{source} holds {what}: it is not read; words are {want}")
+    if not 1 <= len(shape) <= 3:
+        raise ValueError(f"{source} has shape {shape}: (n,), (limbs, n) or (parts, limbs, n)")
+    count = math.prod(shape)
+    if count > limit:
+        raise ValueError(
+            f"{source} declares {count} words (shape {shape}), more than the {limit} read from "
+            "one file (max_words)"
+        )
+    data_bytes = count * dtype.itemsize
+    if fp.tell() + data_bytes != size:
+        raise ValueError(
+            f"size disagrees: {source}'s header declares {data_bytes} bytes of data (shape "
+            f"{shape}, {dtype}), the file holds {size - fp.tell()}"
+        )
+    data = fp.read(data_bytes)
+    if len(data) != data_bytes:
+        raise ValueError(f"truncated {source}: {len(data)} of {data_bytes} bytes of data")
+    array = np.frombuffer(data, dtype=dtype)
+    return array.reshape(shape[::-1]).T if fortran else array.reshape(shape)
+
+
+def _npz(p: Path, key: str | None, limit: int) -> Words:
+    """The array ``key`` of an ``.npz`` (and its ``moduli``), each member checked before read."""
+    try:
+        with zipfile.ZipFile(p) as z:
+            members = {i.filename.removesuffix(".npy"): i for i in z.infolist()}
+            names = [k for k in members if k != "moduli"]
+            if key is None and len(names) != 1:
+                raise ValueError(
+                    f"{p.name} holds the arrays {', '.join(members)}: name one "
+                    f"({p.name}:NAME on the command line)"
+                )
+            name = key if key is not None else names[0]
+            if name not in members:
+                raise ValueError(f"{p.name} has no array {name!r}; it has {', '.join(members)}")
+
+            def member(k: str, kinds: str) -> np.ndarray:
+                info, source = members[k], f"{p.name}:{k}"
+                if info.file_size > 8 * limit + 4096:
+                    raise ValueError(
+                        f"{source} is {info.file_size} bytes uncompressed (its zip directory "
+                        f"says), more than {limit} words (max_words) take"
+                    )
+                with z.open(info) as fp:
+                    return _npy(fp, info.file_size, limit, source, kinds)
+
+            moduli = member("moduli", "iu") if "moduli" in members else None
+            return as_words(member(name, "iuc"), moduli, source=f"{p.name}:{name}")
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as e:
+        raise ValueError(f"{p.name} is not a .npz (zip) file Ren reads: {e}") from None
+
+
+def _seal_words(blob: bytes, source: str, limit: int) -> Words:
     """A SEAL ciphertext's, public key's, plaintext's or secret key's words."""
     from ren.interop import seal_format
 
     errors = []
     for kind in ("Ciphertext", "Plaintext"):
         try:
-            value = seal_format.read(blob, kind)
+            value = seal_format.read(blob, kind, max_words=limit)
         except ValueError as e:
             errors.append(f"as a {kind}: {e}")
             continue
         form = "ntt" if value.ntt_form else "coeff"
+        flat = kind == "Plaintext" and value.ntt_form  # limbs one after the other
         words = value.data if kind == "Ciphertext" else value.data.reshape(1, 1, -1)
-        return Words(np.asarray(words, dtype=np.uint64), None, form, f"{source} (SEAL {kind})")
+        words = np.asarray(words, dtype=np.uint64)
+        return Words(words, None, form, f"{source} (SEAL {kind})", limbs_known=not flat)
     raise ValueError(f"{source} starts as a SEAL object but reads as none: " + "; ".join(errors))
 
 

@@ -25,8 +25,13 @@ from ren.testing.run import CaseResult, DeviceUnavailable, _describe, run_confor
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m ren.testing",
+        usage="python -m ren.testing [--device NAME] [options]\n"
+        "       python -m ren.testing compare A B [options]",
         description="Check a Ren device against the python (NumPy) reference, kernel family by "
         "kernel family. Exit status: 0 all passed, 1 a case failed, 2 the device cannot be used.",
+        epilog="commands: compare A B: compare two files of words (.npy, .npz:KEY, SEAL's or "
+        "OpenFHE's files, Ren's bytes) word by word and name a known convention that explains "
+        "a difference; python -m ren.testing compare --help lists its options.",
     )
     p.add_argument("--device", help="the device to check (Ren's own or a registered one)")
     p.add_argument(

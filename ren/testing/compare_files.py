@@ -15,7 +15,14 @@ saved ciphertexts and plaintexts, OpenFHE's JSON ciphertexts and keys, Ren's byt
   (``--apply-a NAME`` or ``--apply-b NAME``).
 
 Slot values (complex arrays) are compared to within ``--tolerance`` (default ``2^-20``) and the
-precision in bits is given. Exit status: 0 equal, 1 different, 2 a usage error.
+precision in bits is given. Exit status: 0 equal, 1 different, 2 a usage error or a file that
+cannot be read (one line on stderr, never a traceback).
+
+The moduli come from the files (an ``.npz``'s ``moduli``, OpenFHE's towers, Ren's bytes), from one
+file for both, or from ``--moduli``; SEAL's files name theirs only by a hash. Where they are
+unknown, the conventions that need them (a Montgomery factor, an NTT, a negation, a factor ``n``)
+cannot be tried, and the report says to pass ``--moduli``. A SEAL plaintext's limbs are one row of
+``L * n`` words: the moduli split it, or the other file's shape where it holds as many words.
 """
 
 from __future__ import annotations
@@ -27,142 +34,15 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ren.interop.words import Words, load_words
-from ren.ring import Domain, RingSpec, generator_root_2n, primitive_root_2n
+from ren.interop.words import Words, check_moduli, load_words
+from ren.testing.transforms import TRANSFORMS, UNSPLIT, apply
 
 __all__ = ["TRANSFORMS", "Comparison", "apply", "compare_words", "main"]
 
-
-def _modmul(w: Words, factor: Callable[[int, int], int]) -> np.ndarray:
-    out = np.empty_like(w.words)
-    n = w.words.shape[2]
-    for limb, q in enumerate(_need_moduli(w)):
-        f = factor(q, n) % q
-        col = w.words[:, limb, :].astype(object) * f % q
-        out[:, limb, :] = col.astype(np.uint64)
-    return out
-
-
-def _need_moduli(w: Words) -> tuple[int, ...]:
-    if w.moduli is None:
-        raise ValueError(f"{w.source}: this needs the moduli (give them with --moduli)")
-    return w.moduli
-
-
-def _bitrev(w: Words) -> np.ndarray:
-    n = w.words.shape[-1]
-    bits = n.bit_length() - 1
-    order = [int(f"{i:0{bits}b}"[::-1], 2) if bits else 0 for i in range(n)]
-    return w.words[..., order]
-
-
-def _ntt(w: Words, inverse: bool) -> np.ndarray:
-    from ren.poly import Poly
-
-    ring = RingSpec(w.words.shape[2], _need_moduli(w))
-    out = []
-    for part in w.words:
-        src = Domain.NTT if inverse else Domain.COEFF
-        p = Poly.from_limbs(part, ring, src, "python")
-        out.append((p.intt() if inverse else p.ntt()).limbs())
-    return np.stack(out).astype(np.uint64)
-
-
-def _root_order(w: Words, to_other: bool) -> np.ndarray:
-    """NTT slots from Ren's root to Lattigo's (``generator_root_2n``), or back, limb by limb.
-
-    Both NTTs put ``a(psi^(2 brv(i) + 1))`` in slot ``i``; with Lattigo's ``psi' = psi^k``,
-    slot ``i`` of Lattigo's is slot ``j`` of Ren's where ``2 brv(j) + 1 = k (2 brv(i) + 1)``.
-    """
-    out = np.empty_like(w.words)
-    n = w.words.shape[2]
-    bits = n.bit_length() - 1
-    odd = [2 * (int(f"{i:0{bits}b}"[::-1], 2) if bits else 0) + 1 for i in range(n)]
-    slot_of = {e: j for j, e in enumerate(odd)}
-    for limb, q in enumerate(_need_moduli(w)):
-        psi, other = primitive_root_2n(q, n), generator_root_2n(q, n)
-        k = next(k for k in range(1, 2 * n, 2) if pow(psi, k, q) == other)
-        perm = [slot_of[k * e % (2 * n)] for e in odd]  # Lattigo's slot i = Ren's slot perm[i]
-        if to_other:
-            out[:, limb, :] = w.words[:, limb, perm]
-        else:
-            out[:, limb, perm] = w.words[:, limb, :]
-    return out
-
-
-def _slot_order(w: Words, to_ren: bool) -> np.ndarray:
-    """Slots from SEAL's order (powers of 3) to Ren's (powers of 5), or back."""
-    z = w.words
-    count = z.shape[0]
-    two_n = 4 * count
-    ren_of = {pow(5, i, two_n): i for i in range(count)}
-    out = np.empty_like(z)
-    for j in range(count):  # SEAL's slot j is m(zeta^(3^j)): Ren's slot, or its conjugate
-        e = pow(3, j, two_n)
-        i, conj = (ren_of[e], False) if e in ren_of else (ren_of[two_n - e], True)
-        if to_ren:
-            out[i] = np.conj(z[j]) if conj else z[j]
-        else:
-            out[j] = np.conj(z[i]) if conj else z[i]
-    return out
-
-
-#: name -> (what it does, the factor ``f(q, n)`` every word is multiplied by, mod ``q``).
-_FACTORS: dict[str, tuple[str, Callable[[int, int], int]]] = {
-    "mont32": ("times R = 2^32 mod q (plain to Montgomery, 32-bit words)", lambda q, n: 2**32),
-    "mont64": ("times R = 2^64 mod q (plain to Montgomery, 64-bit words)", lambda q, n: 2**64),
-    "mont16": ("times R = 2^16 mod q (ML-KEM's Montgomery form)", lambda q, n: 2**16),
-    "unmont32": ("times 2^-32 mod q (Montgomery to plain)", lambda q, n: pow(2, -32, q)),
-    "unmont64": ("times 2^-64 mod q (Montgomery to plain)", lambda q, n: pow(2, -64, q)),
-    "unmont16": ("times 2^-16 mod q", lambda q, n: pow(2, -16, q)),
-    "negate": ("q - x: every word negated", lambda q, n: -1),
-    "times-n": ("times n mod q (an inverse NTT without its n^-1)", lambda q, n: n),
-    "times-n-inverse": ("times n^-1 mod q", lambda q, n: pow(n, -1, q)),
-}
-
-
-def _by(factor: Callable[[int, int], int]) -> Callable[[Words], np.ndarray]:
-    return lambda w: _modmul(w, factor)
-
-
-#: name -> (what it does, the function of the words): the conventions ``compare`` recognises.
-TRANSFORMS: dict[str, tuple[str, Callable[[Words], np.ndarray]]] = {
-    "bitrev": ("the words of each limb in bit-reversed index order", _bitrev),
-    **{name: (what, _by(f)) for name, (what, f) in _FACTORS.items()},
-    "ntt": ("Ren's NTT of each limb (coefficients to NTT slots)", lambda w: _ntt(w, False)),
-    "intt": ("Ren's inverse NTT of each limb", lambda w: _ntt(w, True)),
-    "ren-to-lattigo-ntt": (
-        "NTT slots from Ren's root (the smallest) to Lattigo's (a generator's power)",
-        lambda w: _root_order(w, True),
-    ),
-    "lattigo-to-ren-ntt": (
-        "NTT slots from Lattigo's root to Ren's",
-        lambda w: _root_order(w, False),
-    ),
-    "seal-to-ren-slots": (
-        "slots from SEAL's order (powers of 3) to Ren's (powers of 5)",
-        lambda w: _slot_order(w, True),
-    ),
-    "ren-to-seal-slots": ("slots from Ren's order to SEAL's", lambda w: _slot_order(w, False)),
-}
-
-_SLOT_TRANSFORMS = ("seal-to-ren-slots", "ren-to-seal-slots")
-
-
-def apply(w: Words, name: str) -> Words:
-    """``w`` after the transform ``name`` (one of ``TRANSFORMS``).
-
-    Raises:
-        ValueError: an unknown name (the message lists them), a transform of residues on slot
-            values or the other way, or one that needs moduli the words do not have.
-    """
-    if name not in TRANSFORMS:
-        raise ValueError(f"no transform {name!r}; the transforms are: {', '.join(TRANSFORMS)}")
-    if (name in _SLOT_TRANSFORMS) != w.slots:
-        kind = "slot values" if w.slots else "residues"
-        raise ValueError(f"{name} does not apply to {kind} ({w.source})")
-    words = TRANSFORMS[name][1](w)
-    return dataclasses.replace(w, words=words, source=f"{w.source} after {name}")
+_NEED_MODULI = (
+    "the moduli are unknown (SEAL's files name them only by a hash): --moduli Q0,Q1,... lets "
+    "compare try the conventions that need them (Montgomery factors, NTTs, a negation, a factor n)"
+)
 
 
 @dataclasses.dataclass
@@ -180,6 +60,10 @@ def _describe(w: Words) -> str:
     if w.slots:
         return f"{w.source}: {w.words.shape[0]} slot values"
     p, L, n = w.words.shape
+    if not w.limbs_known:
+        return (
+            f"{w.source}: {n} words, the limbs of one level one after the other (how many: unknown)"
+        )
     known = "moduli known" if w.moduli else "moduli unknown"
     form = f", {w.form} form" if w.form else ""
     return f"{w.source}: {p} part(s) x {L} limb(s) x {n} words ({known}{form})"
@@ -187,6 +71,8 @@ def _describe(w: Words) -> str:
 
 def compare_words(a: Words, b: Words, tolerance: float = 2.0**-20) -> Comparison:
     """Compare ``a`` and ``b`` (see the module docstring); never raises on a difference."""
+    a = _split(a, b)
+    b = _split(b, a)
     lines = [f"A: {_describe(a)}", f"B: {_describe(b)}"]
     if a.slots != b.slots:
         lines.append("A and B are not comparable: one holds residues, the other slot values")
@@ -211,12 +97,13 @@ def compare_words(a: Words, b: Words, tolerance: float = 2.0**-20) -> Comparison
         return Comparison(True, lines)
     part, limb, index = (int(x) for x in np.argwhere(diff)[0])
     q = f" (q = {moduli[limb]})" if moduli else ""
+    where = f"part {part}, limb {limb}{q}, word {index}" if a.limbs_known else f"word {index}"
     lines.append(f"differ: {int(diff.sum())} of {a.words.size} words")
     lines.append(
-        f"first difference: part {part}, limb {limb}{q}, word {index}: "
+        f"first difference: {where}: "
         f"A {int(a.words[part, limb, index])}, B {int(b.words[part, limb, index])}"
     )
-    for p in range(diff.shape[0]):
+    for p in range(diff.shape[0] if a.limbs_known else 0):
         counts = ", ".join(str(int(c)) for c in diff[p].sum(axis=1))
         lines.append(f"  part {p}: differing words per limb: {counts}")
     with_moduli = (dataclasses.replace(a, moduli=moduli), dataclasses.replace(b, moduli=moduli))
@@ -258,7 +145,7 @@ def _conventions(a: Words, b: Words, same: Callable[[np.ndarray, np.ndarray], bo
                 moved = x
                 for name in chain:
                     moved = apply(moved, name)
-            except (ValueError, TypeError):  # not for these words, or moduli unknown
+            except (ValueError, TypeError, ArithmeticError):  # not for these words
                 continue
             if same(moved.words, y.words):
                 what = ", then ".join(TRANSFORMS[name][0] for name in chain)
@@ -267,33 +154,72 @@ def _conventions(a: Words, b: Words, same: Callable[[np.ndarray, np.ndarray], bo
                 break
         if len(found) == 3:
             break
-    return found or ["no known convention explains the difference (see --list-transforms)"]
+    if found:
+        return found
+    none = "no known convention explains the difference (see --list-transforms)"
+    if not a.limbs_known or not b.limbs_known:
+        return [none, UNSPLIT.format(source=(b if a.limbs_known else a).source)]
+    return [none, _NEED_MODULI] if a.moduli is None and not a.slots else [none]
 
 
 # --------------------------------------------------------------------------------------------
 # the command
 
 
+def _split(w: Words, like: Words) -> Words:
+    """A SEAL plaintext's row of limbs split: by its moduli, or as ``like``'s words per part."""
+    if w.limbs_known or w.slots:
+        return w
+    count = w.words.shape[2]
+    limbs = None
+    if w.moduli:
+        limbs = len(w.moduli)
+    elif like.limbs_known and not like.slots and like.words.shape[1] * like.words.shape[2] == count:
+        limbs = like.words.shape[1]
+    if not limbs or count % limbs:
+        return w
+    words = w.words.reshape(1, limbs, count // limbs)
+    source = f"{w.source}, split as {limbs} limbs"
+    return dataclasses.replace(w, words=words, limbs_known=True, source=source)
+
+
 def _load(spec: str, moduli: tuple[int, ...] | None) -> Words:
     path, _, key = spec.partition(":") if spec.count(":") == 1 else (spec, "", "")
     w = load_words(path, key or None)
     if moduli is not None and not w.slots:
-        one_row = w.words.shape[:2] == (1, 1) and w.words.shape[2] % len(moduli) == 0
-        if one_row and len(moduli) > 1:  # limbs one after the other (a SEAL plaintext)
-            w = dataclasses.replace(w, words=w.words.reshape(1, len(moduli), -1))
+        count = w.words.shape[2]
+        n, rest = divmod(count, len(moduli))
+        if not w.limbs_known and (rest or n & (n - 1)):
+            raise ValueError(
+                f"--moduli gives {len(moduli)} moduli: {w.source}'s {count} words are no whole "
+                "number of limbs of a power-of-two length for them"
+            )
+        if w.words.shape[:2] == (1, 1) and len(moduli) > 1 and not rest:
+            w = dataclasses.replace(w, words=w.words.reshape(1, len(moduli), -1))  # one row
         if len(moduli) != w.words.shape[1]:
             raise ValueError(f"--moduli gives {len(moduli)} moduli for {w.words.shape[1]} limbs")
-        w = dataclasses.replace(w, moduli=moduli)
+        w = dataclasses.replace(w, moduli=moduli, limbs_known=True)
     return w
 
 
+def _moduli(text: str) -> tuple[int, ...]:
+    try:
+        moduli = tuple(int(q) for q in text.split(","))
+    except ValueError:
+        raise ValueError(f"--moduli {text!r}: integers separated by commas") from None
+    return check_moduli(moduli, "--moduli")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m ren.testing compare A B [options]``; returns the exit status."""
+    """``python -m ren.testing compare A B [options]``; returns the exit status.
+
+    Every failure is one line on stderr and the status 2, never a traceback.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m ren.testing compare",
         description="Compare two sets of words (.npy, .npz:KEY, SEAL's or OpenFHE's files, Ren's "
         "bytes) word by word, and name a known convention that explains a difference. "
-        "Exit status: 0 equal, 1 different, 2 a usage error.",
+        "Exit status: 0 equal, 1 different, 2 a usage error or a file that cannot be read.",
     )
     parser.add_argument("a", nargs="?", help="the first file (PATH or PATH.npz:KEY)")
     parser.add_argument("b", nargs="?", help="the second file")
@@ -314,17 +240,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ren.testing compare: give two files, A and B", file=sys.stderr)
         return 2
     try:
-        moduli = None
-        if opts.moduli:
-            moduli = tuple(int(q) for q in opts.moduli.split(","))
+        moduli = _moduli(opts.moduli) if opts.moduli else None
         a, b = _load(opts.a, moduli), _load(opts.b, moduli)
+        a = _split(a, b)
+        b = _split(b, a)
         for name in opts.apply_a:
             a = apply(a, name)
         for name in opts.apply_b:
             b = apply(b, name)
+        result = compare_words(a, b, opts.tolerance)
     except (OSError, ValueError, TypeError) as e:
-        print(f"ren.testing compare: {e}", file=sys.stderr)
+        print(f"ren.testing compare: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
-    result = compare_words(a, b, opts.tolerance)
+    except Exception as e:  # a fault of Ren's own: still one line, and a status
+        text = " ".join(f"{type(e).__name__}: {e}".split())
+        print(f"ren.testing compare: could not compare ({text}); please report it", file=sys.stderr)
+        return 2
     print(result, end="")
     return 0 if result.equal else 1

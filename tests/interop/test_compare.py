@@ -245,3 +245,165 @@ def test_openfhe_files_read_in_ren_ntt_order(tmp_path, capsys):
     assert status == 0 and "equal" in out, out
     status, out, _ = run(capsys, str(d / "a.json"), str(d / "a.json"))
     assert status == 0 and "all 384 words agree" in out
+
+
+# --- SEAL's plaintexts, unknown moduli, hostile files --------------------------------------------
+
+
+def seal_moduli() -> list[int]:
+    import json
+
+    manifest = json.loads((VECTORS / "seal" / "manifest.json").read_text(encoding="utf-8"))
+    return manifest["coeff_modulus"][:-1]  # a fresh value's level: the special prime is last
+
+
+def test_two_seal_plaintexts_compare_without_a_traceback(capsys):
+    """SEAL's decryption of ``a`` against its encoding: the message plus the noise, not equal.
+
+    A plaintext's file holds its limbs one after the other (3 x 1024 words here): without the
+    moduli nothing says how many, so nothing is tried limb by limb and the report says so.
+    """
+    seal = VECTORS / "seal"
+    status, out, err = run(capsys, str(seal / "a_decrypted.seal"), str(seal / "a_plain.seal"))
+    assert (status, err) == (1, "") and "3072 words, the limbs of one level" in out
+    assert "first difference: word 0:" in out and "give the moduli with --moduli" in out
+    given = ",".join(map(str, seal_moduli()))
+    status, out, _ = run(
+        capsys, str(seal / "a_decrypted.seal"), str(seal / "a_plain.seal"), "--moduli", given
+    )
+    assert status == 1 and "1 part(s) x 3 limb(s) x 1024 words" in out
+    a = load_words(seal / "a_decrypted.seal")
+    assert a.words.shape == (1, 1, 3072) and not a.limbs_known
+    with pytest.raises(ValueError, match="give the moduli with --moduli"):
+        apply(a, "bitrev")
+    status, out, _ = run(capsys, str(seal / "a.seal"), str(seal / "a_plain.seal"))
+    assert "a_plain.seal (SEAL Plaintext), split as 3 limbs: 1 part(s) x 3 limb(s)" in out
+
+
+def test_a_montgomery_difference_without_moduli_says_to_give_them(tmp_path, capsys):
+    a = random_words()
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", montgomery(a, 2**64))
+    status, out, _ = run(capsys, str(tmp_path / "a.npy"), str(tmp_path / "b.npy"))
+    assert status == 1 and "no known convention" in out
+    assert "the moduli are unknown" in out and "--moduli Q0,Q1" in out and "Montgomery" in out
+    np.savez(tmp_path / "a.npz", words=a, moduli=np.array(Q, dtype=np.uint64))  # one file says
+    status, out, _ = run(capsys, f"{tmp_path / 'a.npz'}:words", str(tmp_path / "b.npy"))
+    assert status == 1 and "--apply-a mont64 makes them equal" in out
+
+
+def test_the_command_lists_compare_in_its_help(capsys):
+    assert ren_testing_main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "python -m ren.testing compare A B" in out and "compare --help" in out
+
+
+def test_npz_members_are_capped_before_they_are_read(tmp_path):
+    """Oracle: the zip directory and the .npy header, read here with zipfile and NumPy."""
+    import tracemalloc
+    import zipfile
+
+    np.savez_compressed(tmp_path / "zeros.npz", words=np.zeros(1 << 21, np.uint64))  # 16 MiB
+    info = zipfile.ZipFile(tmp_path / "zeros.npz").getinfo("words.npy")
+    assert info.file_size > 16 << 20 and (tmp_path / "zeros.npz").stat().st_size < 100_000
+    tracemalloc.start()
+    with pytest.raises(ValueError, match=r"zeros.npz:words is 16777344 bytes uncompressed"):
+        load_words(tmp_path / "zeros.npz", max_words=1 << 20)
+    assert tracemalloc.get_traced_memory()[1] < 1 << 20
+    tracemalloc.stop()
+    assert load_words(tmp_path / "zeros.npz", max_words=1 << 21).words.size == 1 << 21
+
+
+def npy_with_header(shape: tuple[int, ...], dtype: str, data: bytes) -> bytes:
+    """An .npy file whose header declares ``shape`` and ``dtype`` and ``data`` after it."""
+    import io
+
+    out = io.BytesIO()
+    header = {"descr": np.dtype(dtype).str if dtype != "O" else "|O", "fortran_order": False}
+    np.lib.format.write_array_header_1_0(out, header | {"shape": shape})
+    return out.getvalue() + data
+
+
+HOSTILE = {
+    "npy declaring 2^40 words": (
+        npy_with_header((1 << 40,), "<u8", bytes(64)),
+        "declares 1099511627776 words",
+    ),
+    "npy of objects": (npy_with_header((4,), "O", b"\x80\x04N."), "holds Python objects"),
+    "npy truncated": (npy_with_header((64,), "<u8", bytes(8)), "size disagrees"),
+    "npy header garbage": (b"\x93NUMPY\x01\x00\x10\x00{'descr': 1,  }\n", "no .npy header"),
+    "npz not a zip": (b"PK\x03\x04 not really", "not a .npz"),
+    "json nested": (b'{"value0": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", "cannot be read"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_file_is_one_line_and_status_2(tmp_path, capsys, case):
+    data, words = HOSTILE[case]
+    suffix = ".npy" if case.startswith("npy") else ".npz" if case.startswith("npz") else ".bin"
+    path = tmp_path / f"x{suffix}"
+    path.write_bytes(data)
+    np.save(tmp_path / "a.npy", np.zeros(4, np.uint64))
+    status, out, err = run(capsys, str(path), str(tmp_path / "a.npy"))
+    assert status == 2 and out == "" and err.count("\n") == 1 and words in err, err
+
+
+def test_transforms_that_do_not_apply_are_not_a_traceback(tmp_path, capsys):
+    np.save(tmp_path / "odd.npy", np.arange(12, dtype=np.uint64).reshape(1, 12))  # 12: no NTT
+    np.save(tmp_path / "odd2.npy", np.arange(1, 13, dtype=np.uint64).reshape(1, 12))
+    status, out, _ = run(capsys, str(tmp_path / "odd.npy"), str(tmp_path / "odd2.npy"))
+    assert status == 1 and "no known convention" in out
+    status, _, err = run(
+        capsys, str(tmp_path / "odd.npy"), str(tmp_path / "odd2.npy"), "--apply-a", "bitrev"
+    )
+    assert status == 2 and "needs a power of two" in err
+    np.save(tmp_path / "z3.npy", np.arange(3) + 1j)  # 3 slot values: no slot order
+    status, out, _ = run(
+        capsys, str(tmp_path / "z3.npy"), str(tmp_path / "z3.npy"), "--tolerance", "-1"
+    )
+    assert status == 1 and "no known convention" in out
+    for bad, words in (
+        ("abc", "integers separated by commas"),
+        ("0,5", "modulus 0"),
+        (str(2**64), "2^64"),
+    ):
+        status, _, err = run(
+            capsys, str(tmp_path / "odd.npy"), str(tmp_path / "odd2.npy"), "--moduli", bad
+        )
+        assert status == 2 and words in err and err.count("\n") == 1, err
+    np.savez(
+        tmp_path / "m.npz", words=np.zeros((1, 12), np.uint64), moduli=np.array([0], np.uint64)
+    )
+    status, _, err = run(capsys, f"{tmp_path / 'm.npz'}:words", str(tmp_path / "odd.npy"))
+    assert status == 2 and "modulus 0 of m.npz:words" in err
+
+
+def test_a_seal_bomb_through_the_command(tmp_path):
+    """The whole command, in its own process: a 4 GiB bomb ends in one line and status 2."""
+    import subprocess
+    import sys
+    import zlib
+
+    a = (VECTORS / "seal" / "a.seal").read_bytes()
+    raw = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate, flushed: a repeatable segment
+    zeros = raw.compress(bytes(16 << 20)) + raw.flush(zlib.Z_FULL_FLUSH)
+    c = zlib.compressobj(9)
+    body = c.compress(a[16:]) + c.flush(zlib.Z_FULL_FLUSH) + zeros * 256 + c.flush()  # 4 GiB
+    head = np.array([0xA15E], "<u2").tobytes() + bytes([16, 4, 4, 1, 0, 0])
+    (tmp_path / "bomb.seal").write_bytes(head + np.array([16 + len(body)], "<u8").tobytes() + body)
+
+    def limit() -> None:  # 2 GiB of address space: a reader that inflates the bomb runs out
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "ren.testing", "compare", "bomb.seal", "bomb.seal"],
+        preexec_fn=limit,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "inflates past them" in proc.stderr
