@@ -365,7 +365,7 @@ def table(results: list[dict], peer: list[dict]) -> str:
     """One line per Ren preset and per OpenFHE case: keys, times, precision, memory."""
     head = (
         "| params | library | secret | budget | levels out | keys s | key MB | first s | "
-        "bootstrap s | capture s | jit s | bits | peak RSS GB |"
+        "bootstrap s | capture s | jit s | bits (absolute, vs NumPy) | peak RSS GB |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     by = {(r["preset"], r["bench"], r["mode"]): r for r in results}

@@ -331,7 +331,7 @@ def _ms(value: float | None) -> str:
 
 
 def print_table(results: list[dict[str, Any]]) -> None:
-    head = "| bench | variant | r | mode | median ms | min ms | kernels | intt | keys | bits |"
+    head = "| bench | variant | r | mode | median ms | min ms | kernels | intt | keys | abs bits |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for r in results:

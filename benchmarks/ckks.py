@@ -436,7 +436,7 @@ def print_table(results: dict[str, Any]) -> None:
         print(f"peer: SEAL not timed ({peer['reason']}; pip install seal-python)")
     print()
     head = f"| {'bench':<14} | {'set':<3} | {'backend':<7} | {'mode':<5} |"
-    head += f" {'median ms':>10} | {'min ms':>10} | {'Ren/SEAL':>8} | {'bits':>5} | check |"
+    head += f" {'median ms':>10} | {'min ms':>10} | {'Ren/SEAL':>8} | {'abs bits':>8} | check |"
     print(head)
     print("|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|")
     order = {b: i for i, b in enumerate(("seal", *BACKENDS))}
@@ -449,7 +449,7 @@ def print_table(results: dict[str, Any]) -> None:
         print(
             f"| {r['bench']:<14} | {r['params']:<3} | {r['backend']:<7} | {r['mode']:<5} |"
             f" {_ms(r['median_ms']):>10} | {_ms(r['min_ms']):>10} |"
-            f" {'-' if ratio is None else f'{ratio:.2f}x':>8} | {r['check_bits']:5.1f} |"
+            f" {'-' if ratio is None else f'{ratio:.2f}x':>8} | {r['check_bits']:8.1f} |"
             f" {r['check']:<5} |"
         )
     print()
@@ -474,7 +474,8 @@ def print_table(results: dict[str, Any]) -> None:
             trials = len(by[name, ren_backend, "fresh"]["bits"])
             have_seal = (name, "seal", "fresh") in by
             print(
-                f"precision, set {name}: bits (-log2 of the largest slot error), mean and min "
+                f"precision, set {name}: bits (absolute: -log2 of the largest slot error against "
+                "NumPy, ckks.precision_bits), mean and min "
                 f"over {trials} trials; Ren on {ren_backend}"
             )
             head = f"| {'op':<15} | {'Ren mean':>8} | {'Ren min':>8} |"

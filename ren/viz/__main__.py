@@ -35,7 +35,8 @@ python -m ren.viz [options] SCRIPT.py [script args ...]
 DESCRIPTION = """\
 Run a program (a Python script, or a built-in example) while recording everything Ren does, and
 write one self-contained HTML report: the program's regions as boxes (kernels, time, bytes, and for
-CKKS level, scale and precision), the lazy graph, the graph after each pass with the rules that
+CKKS level, scale and precision: absolute, against a plaintext shadow, and any range a value
+breaks), the lazy graph, the graph after each pass with the rules that
 fired, the kernels with their source for each backend, the memory plan, the exec units in order,
 the ren.jit captures and replays, and the time of each pass.
 

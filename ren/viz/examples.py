@@ -300,7 +300,8 @@ def bootstrap() -> Outcome:
     head = (
         f"program: ckks.bootstrap of z, {half} random reals in [-1, 1) (NumPy seed 0) at level "
         f"0, to level {out.level} (preset boot-toy), stepped with next_region in {stops} stops; "
-        "each stage's precision against its shadow once the kernels working toward it ran:"
+        "each stage's precision (absolute: -log2 of the largest slot error, as "
+        "ckks.precision_bits) against its shadow once the kernels working toward it ran:"
     )
     return phases.outcome("\n".join([head, *lines, _insecure(params), check]), ok)
 

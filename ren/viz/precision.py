@@ -6,10 +6,13 @@ secret key each ciphertext carries a plaintext shadow (``ren.schemes.ckks.shadow
 operations on exact NumPy values. ``measure_precision(trace)`` runs after the program: it
 decrypts every kept output in realizations of its own, with no observer (nothing of it is
 recorded, and the schedule the trace holds is the one the program ran), compares each with its
-shadow and notes the precision on the region (``notes["bits"]``, ``ckks.precision_bits``), which
-the report shows in each box. Then it lets the outputs go. A BFV or BGV ciphertext, in a context
-holding the secret key, notes its noise budget instead (``notes["noise_budget"]``): what the
-measure returns is then a dict of notes.
+shadow and notes the precision on the region (``notes["bits"]``: absolute,
+``ckks.precision_bits`` against the shadow's slots; ``notes["bits_relative"]`` and
+``notes["magnitude"]`` where the values pass 1; ``notes["warning"]`` for a range the value breaks,
+also a ``RangeWarning``), which the report shows in each box, labelled. Then it lets the outputs
+go. A BFV or BGV ciphertext, in a context holding the secret key, notes its noise budget instead
+(``notes["noise_budget"]``). The measure of a value (its ``__ren_observe__``) returns a float (the
+bits) or a dict of notes.
 
 ``python -m ren.viz`` calls it before writing the report.
 """

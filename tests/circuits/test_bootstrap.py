@@ -137,8 +137,8 @@ def test_the_presets():
         ({"double_angle": -1}, ValueError, "double_angle must be at least 0"),
         ({"slots": 12}, ValueError, "slots must be a power of two"),
         ({"slots": "8"}, TypeError, "slots must be None or an int"),
-        ({"sparse_secret": 0}, ValueError, "sparse_secret must be None or at least 1"),
-        ({"bsgs_ratio": 0}, ValueError, "bsgs_ratio must be a positive number"),
+        ({"sparse_secret": 0}, ValueError, "sparse_secret must be None or from 1 to"),
+        ({"bsgs_ratio": 0}, ValueError, "bsgs_ratio must be a finite number above 0"),
     ],
 )
 def test_bad_configurations(kwargs, error, match):

@@ -52,7 +52,7 @@ def want(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def test_a_saved_plan_holds_no_key_and_gives_the_jitted_words(scheme, tmp_path):
     a, b = values(1), values(2)
-    files = []
+    files, fingerprints = [], []
     for seed in (1, 2):  # other keys, other values: the same plan file, byte for byte
         with scheme.Context(small(scheme), seed=seed) as ctx:
             ctx.rotation_key(1)  # made before: the stored keys name it
@@ -61,8 +61,9 @@ def test_a_saved_plan_holds_no_key_and_gives_the_jitted_words(scheme, tmp_path):
             path = tmp_path / f"prog{seed}.renplan"
             f.export(path, x, y, stored={"keys": ctx.evaluation_keys()})
             files.append(path.read_bytes())
+            fingerprints.append(ctx.key_fingerprint.encode())
     assert files[0] == files[1]
-    assert b"key_fingerprint" not in files[0]
+    assert not any(fp in files[0] for fp in fingerprints)  # which values share keys, no key
     with scheme.Context(small(scheme), seed=3) as ctx:  # a third party's keys, given at load
         ctx.rotation_key(1)
         loaded = ren.load(tmp_path / "prog1.renplan", stored={"keys": ctx.evaluation_keys()})
@@ -158,7 +159,8 @@ def test_the_debugger_shows_the_level_the_budget_and_the_slots(scheme):
     assert f"ct0: level 2, noise budget {budget} bits" in screen and budget > 0
     shown = re.search(r"slots\[:6\]\s+(.*)", screen).group(1).split()
     assert [int(s) for s in shown] == [int(v) for v in got[:6]]  # integers, shown as integers
-    bits = float(re.search(r"precision: ([\d.]+) bits \(over 64 slots\)", screen).group(1))
+    label = r"\(exact mod t: log2\(t\) or 0, vs expected; over 64 slots\)"  # what it measures
+    bits = float(re.search(r"precision: ([\d.]+) bits " + label, screen).group(1))
     assert bits == pytest.approx(math.log2(T), abs=0.01)
     assert np.array_equal(st.decrypt(z), got)
     wrong = st.slots(z, ctx, (a * b + 1) % T)  # one off in every slot: no bit is right

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 
 import numpy as np
 import pytest
 
+from ren.circuits.ckks.rotations import sum_slots
 from ren.schemes import ckks
 from ren.viz.examples import run_example
 from ren.viz.precision import measure_precision
-from ren.viz.report import build_report
+from ren.viz.report import build_report, text_report
 from ren.viz.report.compare import compare_report, compare_text, load_summary, run_summary
 from ren.viz.report.regions import region_tree
 from ren.viz.trace import record
@@ -116,6 +118,45 @@ def test_recording_does_not_change_the_schedule():
                 prepared = prepare(tuple(p.node for p in out.parts))
                 plans.append([(k.info.name, tuple(k.region)) for k in prepared.kernels])
     assert plans[0] == plans[1]
+
+
+# --------------------------------------------------------------------------------------------
+# what a precision is measured against
+
+
+def test_the_reports_precision_is_ckks_precision_bits_against_the_shadow_and_says_so():
+    """A slot sum of 32 values in (0, 1): its slots are about 16, so the absolute figure (what
+    ``ckks.precision_bits`` gives) and the relative one (over max |v|) differ by 4 bits; the report
+    shows the absolute one first, labelled, then the relative one, labelled."""
+    x = np.random.default_rng(8).uniform(0, 1, N // 2)
+    with ckks.Context(PARAMS, seed=3) as ctx:
+        with record() as trace:
+            out = sum_slots(ckks.encrypt(x)).realize()
+        got = ctx.decrypt(out).real
+        plain = ctx.decode(ctx.encode(x)).real  # the shadow's leaf: the plaintext's own decoding
+    want = np.full(N // 2, plain.sum())  # the shadow of the slot sum, in NumPy
+    measure_precision(trace, progress=False)
+    root = region_tree(biggest(trace).kernels, [u.seconds for u in biggest(trace).units])
+    (notes,) = [b.notes for b in root.children if b.name == "sum_slots"]
+    bits, relative = ckks.precision_bits(got, want), ckks.precision_bits(got, want, relative=True)
+    assert notes["bits"] == pytest.approx(bits, abs=0.01)
+    assert notes["bits_relative"] == pytest.approx(relative, abs=0.01)
+    assert relative - bits == pytest.approx(math.log2(np.max(want)), abs=0.01)
+    assert notes["magnitude"] == pytest.approx(np.max(want))
+    shown = (
+        f"{notes['bits']:.1f} bits (absolute, vs plaintext shadow); "
+        f"{notes['bits_relative']:.1f} relative to max |v| = {notes['magnitude']:.3g}"
+    )
+    page = build_report(trace, "slot sum", times=False)
+    assert f'<span class="bits">{html.escape(shown)}</span>' in page
+    assert "precision (lowest; absolute, vs plaintext shadow)" in page  # the table's heading
+    text = text_report(trace, "slot sum", times=False)
+    assert "precision: absolute, vs plaintext shadow" in text
+    assert f"{notes['bits']:.1f} bits; {notes['bits_relative']:.1f} relative to max |v|" in text
+    summary = run_summary(trace, "slot sum")
+    assert summary["regions"]["sum_slots"]["bits"] == pytest.approx(bits, abs=0.01)
+    assert "absolute, vs plaintext shadow" in summary["precision"]
+    assert "<th class=num>bits A (absolute)</th>" in compare_report(summary, summary)
 
 
 # --------------------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def test_slots_use_only_the_watch_protocol():
     st.finish()
     screen = st.slots(limit=3)
     assert "ct0: fake value of 2 parts" in screen
-    assert "precision: 12.50 bits (over 4 slots)" in screen
+    assert "precision: 12.50 bits (vs expected; over 4 slots)" in screen  # no label: none said
     assert v.seen and all(isinstance(p, Poly) for p in v.seen[-1])
     w = fake()  # the same program, realized normally
     got = st.decrypt(v)

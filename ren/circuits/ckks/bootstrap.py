@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ren.circuits import in_region
+from ren.circuits.ckks.bootrange import RaisedRange, check_scale
 from ren.circuits.ckks.chebyshev import chebyshev
 from ren.circuits.ckks.dft import coeff_to_slot_groups, slot_to_coeff_groups, tile
 from ren.circuits.ckks.evalmod import double_angles
@@ -48,6 +49,8 @@ from ren.circuits.ckks.rotations import check_rotation_keys, context_of
 from ren.ir.region import noted, region
 from ren.schemes import ckks
 from ren.schemes.ckks.bootconfig import BootstrapConfig
+from ren.schemes.ckks.ranges import EVAL_SCALE_BITS, expect
+from ren.schemes.ckks.shadow import Shadow, shadowing
 
 __all__ = [
     "EVAL_SCALE",
@@ -61,7 +64,7 @@ __all__ = [
 ]
 
 #: The scale the slots have in CoeffToSlot's output and through EvalMod (its moduli are 60 bits).
-EVAL_SCALE = 2.0**60
+EVAL_SCALE = 2.0**EVAL_SCALE_BITS
 
 #: ``log2`` of the int the raised ciphertext is multiplied by (exact, no level): CoeffToSlot's
 #: rotations add noise of a fixed size, so at a scale ``2^LIFT`` times larger it is that much
@@ -265,10 +268,15 @@ def raise_modulus(ct: ckks.Ciphertext, made: Plan, lift: int = 0) -> ckks.Cipher
         down, up = ctx.encapsulation_keys(h)
         c0, c1 = ct.parts
         d0, d1 = ctx.key_switch(c1, down, 0)
-        raised = mod_raise(dataclasses.replace(ct, parts=(c0 + d0, d1)))
+        # under the sparse secret: no shadow (the secret key would not decrypt it)
+        raised = mod_raise(dataclasses.replace(ct, parts=(c0 + d0, d1), shadow=None))
         c0, c1 = raised.parts
         d0, d1 = ctx.key_switch(c1, up, raised.level)
-        raised = dataclasses.replace(raised, parts=(c0 + d0, d1))
+        raised = dataclasses.replace(raised, parts=(c0 + d0, d1), shadow=None)
+        if shadowing(ctx):  # under the secret again: its exact decryption, t + q_0 I
+            back = raised
+            exact = Shadow(lambda: ctx._decode_poly(ctx.decrypt_poly(back), 1.0, False))
+            raised = dataclasses.replace(raised, shadow=exact)
     if not lift:
         return raised
     x = ckks.multiply(raised, 2**lift)  # exact: the words times 2^lift
@@ -331,9 +339,13 @@ def bootstrap(
         check_rotation_keys(ctx, made.rotations, "bootstrap")
         if made.config.sparse_secret is not None:
             ctx.encapsulation_keys(made.config.sparse_secret)  # the error names what is missing
+    check_scale(ct, made.config, ctx.params)  # metadata only: a RangeWarning
     q0 = float(ctx.params.q_moduli[0])
     scale, real = ct.scale, ct.real
     x = raise_modulus(ct.at_level(0), made, lift=LIFT)  # read as t / EVAL_SCALE
+    # checked only where a tool decrypts it (the report's observing pass, the debugger)
+    c = made.config
+    expect(x, RaisedRange(ctx.params.q_moduli[0], c.K, c.x_bound, scale, EVAL_SCALE))
     out = {} if stages is None else stages
     out["mod_raise"] = x
     if made.sub_sum:

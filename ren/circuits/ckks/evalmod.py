@@ -26,6 +26,14 @@ from ren.circuits.ckks.polynomial import evaluate_polynomial, plan
 from ren.circuits.ckks.rotations import context_of
 from ren.poly import is_int
 from ren.schemes import ckks
+from ren.schemes.ckks.ranges import (
+    SlotRange,
+    eval_mod_tolerance,
+    expect,
+    log2_text,
+    min_degree,
+    series_error,
+)
 
 __all__ = ["double_angles", "eval_mod", "eval_mod_depth"]
 
@@ -67,6 +75,21 @@ def eval_mod_depth(K: int = 4, degree: int = 31, double_angle: int = 2) -> int:
     return plan(cosine, interval=interval).depth + int(double_angle) + 1
 
 
+def _check_series(K: int, degree: int, double_angle: int) -> None:
+    """The series must follow the cosine as closely as the sine identity (``ranges``)."""
+    tolerance = eval_mod_tolerance(False)
+    error = series_error(int(K), int(degree), int(double_angle))
+    if error > tolerance:
+        least = min_degree(int(K), int(double_angle), False)
+        fix = f"use degree >= {least}" if least else "lower K or raise double_angle"
+        raise ValueError(
+            f"degree={degree} is too small for K={K} and double_angle={double_angle}: the "
+            f"cosine's series then errs by up to {log2_text(error)} on the sine, more than "
+            f"{log2_text(tolerance)}, the sine's own error at the edge of its range "
+            f"(ren.schemes.ckks.ranges); {fix}"
+        )
+
+
 @in_region("eval_mod")
 def eval_mod(
     ct: ckks.Ciphertext, K: int = 4, degree: int = 31, double_angle: int = 2
@@ -77,16 +100,20 @@ def eval_mod(
     to within ``(2 pi)^2 |t mod 1|^3 / 6`` and the series' error.
 
     Args:
-        ct: slots in ``[-K - 1, K + 1]`` (outside it the series is not accurate).
+        ct: slots in ``[-K - 1, K + 1]`` (outside it the series is not accurate: noted beside
+            ``ct`` for the tools that decrypt it, ``ren.schemes.ckks.ranges``).
         K: the bound on the integer part.
-        degree: the degree of the cosine's Chebyshev series.
+        degree: the degree of the cosine's Chebyshev series: large enough for ``K`` and
+            ``double_angle`` (``ranges.min_degree``).
         double_angle: ``r``, the double-angle steps.
 
     Raises:
         TypeError: a setting not an int.
-        ValueError: a setting out of range, or too few levels (naming how many it needs).
+        ValueError: a setting out of range (a degree too small for ``K`` and ``double_angle``
+            naming the least that is not), or too few levels (naming how many it needs).
     """
     _check(K, degree, double_angle)
+    _check_series(K, degree, double_angle)
     need = eval_mod_depth(K, degree, double_angle)
     if ct.level < need:
         raise ValueError(
@@ -99,4 +126,5 @@ def eval_mod(
     c = double_angles(evaluate_polynomial(ct, cosine, interval=interval), r)
     q = ctx.params.q_moduli[c.level]
     factor = ctx.encode(1 / (2 * math.pi), c.level, ct.scale * q / c.scale)  # ends at ct's scale
+    expect(ct, SlotRange("eval_mod", *interval))
     return ckks.multiply(c, factor, rescale=True)

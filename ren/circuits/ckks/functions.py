@@ -3,6 +3,14 @@
 Each takes a ciphertext whose (real) slots lie in the function's interval and returns one at
 exactly its scale; ``<name>_depth(...)`` gives the levels it takes with the same settings.
 
+**Ranges.** A fit is accurate on its interval only: outside it the polynomial grows away from the
+function (``inverse`` of 100 with the fit on ``[1, 16]`` is off by ``1e125``), and nothing in the
+ciphertext's metadata tells. So each function checks what it can up front (its settings, and
+``inverse``'s ``interval``: finite, on one side of 0) and notes its interval beside its input
+(``ren.schemes.ckks.ranges.expect``): the report's observing pass and the debugger's ``slots``
+view, which decrypt the input anyway, check it and say which slots are outside (a
+``ckks.RangeWarning``). ``docs/circuits/bootstrapping.md`` (Ranges) lists every interval.
+
 * ``evaluate_function(ct, f, interval, degree)``: any ``f``, fitted by ``chebyshev`` and evaluated
   by ``evaluate_polynomial`` (``function_depth`` gives its levels);
 * ``sigmoid`` on ``[-8, 8]`` and ``exp`` on ``[-1, 1]``: their Chebyshev fits;
@@ -24,17 +32,19 @@ exactly its scale; ``<name>_depth(...)`` gives the levels it takes with the same
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ren.circuits import in_region
-from ren.circuits.ckks.chebyshev import chebyshev
+from ren.circuits.ckks.chebyshev import chebyshev, check_interval
 from ren.circuits.ckks.polynomial import evaluate_polynomial, plan
 from ren.circuits.ckks.rotations import context_of
 from ren.poly import is_int
 from ren.schemes import ckks
+from ren.schemes.ckks.ranges import SlotRange, expect
 
 __all__ = [
     "F3",
@@ -44,6 +54,7 @@ __all__ = [
     "exp_depth",
     "function_depth",
     "inverse",
+    "inverse_bits",
     "inverse_depth",
     "sigmoid",
     "sigmoid_depth",
@@ -92,14 +103,27 @@ def evaluate_function(
     """``f`` on every slot of ``ct`` (in ``interval``): its Chebyshev fit of ``degree``, evaluated.
 
     Depth: ``function_depth(f, interval, degree)``, at most ``polynomial.depth(degree, interval)``.
+    The slots must lie in ``interval`` (outside it the fit is not ``f``): noted beside ``ct`` for
+    the tools that decrypt it (see the module docstring).
     """
-    return evaluate_polynomial(ct, chebyshev(f, interval, degree), interval=interval)
+    return _fit(ct, f, interval, degree, "evaluate_function")
+
+
+def _fit(
+    ct: ckks.Ciphertext, f: Callable[[np.ndarray], Any], interval: Any, degree: int, what: str
+) -> ckks.Ciphertext:
+    """``f``'s fit on ``ct``, its interval noted as the range ``what`` needs of ``ct``."""
+    coeffs = chebyshev(f, interval, degree)  # checks the interval and the degree first
+    out = evaluate_polynomial(ct, coeffs, interval=interval)
+    a, b = check_interval(interval)
+    expect(ct, SlotRange(what, a, b))
+    return out
 
 
 @in_region("sigmoid")
 def sigmoid(ct: ckks.Ciphertext, degree: int = 63) -> ckks.Ciphertext:
     """``1 / (1 + e^-x)`` for slots in ``[-8, 8]``; depth ``sigmoid_depth(degree)`` (7 at 63)."""
-    return evaluate_function(ct, _sigmoid, SIGMOID, degree)
+    return _fit(ct, _sigmoid, SIGMOID, degree, "sigmoid")
 
 
 def sigmoid_depth(degree: int = 63) -> int:
@@ -110,7 +134,7 @@ def sigmoid_depth(degree: int = 63) -> int:
 @in_region("exp")
 def exp(ct: ckks.Ciphertext, degree: int = 15) -> ckks.Ciphertext:
     """``e^x`` for slots in ``[-1, 1]``; depth ``exp_depth(degree)`` (4 at 15)."""
-    return evaluate_function(ct, np.exp, EXP, degree)
+    return _fit(ct, np.exp, EXP, degree, "exp")
 
 
 def exp_depth(degree: int = 15) -> int:
@@ -124,7 +148,7 @@ def sqrt(ct: ckks.Ciphertext, degree: int = 127) -> ckks.Ciphertext:
 
     The fit is on ``[0.01, 1.01]``, whose map to ``[-1, 1]`` (``2x - 1.02``) takes no level.
     """
-    return evaluate_function(ct, np.sqrt, SQRT, degree)
+    return _fit(ct, np.sqrt, SQRT, degree, "sqrt")
 
 
 def sqrt_depth(degree: int = 127) -> int:
@@ -133,38 +157,84 @@ def sqrt_depth(degree: int = 127) -> int:
 
 
 @in_region("inverse")
-def inverse(ct: ckks.Ciphertext, degree: int = 31, newton: int = 1) -> ckks.Ciphertext:
-    """``1 / x`` for slots in ``[1, 16]``: a fit of ``degree``, then ``newton`` Newton steps.
+def inverse(
+    ct: ckks.Ciphertext, degree: int = 31, newton: int = 1, interval: Any = INVERSE
+) -> ckks.Ciphertext:
+    """``1 / x`` for slots in ``interval`` (``[1, 16]``): a fit of ``degree``, then Newton steps.
 
     Each step ``y <- y (2 - x y)`` squares the relative error ``1 - x y`` for two levels: ``x y``
     (rescaled), then ``y`` brought one level down at the scale that makes ``y (2 - x y)``, rescaled,
-    land on ``ct``'s scale exactly. Depth: ``inverse_depth(degree, newton)`` (8 at 31 and 1).
+    land on ``ct``'s scale exactly. Depth: ``inverse_depth(degree, newton, interval)`` (8 at 31, 1
+    and ``[1, 16]``). Outside ``interval`` the fit grows away from ``1 / x`` and the result is
+    wrong by any amount: the interval is noted beside ``ct`` for the tools that decrypt it.
+
+    Args:
+        ct: slots in ``interval``.
+        degree: the fit's degree.
+        newton: the Newton steps after it.
+        interval: ``(a, b)``, finite, ``a < b``, not containing 0 (``1 / x`` has a pole there).
+            The wider (``b / a``), the less precise: ``inverse_bits(degree, newton, interval)``
+            (22.6 bits from the fit on ``[1, 16]`` at degree 31, 45.2 after one step, before
+            the noise).
 
     Raises:
-        TypeError: ``newton`` not an int.
-        ValueError: ``newton < 0``, or too few levels (naming both counts).
+        TypeError: ``newton`` or ``degree`` not an int, ``interval`` not a pair of numbers.
+        ValueError: ``newton < 0``, an ``interval`` out of range (naming why), or too few levels
+            (naming both counts).
     """
     steps = _count("newton", newton, 0)
-    need = inverse_depth(degree, steps)
+    a, b = _inverse_interval(interval)
+    need = inverse_depth(degree, steps, (a, b))
     if ct.level < need:
         raise ValueError(
             f"inverse with degree={degree} and newton={steps} needs {need} levels and the "
             f"ciphertext has {ct.level}"
         )
-    y = evaluate_function(ct, _inverse, INVERSE, degree)
+    y = _fit(ct, _inverse, (a, b), degree, "inverse")
     for _ in range(steps):
         y = _newton(ct, y)
     return y
 
 
-def inverse_depth(degree: int = 31, newton: int = 1) -> int:
-    """The levels ``inverse(ct, degree, newton)`` takes: the fit's, and two a Newton step.
+def inverse_depth(degree: int = 31, newton: int = 1, interval: Any = INVERSE) -> int:
+    """The levels ``inverse(ct, degree, newton, interval)`` takes: the fit's, and two a step.
 
     Raises:
-        TypeError: ``degree`` or ``newton`` not an int.
-        ValueError: ``degree < 1`` or ``newton < 0``.
+        TypeError: ``degree`` or ``newton`` not an int, ``interval`` not a pair of numbers.
+        ValueError: ``degree < 1``, ``newton < 0``, or an interval holding 0.
     """
-    return function_depth(_inverse, INVERSE, degree) + 2 * _count("newton", newton, 0)
+    steps = _count("newton", newton, 0)
+    a, b = _inverse_interval(interval)
+    return function_depth(_inverse, (a, b), degree) + 2 * steps
+
+
+def _inverse_interval(interval: Any) -> tuple[float, float]:
+    """``interval`` checked for ``1 / x``: two finite numbers ``a < b`` on one side of 0."""
+    a, b = check_interval(interval)
+    if a <= 0 <= b:
+        raise ValueError(
+            f"interval {interval!r} holds 0, where 1/x has a pole: inverse needs an interval on "
+            "one side of 0 (scale the values into it, e.g. [1, 16])"
+        )
+    return a, b
+
+
+def inverse_bits(degree: int = 31, newton: int = 1, interval: Any = INVERSE) -> float:
+    """The relative precision of ``inverse``'s polynomial, in bits (before the noise).
+
+    The fit at the ``d + 1`` Chebyshev nodes is ``(1 - w(x) / w(0)) / x`` (``w`` the nodes'
+    polynomial, ``T_(d+1)`` of the mapped ``x``), so its relative error ``|1 - x p(x)|`` is at
+    most ``1 / |T_(d+1)((b + a) / (b - a))|``, below 1 on any interval on one side of 0: Newton's
+    steps always converge, each squaring it. Returns ``2^newton`` times its bits.
+
+    Raises:
+        TypeError, ValueError: as ``inverse_depth``.
+    """
+    steps = _count("newton", newton, 0)
+    d = _count("degree", degree, 1)
+    a, b = _inverse_interval(interval)
+    z = (d + 1) * math.acosh(abs(b + a) / (b - a))  # T_(d+1)(y0) = cosh(z), y0 > 1
+    return 2**steps * (z / math.log(2) - 1 + math.log2(1 + math.exp(-2 * z)))
 
 
 def _newton(x: ckks.Ciphertext, y: ckks.Ciphertext) -> ckks.Ciphertext:
@@ -199,6 +269,7 @@ def sign(ct: ckks.Ciphertext, g_steps: int = 3, f_steps: int = 2) -> ckks.Cipher
     x = ct
     for coeffs in [G3] * g + [F3] * f:
         x = evaluate_polynomial(x, coeffs, basis="monomial")
+    expect(ct, SlotRange("sign", -1.0, 1.0))  # g_3 and f_3 keep [-1, 1] only
     return x
 
 

@@ -26,7 +26,10 @@ def mod_raise(ct: ckks.Ciphertext) -> ckks.Ciphertext:
     """``ct`` (at level 0) read in the full chain: at the top level, with the same scale.
 
     Its decryption is ``m + e + q_0 I`` with ``I`` small (see the module docstring), so
-    ``ckks.decrypt`` of it is not the message: the bootstrap's later stages make it so.
+    ``ckks.decrypt`` of it is not the message: the bootstrap's later stages make it so. While
+    recording, a ``ct`` with a plaintext shadow gives one whose shadow is that exact decryption
+    (``ren.schemes.ckks.shadow``; a ``ct`` under another key, as inside an encapsulated
+    bootstrap, is passed without a shadow and gets none).
 
     Raises:
         TypeError: for anything but a ciphertext.
@@ -44,7 +47,7 @@ def mod_raise(ct: ckks.Ciphertext) -> ckks.Ciphertext:
     ring = ctx.params.ring(top)
     parts = tuple(p.intt().to_ring(ring).ntt() for p in ct.parts)  # the centered lift, exact
     raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None)
-    if shadowing(ctx):  # t + q_0 I: only its decryption tells I (ren.schemes.ckks.shadow)
+    if shadowing(ctx) and ct.shadow is not None:  # t + q_0 I: only its decryption tells I
         exact = Shadow(lambda: ctx._decode_poly(ctx.decrypt_poly(raised), 1.0, False))
         raised = dataclasses.replace(raised, shadow=exact)
     return raised

@@ -30,6 +30,11 @@ The conventions (``docs/ckks.md`` explains each):
 * **Key switching** is hybrid: the ciphertext is cut into ``dnum`` digits of consecutive moduli,
   each digit is extended to the special moduli (ModUp, a basis extension), multiplied by the key,
   and the sum is divided by ``P`` (ModDown, a ``RESCALE`` by the special moduli).
+* **Precision.** ``precision_bits(got, expected)`` is absolute, ``-log2`` of the largest slot
+  error (``relative=True``: over ``max |expected|``); the report of ``python -m ren.viz`` and the
+  debugger label every figure with what it is measured against. Outside the range a bootstrap or
+  a worked function keeps to its precision a value comes back wrong: ``RangeWarning`` says so where
+  Ren can tell (``ren.schemes.ckks.ranges``).
 * **Sharing.** The secret key leaves a ``Context`` only through ``export_secret_key()``: values
   pickle and copy as their bytes, a context holding a secret key refuses to be pickled or copied,
   and every value made under keys carries the fingerprint of the public key, checked wherever it
@@ -64,6 +69,7 @@ from ren.schemes.ckks.context import Context
 from ren.schemes.ckks.encoding import embed, embed_inverse, precision_bits
 from ren.schemes.ckks.keys import EvaluationKeys
 from ren.schemes.ckks.params import Params
+from ren.schemes.ckks.ranges import RangeWarning
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe.bytes import FORMAT_VERSION as FORMAT_VERSION
 from ren.schemes.rlwe.keys import KeySwitchKey
@@ -80,6 +86,7 @@ __all__ = [
     "KeySwitchKey",
     "Params",
     "Plaintext",
+    "RangeWarning",
     "current",
     "decode",
     "decrypt",

@@ -12,6 +12,7 @@ from ren.ring import RingSpec
 from ren.schemes.ckks.active import _context_arg, _plan_fields, current
 from ren.schemes.ckks.encoding import precision_bits
 from ren.schemes.ckks.params import Params, _read_value
+from ren.schemes.ckks.ranges import expectations, out_of_range
 from ren.schemes.ckks.shadow import Shadow, observe
 from ren.schemes.ckks.types import _check_down, _check_fields, _copy_poly
 from ren.schemes.rlwe import bytes as _fmt
@@ -59,9 +60,13 @@ class Ciphertext:
     scale: float
     level: int
     real: bool = False
-    context: Context | None = dataclasses.field(default=None, repr=False)
+    context: Context | None = dataclasses.field(
+        default=None, repr=False, metadata={"ren_leaf": "local"}
+    )
     params: Params | None = dataclasses.field(default=None, repr=False, kw_only=True)
-    key_fingerprint: str | None = dataclasses.field(default=None, repr=False, kw_only=True)
+    key_fingerprint: str | None = dataclasses.field(
+        default=None, repr=False, kw_only=True, metadata={"ren_leaf": "key"}
+    )
     shadow: Shadow | None = dataclasses.field(
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
@@ -160,9 +165,11 @@ class Ciphertext:
         return (_ciphertext_from_pickle, (self.to_bytes(), self.parts[0].device))
 
     def __ren_observe__(self) -> tuple[tuple[Poly, ...], Any] | None:
-        """For the report's observing pass: the polys to realize and the precision after them.
+        """For the report's observing pass: the polys to realize, then the notes of a measure.
 
-        ``None`` without a plaintext shadow (``ren.schemes.ckks.shadow.observe``).
+        The notes are the precision against the plaintext shadow (absolute, as
+        ``ckks.precision_bits``; relative too where the values pass 1) and any range the value
+        breaks; ``None`` without a shadow (``ren.schemes.ckks.shadow.observe``).
         """
         return observe(self)
 
@@ -311,8 +318,9 @@ class CiphertextView:
     """A ciphertext as the debugger shows it (``Ciphertext.__ren_watch__``).
 
     The debugger knows no scheme: it asks the view for a one-line ``summary``, for the slots of
-    the ciphertext with the parts as its buffers stand (``decrypt``), and for their precision
-    against the plaintext shadow (``precision_bits``).
+    the ciphertext with the parts as its buffers stand (``decrypt``), for their precision
+    against the plaintext shadow (``precision_bits``: absolute, ``ckks.precision_bits``), and
+    for the ranges the value breaks (``notes``).
     """
 
     ciphertext: Ciphertext
@@ -337,7 +345,24 @@ class CiphertextView:
             raise ValueError("this CKKS context holds no secret key, so it cannot decrypt")
         return context.decrypt(dataclasses.replace(ct, parts=tuple(parts)))
 
+    #: What ``precision_bits`` measures, for the debugger's label.
+    precision_label = "absolute"
+
     @staticmethod
     def precision_bits(got: Any, expected: Any) -> float:
-        """``ckks.precision_bits``."""
+        """``ckks.precision_bits``: ``-log2`` of the largest slot error (absolute)."""
         return precision_bits(got, expected)
+
+    def notes(self, parts: tuple[Poly, ...]) -> list[str]:
+        """The ranges noted of the ciphertext (``ranges.expect``) its decryption breaks, in words.
+
+        A bootstrap notes one of its ModRaise output (``stages["mod_raise"]``: ``|t / q_0|`` and
+        ``|I|``), a function one of its input (the interval of its fit). Decrypted in full (the
+        imaginary parts too): what is checked is the value as the next circuit reads it.
+        """
+        ct = self.ciphertext
+        if not expectations(ct):
+            return []
+        whole = CiphertextView(dataclasses.replace(ct, real=False), self.context)
+        slots = whole.decrypt(parts)
+        return [problem for problem, _ in out_of_range(ct, slots, ct._params().n)]

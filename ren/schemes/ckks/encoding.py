@@ -177,19 +177,29 @@ def _constant_poly(
     return Poly(coeffs, ring, device)
 
 
-def precision_bits(got: Any, expected: Any) -> float:
+def precision_bits(got: Any, expected: Any, *, relative: bool = False) -> float:
     """``-log2`` of the largest slot error ``|got - expected|``; ``inf`` for an exact match.
 
-    This is the usual "bits of precision" of approximate homomorphic encryption.
+    This is the usual "bits of precision" of approximate homomorphic encryption, and it is
+    **absolute**: an error of ``2^-20`` is 20 bits whether the values are near 1 or near 1000.
+    With ``relative=True`` the error is measured against the largest expected value,
+    ``-log2(max |got - expected| / max |expected|)``: ``log2(max |expected|)`` bits more than the
+    absolute figure (the report of ``python -m ren.viz`` shows both for values past 1). Whatever
+    Ren shows as a precision says which it is and against what (``docs/viz.md``).
 
     Args:
         got: numbers (an array, a sequence or one number).
         expected: numbers of the same shape, or one number compared with each.
+        relative: measure against ``max |expected|`` (which must not be 0) instead of 1.
 
     Raises:
-        TypeError: for values that are not numbers (decrypt a ciphertext first).
-        ValueError: for arrays of different shapes (naming both) or no numbers at all.
+        TypeError: for values that are not numbers (decrypt a ciphertext first), or a
+            ``relative`` that is not a bool.
+        ValueError: for arrays of different shapes (naming both), no numbers at all, or
+            ``relative=True`` with every expected value 0.
     """
+    if not isinstance(relative, bool):
+        raise TypeError(f"relative must be True or False, got {_fmt.describe(relative)}")
     arrays = []
     for name, value in (("got", got), ("expected", expected)):
         try:
@@ -208,4 +218,12 @@ def precision_bits(got: Any, expected: Any) -> float:
     if g.size == 0 or e.size == 0:
         raise ValueError("precision_bits needs at least one number to compare")
     err = float(np.max(np.abs(g - e)))
+    if relative:
+        size = float(np.max(np.abs(e)))
+        if not size > 0:
+            raise ValueError(
+                "precision_bits(relative=True) measures against max |expected|, and every "
+                "expected value is 0: use the absolute figure"
+            )
+        err /= size
     return math.inf if err == 0 else -math.log2(err)

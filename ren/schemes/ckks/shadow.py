@@ -6,7 +6,8 @@ on) and the context holds the secret key, each ciphertext the evaluator makes ca
 plaintext values (sums, products, divisions by the rescaled modulus, rotations, conjugations).
 A shadow is lazy: nothing is computed while the program builds its graph. The report's observing
 pass (``ren.viz.precision``) evaluates the shadows of the regions' outputs after the program,
-decrypts the outputs in a realization of its own, and notes each region's precision.
+decrypts the outputs in a realization of its own, and notes each region's precision (absolute,
+against the shadow) and the ranges it breaks (``observe``).
 
 Its leaves are the plaintexts the program encoded (their own decoding) and ModRaise's output,
 whose plaintext ``t + q_0 I`` only the secret key tells: its decryption, exact. A shadow is
@@ -15,6 +16,7 @@ never pickled, saved or printed: ``Ciphertext`` leaves it out of its bytes and i
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -73,29 +75,52 @@ def shadowing(context: Any) -> bool:
     return is_keeping() and context is not None and bool(context.has_secret_key)
 
 
-def observe(ct: Any) -> tuple[tuple[Any, ...], Callable[[], float]] | None:
-    """How to measure ``ct``'s precision against its shadow: ``(polys, bits)``, or ``None``.
+def observe(ct: Any) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any]]] | None:
+    """How to measure ``ct`` against its shadow: ``(polys, notes)``, or ``None``.
 
-    Realize ``polys`` (with those of other ciphertexts: one realization), then ``bits()`` is the
-    precision of ``ct``'s decryption against its shadow (``ckks.precision_bits``), relative to the
-    values' size where they pass 1: an intermediate read at a small scale holds large values, and
-    its error is as large in proportion. ``None`` for a ciphertext without a shadow or outside a
-    context holding the secret key.
+    Realize ``polys`` (with those of other ciphertexts: one realization), then ``notes()`` gives
+    what the report shows of ``ct``:
+
+    * ``bits``: ``ckks.precision_bits(got, shadow)``, the *absolute* precision of its decryption
+      against the shadow's slots (``-log2`` of the largest slot error), the figure a user gets
+      from ``ckks.precision_bits`` against the same plaintext values;
+    * ``magnitude`` and ``bits_relative``, when the shadow's largest slot passes 1:
+      ``max |v|`` and ``ckks.precision_bits(got, shadow, relative=True)`` (the error over
+      ``max |v|``): an intermediate read at a small scale holds large values, and its error is as
+      large in proportion;
+    * ``warning``: the ranges noted of ``ct`` (``ren.schemes.ckks.ranges.expect``) its shadow
+      breaks, each also a ``RangeWarning``. The shadow shares a polynomial's approximation error,
+      so a bootstrap or function fed values outside its range shows a high precision against its
+      shadow and is wrong against the plaintext: this note is what says so.
+
+    ``None`` for a ciphertext without a shadow or outside a context holding the secret key.
     """
     from ren.schemes.ckks.encoding import embed, precision_bits
+    from ren.schemes.ckks.ranges import RangeWarning, out_of_range
 
     ctx = ct.context
     if ct.shadow is None or ctx is None or not ctx.has_secret_key:
         return None
     poly = ctx.decrypt_poly(ct).intt()
 
-    def bits() -> float:
+    def notes() -> dict[str, Any]:
+        n = ctx.params.n
         coeffs = np.array(poly.tolist(centered=True), dtype=object).astype(np.float64)
-        got = embed(coeffs / ct.scale, ctx.params.n)
-        expected = ct.shadow.value() / ct.scale
+        got = embed(coeffs / ct.scale, n)
+        slots = ct.shadow.value() / ct.scale
+        expected = slots
         if ct.real:
             got, expected = got.real, expected.real
-        size = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
-        return precision_bits(got / size, expected / size)
+        out: dict[str, Any] = {"bits": precision_bits(got, expected)}
+        size = float(np.max(np.abs(expected), initial=0.0))
+        if size > 1:
+            out["magnitude"] = size
+            out["bits_relative"] = precision_bits(got, expected, relative=True)
+        found = out_of_range(ct, slots, n)
+        if found:
+            out["warning"] = "; ".join(problem for problem, _ in found)
+            for problem, advice in found:
+                warnings.warn(f"{problem}: {advice}", RangeWarning, stacklevel=2)
+        return out
 
-    return (poly,), bits
+    return (poly,), notes

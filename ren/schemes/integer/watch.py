@@ -89,6 +89,9 @@ class CiphertextView:
             )
         return context.decrypt(dataclasses.replace(ct, parts=tuple(parts)))
 
+    #: What ``precision_bits`` measures, for the debugger's label.
+    precision_label = "exact mod t: log2(t) or 0"
+
     def precision_bits(self, got: Any, expected: Any) -> float:
         """``log2(t)`` when every slot of ``got`` equals ``expected``'s mod ``t``, else 0.
 

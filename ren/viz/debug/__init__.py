@@ -28,7 +28,9 @@ Three ways in:
 For CKKS, ``watch(ciphertext, context, expected)`` registers a ciphertext and its plaintext shadow
 (a NumPy array of the slots it should hold); once the kernels writing its parts ran, the ``slots``
 command decrypts the written buffers (with the context's secret key) and shows the first slots and
-the precision in bits against the shadow.
+the precision in bits against the shadow (absolute: ``-log2`` of the largest slot error, as
+``ckks.precision_bits``), and a line for each range the value breaks (a bootstrap's ModRaise
+output past ``|t / q_0| <= 2^-8`` or ``|I| <= K``, a function's input outside its interval).
 
 ``regions()`` and ``next_region()`` (``regions`` and ``next region`` at the prompt) walk a
 realization region by region (``ren.region``): a CKKS bootstrap stage by stage. A watched value

@@ -29,7 +29,8 @@ commands (a name in brackets is optional; aliases after the slash):
                            NAME as in 'kernels' (b3, arena[0:128]), or kI (what kernel I writes),
                            kI.S (slot S of kernel I)
   arena / a                the memory arena now: which regions hold data, which are free
-  slots                    decrypted slots of the watched CKKS ciphertexts, precision vs the shadow
+  slots                    decrypted slots of the watched CKKS ciphertexts, precision (absolute)
+                           vs the shadow given to watch, and the ranges they break
   continue / c             run the rest of this realization and go on
   quit / q                 run the rest and go on without stopping again
   help [COMMAND]           this list, or one command's help
@@ -256,7 +257,9 @@ class Debugger(cmd.Cmd):
     def do_slots(self, arg: str) -> bool:
         """slots [COUNT]: the watched CKKS ciphertexts' decrypted slots and bits of precision.
 
-        The precision is against the plaintext shadow given to ren.viz.debug.watch.
+        The precision is absolute (-log2 of the largest slot error, as ckks.precision_bits) against
+        the plaintext shadow given to ren.viz.debug.watch; a value outside the range of the
+        bootstrap or function it feeds gets an "out of range" line.
         """  # noqa: D403
         limit = _int_arg(arg.strip(), "the number of slots") if arg.strip() else 4
         self.say(self.stepper.slots(limit=limit))

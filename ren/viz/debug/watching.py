@@ -1,8 +1,9 @@
 """Watched values: the ``slots`` view of a scheme's values, through the watch protocol.
 
 A value the debugger can watch has ``parts`` (a tuple of ``Poly``) and ``__ren_watch__(context)``
-returning a view with ``summary``, ``decrypt(parts)`` and ``precision_bits(got, expected)``; the
-debugger names no scheme.
+returning a view with ``summary``, ``decrypt(parts)`` and ``precision_bits(got, expected)``, and
+optionally ``precision_label`` (what the bits measure: ``"absolute"`` for CKKS) and
+``notes(parts)`` (lines saying what ranges the value breaks); the debugger names no scheme.
 
 A watched value whose parts are outputs of the realization is read from the buffers its kernels
 wrote. One that the realization only passes through (a bootstrap's stage, fused into the kernels
@@ -363,5 +364,17 @@ class WatchViews(StepperBase):
                     expected = np.concatenate([expected, np.zeros(got.size - expected.size)])
                 lines.append(f"  expected[:{shown}] {_complex_row(expected[:shown])}")
                 bits = view.precision_bits(got, expected[: got.size])
-                lines.append(f"  precision: {bits:.2f} bits (over {got.size} slots)")
+                label = getattr(view, "precision_label", "")
+                what = f"{label}, vs expected" if label else "vs expected"
+                lines.append(f"  precision: {bits:.2f} bits ({what}; over {got.size} slots)")
+            lines += self._range_notes(view, parts)
         return "\n".join(lines)
+
+    @staticmethod
+    def _range_notes(view: Any, parts: tuple[Poly, ...]) -> list[str]:
+        """The ranges the value breaks (the view's optional ``notes(parts)``), one line each."""
+        notes = getattr(view, "notes", None)
+        if notes is None:
+            return []
+        with _unobserved():
+            return [f"  out of range: {line}" for line in notes(parts)]

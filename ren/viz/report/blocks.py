@@ -110,6 +110,7 @@ code { font-size: 0.9em; }
 .regions details.box > summary { cursor: pointer; }
 .regions .inner { border-top: 1px dashed #c5cce0; margin-top: 0.3em; padding-top: 0.3em; }
 .regions .bits { color: #1b5e20; font-weight: 600; }
+.regions .range { color: #b71c1c; font-weight: 600; }
 .regions p.kernels { margin: 0.3em 0; font-size: 0.95em; }
 table.sortable th { cursor: pointer; }
 table.sortable th::after { content: " \u2195"; color: #999999; }

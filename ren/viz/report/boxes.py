@@ -18,7 +18,16 @@ from ren.ir.region import region_name, region_of
 from ren.viz.report.blocks import _e, _ms, _plural
 from ren.viz.report.regions import Box
 
-__all__ = ["bits_text", "ckks_line", "collapsed_html", "fmt_bytes", "region_table", "tree_html"]
+__all__ = [
+    "PRECISION_LABEL",
+    "bits_text",
+    "ckks_line",
+    "collapsed_html",
+    "fmt_bytes",
+    "range_text",
+    "region_table",
+    "tree_html",
+]
 
 
 def fmt_bytes(n: int) -> str:
@@ -47,14 +56,38 @@ def ckks_line(notes: dict[str, Any]) -> str:
     return " \u00b7 ".join(parts)
 
 
-def bits_text(notes: dict[str, Any]) -> str:
-    """The precision (or noise budget) the observing pass measured, in words (``""``: none)."""
+#: What a region's ``bits`` are measured against (the observing pass, ``ren.viz.precision``).
+PRECISION_LABEL = "absolute, vs plaintext shadow"
+
+
+def bits_text(notes: dict[str, Any], label: bool = True) -> str:
+    """The precision (or noise budget) the observing pass measured, in words (``""``: none).
+
+    ``bits`` is absolute (``-log2`` of the largest slot error against the plaintext shadow, as
+    ``ckks.precision_bits``), so labelled; where the values pass 1 the relative figure follows
+    (``bits_relative``, against ``max |v|``, the ``magnitude`` note). ``label=False`` leaves the
+    label out (a table says it once, in its heading).
+    """
     bits, budget = notes.get("bits"), notes.get("noise_budget")
     if budget is not None:
         return f"noise budget {budget} bits"
     if bits is None:
         return ""
-    return "exact" if bits == math.inf else f"{bits:.1f} bits"
+    text = "exact" if bits == math.inf else f"{bits:.1f} bits"
+    if label:
+        text += f" ({PRECISION_LABEL})"
+    relative = notes.get("bits_relative")
+    if relative is not None:
+        size = notes.get("magnitude")
+        against = f"max |v| = {size:.3g}" if label and size is not None else "max |v|"
+        text += f"; {relative:.1f} relative to {against}"
+    return text
+
+
+def range_text(notes: dict[str, Any]) -> str:
+    """The ranges the region's output breaks (the observing pass's ``warning``), or ``""``."""
+    warning = notes.get("warning")
+    return f"out of range: {warning}" if warning else ""
 
 
 class TreeHtml:
@@ -105,6 +138,11 @@ class TreeHtml:
             lines.append(ckks)
         if bits := bits_text(box.notes):
             lines.append(f'<span class="bits">{_e(bits)}</span>')
+        if warning := range_text(box.notes):
+            lines.append(f'<span class="range">{_e(warning)}</span>')
+        elif inside := [d.name for d in box.walk() if d is not box and d.notes.get("warning")]:
+            where = ", ".join(dict.fromkeys(inside))
+            lines.append(f'<span class="range">out of range inside: {_e(where)}</span>')
         if box.sources:
             names = [parent.children[a].name for a in box.sources]
             shown = ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
@@ -158,7 +196,9 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
     """One row per region path: ``(path, [(cell text, sort value), ...])``, by first appearance.
 
     The cells: instances, kernels, time, bytes written, key bytes read, level and scale (of the
-    first instance), precision (the lowest of its instances').
+    first instance), precision (the lowest of its instances', absolute against the plaintext
+    shadow: ``PRECISION_LABEL``; with the lowest relative figure where the values pass 1), and
+    the ranges its outputs break.
     """
     rows: dict[tuple[str, ...], dict[str, Any]] = {}
     for box in root.walk():
@@ -174,14 +214,18 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
             row["seconds"] = (row["seconds"] or 0.0) + box.seconds
         row["bytes"] += box.bytes
         row["keys"] += box.key_bytes
-        for key in ("bits", "noise_budget"):
+        for key in ("bits", "noise_budget", "bits_relative"):
             value = box.notes.get(key)
             if value is not None:
                 row[key] = min(row.get(key, math.inf), value)
+        if warning := box.notes.get("warning"):
+            row.setdefault("warnings", []).append(warning)
     out = []
     for path, row in rows.items():
         seconds = row["seconds"]
         bits, budget = row.get("bits"), row.get("noise_budget")
+        shown = {"bits": bits, "noise_budget": budget, "bits_relative": row.get("bits_relative")}
+        warnings = row.get("warnings", [])
         cells = [
             (str(row["n"]), row["n"]),
             (str(row["kernels"]), row["kernels"]),
@@ -189,7 +233,8 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
             (fmt_bytes(row["bytes"]), row["bytes"]),
             (fmt_bytes(row["keys"]) if row["keys"] else "-", row["keys"]),
             (ckks_line(row["notes"]) or "-", 0.0),
-            (bits_text({"bits": bits, "noise_budget": budget}) or "-", _rank(bits, budget)),
+            (bits_text(shown, label=False) or "-", _rank(bits, budget)),
+            ("; ".join(dict.fromkeys(warnings)) or "-", float(len(warnings))),
         ]
         out.append((region_name(path), cells))
     return out

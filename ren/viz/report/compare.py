@@ -21,14 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from ren.viz.report.blocks import _CSS, _SCRIPT, _e, _sortable, _table
-from ren.viz.report.boxes import fmt_bytes
+from ren.viz.report.boxes import PRECISION_LABEL, fmt_bytes
 from ren.viz.report.regions import Box, region_tree
 from ren.viz.trace import Trace
 
 __all__ = ["compare_report", "compare_text", "load_summary", "run_summary"]
 
-#: The version of ``report.json``'s layout; ``load_summary`` refuses other versions.
-SUMMARY_VERSION = 1
+#: The version of ``report.json``'s layout; ``load_summary`` refuses other versions. Version 2:
+#: ``bits`` is absolute against the plaintext shadow (version 1 held it relative to the values'
+#: size where they passed 1), said by the summary's ``precision``.
+SUMMARY_VERSION = 2
 
 
 def run_summary(trace: Trace, title: str) -> dict[str, Any]:
@@ -51,6 +53,8 @@ def run_summary(trace: Trace, title: str) -> dict[str, Any]:
         "format": "ren-viz-run",
         "version": SUMMARY_VERSION,
         "title": title,
+        "precision": f"bits: the lowest of each region's outputs, {PRECISION_LABEL} "
+        "(-log2 of the largest slot error, as ckks.precision_bits)",
         "totals": totals,
         "regions": regions,
     }
@@ -140,7 +144,9 @@ def compare_report(a: dict[str, Any], b: dict[str, Any], title: str = "") -> str
         _table(["", "A", "B", "B / A"], rows, num=(1, 2, 3)),
         "<h2>Per region</h2>",
         "<p>Each region path summed over its instances (a region of one run only shows a dash "
-        "for the other). Click a heading to sort.</p>",
+        f"for the other); bits are the lowest precision of its outputs, {PRECISION_LABEL} "
+        "(-log2 of the largest slot error, as <code>ckks.precision_bits</code>). Click a heading "
+        "to sort.</p>",
         _sortable(_HEAD, _region_rows(a["regions"], b["regions"]), num=range(1, len(_HEAD))),
     ]
     return "\n".join(
@@ -171,8 +177,8 @@ _HEAD = [
     "written B",
     "key bytes A",
     "key bytes B",
-    "bits A",
-    "bits B",
+    "bits A (absolute)",
+    "bits B (absolute)",
 ]
 
 

@@ -23,7 +23,7 @@ from ren.viz.report.blocks import (
     fold_helpers,
     inline_svg,
 )
-from ren.viz.report.boxes import collapsed_html, region_table, tree_html
+from ren.viz.report.boxes import PRECISION_LABEL, collapsed_html, region_table, tree_html
 from ren.viz.report.regions import Box, graph_dot, region_tree
 from ren.viz.trace import RealizationRecord, Trace, kernel_source
 
@@ -114,17 +114,20 @@ class _RealizationSections:
             "<h4>Regions</h4>",
             "<p>The kernels grouped by region (<code>ren.region</code>): one box per region, "
             "with its kernels, their time, the bytes they write, the key-switching key bytes "
-            "they read and, for CKKS, the level and scale in and out and the precision of its "
-            "output (for BFV and BGV, the level and the noise budget left). Rows follow the data: "
-            "a box reads from boxes above it (\u2190 names "
-            "them). Click a box to open it in place.</p>",
+            "they read and, for CKKS, the level and scale in and out, the precision of its output "
+            f"({PRECISION_LABEL}: -log2 of the largest slot error, as ckks.precision_bits against "
+            "the shadow's slots; where the values pass 1, also relative to max |v|) and any range "
+            "it breaks (for BFV and BGV, the level and the noise budget left). Rows follow the "
+            "data: a box reads from boxes above it (\u2190 names them). Click a box to open it in "
+            "place.</p>",
             tree_html(tree, f"r{i}", self.times, link, picture),
             "<details><summary>The regions as a table (click a heading to sort)</summary>",
         ]
         head = ["region", "instances", "kernels", "time", "written", "key bytes read"]
-        head += ["level, scale (first)", "precision (lowest)"]
-        rows = [[(_e(path) or "-", None), *cells] for path, cells in region_table(tree, self.times)]
-        out.append(_sortable(head, rows, num=(1, 2, 3, 4, 5, 7)))
+        head += ["level, scale (first)", f"precision (lowest; {PRECISION_LABEL})", "range"]
+        table = region_table(tree, self.times)
+        rows = [[(_e(path) or "-", None), *[(_e(c), k) for c, k in cells]] for path, cells in table]
+        out.append(_sortable(head, rows, num=(1, 2, 3, 4, 5, 7, 8)))
         out.append("</details>")
         return "\n".join(out)
 

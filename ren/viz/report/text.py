@@ -19,7 +19,9 @@ from ren.viz.report.blocks import (
     _plural,
     _rules,
 )
+from ren.viz.report.boxes import PRECISION_LABEL, region_table
 from ren.viz.report.page import _pass_totals
+from ren.viz.report.regions import region_tree
 from ren.viz.report.sections import cache_line
 from ren.viz.trace import RealizationRecord, Trace
 
@@ -36,10 +38,10 @@ def text_report(
 ) -> str:
     """The report as plain text.
 
-    It holds the summary, each realization's passes (times, rules fired), kernels, memory plan
-    (drawn with characters for the focused ones) and exec units, the jit calls and the time per
-    pass. _Graphs and kernel sources are in the HTML report only. The arguments are those of
-    ``build_report``.
+    It holds the summary, each realization's passes (times, rules fired), kernels, regions (with
+    their precision, labelled as in the HTML report), memory plan (drawn with characters for the
+    focused ones) and exec units, the jit calls and the time per pass. _Graphs and kernel sources
+    are in the HTML report only. The arguments are those of ``build_report``.
     """
     labels = _labels(trace, labels)
     focused = _focus(trace, focus)
@@ -134,6 +136,7 @@ def _text_realization(
             where = region_name(getattr(kernel, "region", ()))
             where = f"  [{where}]" if where else ""  # its ren.region, when it has one
             out.append(f"  {k:3d} {kernel.info.name:<28} {kernel.info.kind:<12} {bufs}{where}")
+    out += _text_regions(rec, kernels, times)
     for d in rec.plan.devices:
         out.append("memory plan:")
         out += ["  " + line for line in plan_text(d).rstrip("\n").split("\n")]
@@ -141,6 +144,24 @@ def _text_realization(
         out.append("exec units:")
         for u in rec.units:
             out.append(f"  {u.index:3d} {u.name:<28} {ms(u.seconds):>10}  {', '.join(u.buffers)}")
+    return out
+
+
+def _text_regions(rec: RealizationRecord, kernels: list, times: bool) -> list[str]:
+    """The region table of ``rec`` (as the HTML report's), its precision column labelled."""
+    if not any(k.region for k in kernels):
+        return []
+    seconds = [u.seconds for u in rec.units] if len(rec.units) == len(kernels) else []
+    rows = region_table(region_tree(kernels, seconds, rec.input), times)
+    out = [
+        f"regions (instances, kernels, level and scale, precision: {PRECISION_LABEL}, lowest of "
+        "the instances; relative to max |v| where the values pass 1):"
+    ]
+    wide = max(len(path) for path, _ in rows)
+    for path, cells in rows:
+        n, k, level, bits, warning = (cells[i][0] for i in (0, 1, 5, 6, 7))
+        line = f"  {path:<{wide}} {n:>4} {k:>5}  {level:<36} {bits}"
+        out.append(line.rstrip() + (f"  out of range: {warning}" if warning != "-" else ""))
     return out
 
 
