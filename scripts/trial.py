@@ -1,4 +1,4 @@
-"""An adversarial trial of Ren: a few thousand hostile cases in six categories, each classified.
+"""An adversarial trial of Ren: several thousand hostile cases in ten categories, each classified.
 
 Run from the repository root::
 
@@ -34,6 +34,23 @@ The categories, as a hostile new user would try Ren:
   unhashable leaves, outputs fed back, other rings and devices, on the python and cpu devices;
 * **security**: weak parameters (``sigma``), the ``s = -b/a`` key recovery, secret keys in
   pickles and copies, values loaded under other keys, bad secret keys.
+* **crafted plans** (``scripts/trial_plans.py``): saved plans (a ``Poly`` program, one with a
+  constant input and a returned input, a CKKS product and rotation under evaluation keys; python
+  and cpu) with every field of their kernel bodies, infos, buffers, units, manifest and result
+  changed (C text in integer fields, sizes, offsets, names, nesting), hashes and fingerprint
+  recomputed; injected C that runs (a constructor making a marker file) is ``silent``;
+* **jit oracle** (``scripts/trial_jit.py``): random programs whose ``Poly.const`` arguments
+  collide with their bodies' constants, replayed and reloaded against the eager answer in Python
+  integers; loaded CKKS, BFV and BGV plans called with another scale, level, correction factor,
+  keys or stored keys (refused) and with the metadata they were saved for (right answers);
+* **interop files** (``scripts/trial_interop.py``): SEAL and OpenFHE files and NumPy arrays made
+  hostile (decompression bombs, every metadata field out of the producing library's range,
+  checksums recomputed) for the readers and ``python -m ren.testing compare``, each case under a
+  memory budget;
+* **ckks ranges** (``scripts/trial_ranges.py``): bootstrap settings out of range, function
+  intervals, bootstrap and function inputs past their range or at a scale far from the chain's
+  (right, or reported with a ``RuntimeWarning``, never silently wrong), and every precision
+  figure labelled with what it is measured against.
 
 **How an outcome is classified.** Each case says what the right behaviour is: a refusal, a success
 with a right answer (checked against an oracle: Python big integers, NumPy, or the python backend
@@ -3316,6 +3333,7 @@ def security_cases() -> list[Case]:
 
 # ---------------------------------------------------------------------------------------------
 # running: workers, batches, the report
+
 
 def module_cases(module: str) -> Callable[[], list[Case]]:
     """The builder of a category kept in its own module beside this one (``scripts/MODULE.py``).

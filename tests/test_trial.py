@@ -15,7 +15,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CATEGORIES = {"bad input", "crafted blobs", "cache faults", "threads", "jit misuse", "security"}
+CATEGORIES = {
+    "bad input",
+    "crafted blobs",
+    "cache faults",
+    "threads",
+    "jit misuse",
+    "security",
+    "crafted plans",
+    "jit oracle",
+    "interop files",
+    "ckks ranges",
+}
 
 
 @pytest.mark.cc

@@ -25,6 +25,7 @@ from ren.backends.base import Templates, dispatch, kernel_source
 from ren.codegen import lift, templates
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import load_cached
+from ren.codegen.helpers import c_int, c_name
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.codegen.toolchain import find_compiler, native_defines, supports_flag
@@ -311,14 +312,16 @@ def graph_runner(units: list, bindings: list[tuple[int, int, int]]) -> GraphRunn
                     args[j] = (slot, byte + off)
             args += [(slot_of(t, id(t)), 0) for t in fn.tables]
             params = ", ".join(["void *"] * len(args))
-            call = ", ".join(f"B[{s}] + {o}" for s, o in args)
-            lines.append(f"    ((void (*)({params}))F[{len(fns)}])({call});  /* {fn.name} */")
+            call = ", ".join(f"B[{c_int(s)}] + {c_int(o)}" for s, o in args)
+            note = c_name(fn.name)
+            lines.append(f"    ((void (*)({params}))F[{len(fns)}])({call});  /* {note} */")
             fns.append(fn.fn)
         elif isinstance(fn, CopyKernel):
             (ds, do), (ss, so) = args
             nbytes = unit.bufs[0].nbytes
             so += fn.offset * (nbytes // fn.size)  # the window's first word, in bytes
-            lines.append(f"    memcpy(B[{ds}] + {do}, B[{ss}] + {so}, {nbytes});  /* copy */")
+            where = f"B[{c_int(ds)}] + {c_int(do)}, B[{c_int(ss)}] + {c_int(so)}"
+            lines.append(f"    memcpy({where}, {c_int(nbytes)});  /* copy */")
         else:
             return None
     body = "\n".join(lines)

@@ -30,7 +30,10 @@ def walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple]
     plan holds it. A class that sets ``__ren_jit_leaf__ = True`` (a hashable value that holds no
     ``Poly``, such as ``RingSpec`` or ``ckks.Params``) is one leaf even when it is a dataclass.
     A dataclass field whose metadata has ``ren_transient`` (a CKKS ciphertext's plaintext shadow)
-    is not part of the value: it is skipped, and ``rebuild`` sets it to ``None``.
+    is not part of the value: it is skipped, and ``rebuild`` sets it to ``None``. A field whose
+    metadata has ``ren_leaf`` is one leaf whatever it holds, its type given as ``"@"`` and that
+    role, which a saved plan reads (``ren.capture.metadata``): ``"key"``, the fingerprint of
+    the keys a value is under, or ``"local"``, an object of this process (a context).
     """
     if isinstance(obj, Poly):
         polys.append((path, obj))
@@ -49,7 +52,17 @@ def walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple]
                 leaves.append((path, type(obj).__qualname__, obj))
             return
         for f in dataclasses.fields(obj):
-            if not f.metadata.get("ren_transient"):
+            meta = f.metadata
+            if not meta:
+                walk(getattr(obj, f.name), f"{path}.{f.name}", polys, leaves)
+            elif meta.get("ren_transient"):
+                continue
+            elif "ren_leaf" in meta:
+                if leaves is not None:
+                    leaves.append(
+                        (f"{path}.{f.name}", f"@{meta['ren_leaf']}", getattr(obj, f.name))
+                    )
+            else:
                 walk(getattr(obj, f.name), f"{path}.{f.name}", polys, leaves)
     elif leaves is not None:
         try:

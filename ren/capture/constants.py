@@ -8,10 +8,19 @@ rows are written again before the replay. An input is *rebound* that way when ev
 its value is one of those, and its value is not one ``simplify`` rewrites by (``0``, ``1``,
 ``-1``: those are part of the key); any other constant input is *fixed*: its value is part of
 the plan's key, and another value captures another plan.
+
+A constant argument is an input, never a constant of the function's body: ``Poly.const(3)`` and
+the literal ``3`` in ``x * 3`` are one interned node, so a capture calls the function with each
+constant argument made a node of its own (``as_inputs``: ``ConstArg.input`` numbers it). The rows
+``const_sources`` gives that node are the argument's; a row holding the body's ``3`` is not, and
+keeps its value at every replay.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import itertools
 from typing import Any
 
 import numpy as np
@@ -19,17 +28,27 @@ import numpy as np
 from ren.device import Buffer
 from ren.engine.realize import ExecUnit
 from ren.ir.kernels import const_words
-from ren.ir.node import Node
+from ren.ir.node import ConstArg, Node
 from ren.ir.op import Op
 from ren.poly import Poly
 from ren.ring import RingSpec
 
-__all__ = ["const_class", "const_node", "own_constants", "rebindable", "write_constants"]
+__all__ = [
+    "as_inputs",
+    "const_class",
+    "const_node",
+    "own_constants",
+    "rebindable",
+    "write_constants",
+]
+
+#: Numbers the constant arguments of every capture (``ConstArg.input``): each a node of its own.
+_SERIALS = itertools.count()
 
 
-def const_node(p: Poly) -> Node | None:
+def const_node(p: Poly | Node) -> Node | None:
     """The ``CONST`` node of a ``Poly.const`` input (``AS_RING(CONST)``), else ``None``."""
-    node = p.node
+    node = p if isinstance(p, Node) else p.node
     if node.op is Op.AS_RING and node.src[0].op is Op.CONST:
         return node.src[0]
     return None
@@ -41,18 +60,86 @@ def const_class(value: int, ring: RingSpec) -> Any:
     return value if value % Q in (0, 1, Q - 1) else "any"
 
 
+def as_inputs(
+    args: tuple, kwargs: dict, polys: list[tuple[str, Poly]]
+) -> tuple[tuple, dict, list[tuple[str, Poly]]]:
+    """The call's arguments with each rebindable constant input made a node of its own.
+
+    Each ``Poly.const`` input whose value a plan may rebind (``const_class`` ``"any"``) becomes
+    ``AS_RING(CONST value, input=k)`` with a fresh ``k``: equal in value to the body's constants,
+    never the same node, so ``rebindable`` tells its rows from theirs by node, not by value.
+    Containers holding one are copied (only those); everything else is passed as it is.
+
+    Returns:
+        The arguments, keyword arguments and ``polys`` (``(path, Poly)``) the capture uses.
+    """
+    swap: dict[int, Poly] = {}
+    for _, p in polys:
+        c = const_node(p)
+        if c is None or id(p) in swap or const_class(c.arg.value, p.ring) != "any":
+            continue
+        arg = ConstArg(c.arg.value, c.arg.device, next(_SERIALS))
+        swap[id(p)] = Poly._wrap(p.node.replace(src=(Node(Op.CONST, c.dtype, (), arg),)))
+    if not swap:
+        return args, kwargs, polys
+    mine = [(path, swap.get(id(p), p)) for path, p in polys]
+    new_args = tuple(_swapped(a, swap) for a in args)
+    return new_args, {k: _swapped(v, swap) for k, v in kwargs.items()}, mine
+
+
+def _swapped(obj: Any, swap: dict[int, Poly]) -> Any:
+    """``obj`` with the polys whose ``id`` is in ``swap`` replaced; unchanged parts kept as is.
+
+    Goes where ``ren.capture.arguments.walk`` finds inputs (lists, tuples, dicts, dataclasses
+    that are not jit leaves); a container is copied only when something in it changes.
+    """
+    if isinstance(obj, Poly):
+        return swap.get(id(obj), obj)
+    if isinstance(obj, dict):
+        changed = {k: new for k, v in obj.items() if (new := _swapped(v, swap)) is not v}
+        if not changed:
+            return obj
+        out = copy.copy(obj)
+        out.update(changed)
+        return out
+    if isinstance(obj, list | tuple):
+        items = [_swapped(v, swap) for v in obj]
+        if all(a is b for a, b in zip(items, obj, strict=True)):
+            return obj
+        if isinstance(obj, list):
+            return type(obj)(items)
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        if getattr(obj, "__ren_jit_leaf__", False):
+            return obj
+        fields = {
+            f.name: new
+            for f in dataclasses.fields(obj)
+            if (new := _swapped(old := getattr(obj, f.name), swap)) is not old
+        }
+        if not fields:
+            return obj
+        made = copy.copy(obj)
+        for name, value in fields.items():
+            object.__setattr__(made, name, value)
+        return made
+    return obj
+
+
 def rebindable(
-    units: list[ExecUnit], polys: list[tuple[str, Poly]]
+    units: list[ExecUnit], inputs: list[Node]
 ) -> tuple[list[tuple[int, int, int]], dict[int, int]]:
     """The rows a replay writes, ``(unit, row, input)``, and the fixed inputs' values.
 
+    ``inputs`` are the input nodes as the function was called with them (a constant the function
+    returns is repointed at its output buffer by the realization: its node at the call counts).
     An input is rebound when at least one row holds its ``CONST`` node's value as that node's
     (``const_sources``) and no other row holds the same value; else it is fixed.
     """
     nodes = {}
-    for i, (_, p) in enumerate(polys):
-        c = const_node(p)
-        if c is not None and const_class(c.arg.value, p.ring) == "any":
+    for i, node in enumerate(inputs):
+        c = const_node(node)
+        if c is not None and const_class(c.arg.value, node.arg.ring) == "any":
             nodes[c] = i
     rows: list[tuple[int, int, int]] = []
     loose: set[int] = set()  # values some row holds without saying it is the input's
@@ -66,8 +153,8 @@ def rebindable(
                 loose.add(value)
     bound = {i for _, _, i in rows}
     fixed = {}
-    for i, (_, p) in enumerate(polys):
-        c = const_node(p)
+    for i, node in enumerate(inputs):
+        c = const_node(node)
         if c is None:
             continue
         if i not in bound or c.arg.value in loose:

@@ -34,7 +34,7 @@ from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
 import numpy as np
 
 from ren.capture.arguments import rebuild, spec, storage_of, walk
-from ren.capture.constants import const_node, own_constants, rebindable
+from ren.capture.constants import as_inputs, const_node, own_constants, rebindable
 from ren.capture.plan import CapturedPlan, PlanRunner, rebound, replan, run_pruned
 from ren.capture.reads import stored_names
 from ren.capture.saved import Saving
@@ -219,7 +219,9 @@ class JitFunction(Saving, Generic[P, R]):
             return result
         notify("on_jit_start", self)
         start = time.perf_counter()
-        plan = self._capture(key, lambda: self.fn(*args, **kwargs), polys)
+        # a constant argument is an input: a node of its own, never a constant of the body
+        called, named, polys = as_inputs(args, kwargs, polys)
+        plan = self._capture(key, lambda: self.fn(*called, **named), polys)
         if plan.fixed_consts:
             key = (key, values)  # computed above: this call missed
         with self._lock:
@@ -251,6 +253,9 @@ class JitFunction(Saving, Generic[P, R]):
         self, key: tuple[Any, ...], call: Callable[[], R], polys: list[tuple[str, Poly]]
     ) -> CapturedPlan:
         start = time.perf_counter()
+        # the inputs as called: an input the function returns is repointed by the realization
+        called = [p.node for _, p in polys]
+        inputs = [None if is_const(p.node) else storage_of(p)[0] for _, p in polys]
         recorded: list[ExecUnit] = []
         capturing_token = CAPTURING.set(self)
         recorder_token = CAPTURE_RECORDER.set(recorded.append)
@@ -267,7 +272,6 @@ class JitFunction(Saving, Generic[P, R]):
         finally:
             CAPTURE_RECORDER.reset(recorder_token)
             CAPTURING.reset(capturing_token)
-        inputs = [None if is_const(p.node) else storage_of(p)[0] for _, p in polys]
         input_ids: dict[int, int] = {}
         for i, b in enumerate(inputs):
             if b is not None:
@@ -320,7 +324,7 @@ class JitFunction(Saving, Generic[P, R]):
         ]
         # the plan keeps no input buffer of the capture: their slots are filled at each replay
         units = [rebound(u, dict.fromkeys(input_ids)) for u in units]
-        const_rows, fixed = rebindable(units, polys)
+        const_rows, fixed = rebindable(units, called)
         units = own_constants(units, const_rows)
         written_roots = {id(u.bufs[0].root) for u in units} | {id(dst) for _, dst in passthrough}
         plan = CapturedPlan(

@@ -1,10 +1,17 @@
 """``ren.load``: a saved plan, read back and replayed without the scheduler or the memory planner.
 
 Loading checks everything before anything runs, and each check is a clear error naming what
-differs: the file's format version and fingerprint (a changed byte), the device of each kernel
-(available here?), each kernel's source (rendered again from its body, it must hash as the file
-says: a Ren whose kernels differ refuses the plan), and the stored inputs (each named value
-given, with the spec the plan was saved with). Each call then checks its inputs' specs.
+differs: the file's size, format version, fingerprint (a changed byte) and the type of each field
+(``ren.capture.planfile.read``); the stored inputs (each named value given, with the spec the
+plan was saved with, evaluation keys under one set of keys as at save); each kernel's body and
+info, decoded and checked as values Ren writes, and its device (available here?); every kernel's
+reads and writes against the buffers the plan declares, and the memory it asks for
+(``ren.capture.plancheck``), before any buffer is allocated; each kernel's source (rendered again
+by this Ren from its checked body, it must hash as the file says: a Ren whose kernels differ
+refuses the plan); the result, rebuilt only as one of Ren's own types (``ren.capture.planresult``)
+in the active context (under those keys). A plan file is hostile until checked: nothing in it is
+run, imported or compiled. Each call then checks its inputs' specs and metadata
+(``ren.capture.metadata``: scale, level, correction, other arguments, keys).
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ from typing import Any
 
 from ren.capture.arguments import storage_of, walk
 from ren.capture.constants import const_node, own_constants
+from ren.capture.metadata import Metadata
 from ren.capture.plan import CapturedPlan
+from ren.capture.plancheck import check as check_plan
 from ren.capture.planfile import PlanFileError, decode, decode_body
 from ren.capture.planfile import read as read_file
+from ren.capture.planresult import check_fields, node_parts
 from ren.capture.saved import kernel_source, source_hash, spec_code, stored_values
 from ren.device import Buffer
 from ren.engine.memory import MemoryPlan
@@ -28,8 +38,8 @@ from ren.engine.realize import ExecUnit, backend, unit_buffers
 from ren.engine.schedule import ScheduledKernel
 from ren.errors import RenError
 from ren.ir.facts import is_const
-from ren.ir.node import BufferArg, Node
-from ren.ir.op import DType, Op
+from ren.ir.node import BufferArg, KernelInfo, Node
+from ren.ir.op import Op
 from ren.poly import Poly, realize
 from ren.version import version
 
@@ -49,7 +59,9 @@ def load(path: str | os.PathLike[str], stored: Mapping[str, Any] | None = None) 
         PlanFileError: a damaged file, another format version, or kernels this Ren renders
             differently (the message names the kernel and both Ren versions).
         RenError: a device of the plan that is not available here.
-        ValueError: a stored input missing, or of another spec than the plan's.
+        ValueError: a stored input missing, or of another spec than the plan's, stored keys
+            that are not the keys the plan was saved with them under, or a result that the
+            context active at load would put under other keys than the stored keys.
     """
     return LoadedPlan(path, read_file(path), stored)
 
@@ -81,10 +93,28 @@ class LoadedPlan:
                     f"stored input {name} is {_spec_text(got)}; the plan was saved with "
                     f"{_spec_text(want)}"
                 )
+        self._metadata = Metadata(manifest.get("metadata"), self.name)
+        self._metadata.check_stored(stored)  # the stored keys fix their key group
         self.plan = self._build(data, named)
+        self._metadata.check_result(self.plan.result)  # as rebuilt in the active context
 
     # --- building ---------------------------------------------------------------------------
     def _build(self, data: dict[str, Any], named: dict[str, Poly]) -> CapturedPlan:
+        decoded = []  # every kernel decoded and every size checked before anything is allocated
+        for k in data["kernels"]:
+            ast, info = decode_body(k["body"]), decode(k["info"])
+            if not isinstance(info, KernelInfo):
+                raise PlanFileError(f"a kernel's info in {self.path} is not a KernelInfo")
+            _check_device(info.device, self.path)
+            decoded.append((ast, info))
+        check_plan(data, decoded, named)
+        for i, (k, (ast, info)) in enumerate(zip(data["kernels"], decoded, strict=True)):
+            if source_hash(kernel_source(ast, info)) != k["source_sha256"]:
+                raise PlanFileError(
+                    f"kernel {i} ({info.name}) of {self.path} renders differently in this Ren "
+                    f"({version()}) than in the Ren that saved the plan ({data['ren']}): "
+                    "capture and save the plan again with this Ren"
+                )
         bufs = data["buffers"]
         arenas = [Buffer(d, "u8", n, no_opt=True).ensure_allocated() for d, n in bufs["arenas"]]
         views = [
@@ -103,17 +133,7 @@ class LoadedPlan:
                 return storage_of(named[where])[0]
             raise PlanFileError(f"unknown buffer {ref!r} in the plan file")
 
-        kernels = []
-        for i, k in enumerate(data["kernels"]):
-            ast, info = decode_body(k["body"]), decode(k["info"])
-            _check_device(info.device, self.path)
-            if source_hash(kernel_source(ast, info)) != k["source_sha256"]:
-                raise PlanFileError(
-                    f"kernel {i} ({info.name}) of {self.path} renders differently in this Ren "
-                    f"({version()}) than in the Ren that saved the plan ({data['ren']}): "
-                    "capture and save the plan again with this Ren"
-                )
-            kernels.append((ast, info, backend(info.device).compile(ast, info)))
+        kernels = [(ast, info, backend(info.device).compile(ast, info)) for ast, info in decoded]
         units, bindings = [], []
         for i, u in enumerate(data["units"]):
             ast, info, fn = kernels[u["kernel"]]
@@ -166,18 +186,21 @@ class LoadedPlan:
 
         Raises:
             ValueError: an input at another path, or of another spec (ring, dtype, device, domain,
-                size, limb window), than the plan's, or inputs that share a buffer where the
-                plan's did not (each named).
+                size, limb window), than the plan's, inputs that share a buffer where the
+                plan's did not, or an argument whose metadata is not the plan's (a scale, level,
+                correction, int argument, or keys other than the stored keys'; each named).
         """
         polys: list[tuple[str, Poly]] = []
+        leaves: list[tuple] = []
         for name, value in self._named(args, kwargs):
-            walk(value, name, polys, None)
+            walk(value, name, polys, leaves)
         want = self.data["manifest"]["inputs"]
         paths = [p for p, _ in polys]
         if paths != [w["path"] for w in want]:
             raise ValueError(
                 f"{self.name} takes Poly inputs at {[w['path'] for w in want]}, got {paths}"
             )
+        self._metadata.check_inputs(leaves)  # scale, level, correction, keys: as saved
         realize(*(p for _, p in polys if not is_const(p.node)))
         for (path, p), w in zip(polys, want, strict=True):
             got = spec_code(path, p)
@@ -238,32 +261,33 @@ def _spec_text(code: Any) -> str:
     return ", ".join(str(v) for v in value)
 
 
-def _rebuild(code: dict[str, Any], buffer: Any) -> Any:
-    """The result structure of a plan file, over the loaded plan's buffers."""
-    if "poly" in code:
-        return Poly._wrap(_node(code["poly"], buffer))
-    if "list" in code:
-        return [_rebuild(v, buffer) for v in code["list"]]
-    if "tuple" in code:
-        return tuple(_rebuild(v, buffer) for v in code["tuple"])
-    if "dict" in code:
-        return {k: _rebuild(v, buffer) for k, v in code["dict"].items()}
-    if "value" in code:
+def _rebuild(code: dict[str, Any], buffer: Any, path: str = "result") -> Any:
+    """The result structure of a plan file, over the loaded plan's buffers.
+
+    Its structure was checked (``ren.capture.planresult.walk``); an object is rebuilt only by a
+    type of the fixed table ``REBUILDABLE``, its fields checked first.
+    """
+    kind = next(iter(code))
+    if kind == "poly":
+        return Poly._wrap(_node(code["poly"], buffer, path))
+    if kind in ("list", "tuple"):
+        items = [_rebuild(v, buffer, f"{path}[{i}]") for i, v in enumerate(code[kind])]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {k: _rebuild(v, buffer, f"{path}[{k!r}]") for k, v in code["dict"].items()}
+    if kind == "value":
         return decode(code["value"])
-    if "object" in code:
-        module, _, qualname = code["object"].partition(":")
-        if not module.startswith("ren."):
-            raise PlanFileError(f"a plan's result names {code['object']}, not a type of Ren's")
-        cls = getattr(importlib.import_module(module), qualname, None)
-        make = getattr(cls, "__ren_plan_rebuild__", None)
-        if make is None:
-            raise PlanFileError(f"{code['object']} cannot be a saved plan's result")
-        return make({k: _rebuild(v, buffer) for k, v in code["fields"].items()})
-    raise PlanFileError(f"a plan's result is malformed: {str(code)[:80]}")
+    name = code["object"]
+    fields = {k: _rebuild(v, buffer, f"{path}.{k}") for k, v in code["fields"].items()}
+    check_fields(name, fields, lambda p: isinstance(p, Poly))
+    module, _, attr = name.partition(":")  # a name of REBUILDABLE: one of Ren's own types
+    return getattr(importlib.import_module(module), attr).__ren_plan_rebuild__(fields)
 
 
-def _node(code: list[Any], buffer: Any) -> Node:
-    if code[0] == "buffer":
-        return Node(Op.BUFFER, DType[code[1]], (), BufferArg(buffer(code[2])))
-    op, dtype, arg, src = code
-    return Node(Op[op], DType[dtype], tuple(_node(s, buffer) for s in src), decode(arg))
+def _node(code: list[Any], buffer: Any, path: str) -> Node:
+    """A result value's node: ``AS_RING`` over a buffer of the plan, or over a view of one."""
+    dtype, arg, view, ref = node_parts(path, code)
+    node = Node(Op.BUFFER, dtype, (), BufferArg(buffer(ref)))
+    if view is not None:
+        node = Node(Op.BUFFER_VIEW, dtype, (node,), view)
+    return Node(Op.AS_RING, dtype, (node,), arg)

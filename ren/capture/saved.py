@@ -10,6 +10,12 @@ What the file never holds: a value. Inputs are bound at each call; every other s
 plan reads (an evaluation key, a value the function closes over) is a *stored input*, named in
 the manifest and given by the caller (``stored=``) at save and at load. So no secret key, and no
 ciphertext, is ever in a plan file.
+
+What the file does hold of the values is their metadata (``ren.capture.metadata``): every leaf of
+the arguments that is not a ``Poly`` (a ciphertext's scale, level, correction, parameters; an int
+argument), which values were under one set of keys (never a key fingerprint itself), and the
+result's scale, level and correction. A loaded plan refuses a value whose metadata differs, as
+``ren.jit`` would capture another plan for it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ren.capture.arguments import spec, storage_of, walk
+from ren.capture.metadata import record
 from ren.capture.plan import CapturedPlan
 from ren.capture.planfile import FORMAT, FORMAT_VERSION, encode, encode_body
 from ren.capture.planfile import write as write_file
@@ -189,6 +196,8 @@ def plan_data(
             "alias": list(plan.key[1]),  # which inputs share a buffer (the first position)
             "stored": {n: spec_code(n, p) for n, p in sorted(used_stored.items())},
             "outputs": [{"path": path, "spec": spec_code(path, p)} for path, p in outs],
+            # what the values' other leaves must be: scale, level, correction, keys (by group)
+            "metadata": record(plan.key[2], stored, used_stored, plan.result),
         },
         "buffers": buffers,
         "kernels": kernels,

@@ -29,6 +29,8 @@ __all__ = [
     "WORD",
     "c_array",
     "c_helpers",
+    "c_int",
+    "c_name",
     "fill",
     "header",
     "helpers",
@@ -36,6 +38,38 @@ __all__ = [
     "omp_for",
     "tag",
 ]
+
+
+# --------------------------------------------------------------------------------------------
+# what a source may hold of a kernel's IR: integers and names, nothing else
+
+#: A C identifier of Ren's kernels and parameters.
+_C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def c_int(value: object) -> str:
+    """``value`` as a C decimal literal, when it is an ``int`` (never a bool or text).
+
+    Every number a renderer takes from a kernel's IR goes through here, so even an IR object
+    made without its checks cannot put text into a source.
+
+    Raises:
+        TypeError: for anything but an ``int``.
+    """
+    if type(value) is not int:
+        raise TypeError(f"a kernel source holds ints only here, got {type(value).__name__}")
+    return str(value)
+
+
+def c_name(value: object) -> str:
+    """``value`` when it is a C identifier (letters, digits, ``_``; at most 128 characters).
+
+    Raises:
+        ValueError: for anything else.
+    """
+    if type(value) is not str or not _C_NAME.fullmatch(value):
+        raise ValueError(f"a kernel source names identifiers only, got {str(value)[:40]!r}")
+    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -68,7 +102,7 @@ def c_array(name: str, ctype: str, values, per_line: int = 4) -> str:
     def lit(v) -> str:
         if isinstance(v, float):
             return float.hex(v)
-        return str(v) if ctype == "int" else f"{v}u"
+        return c_int(int(v)) if ctype == "int" else f"{c_int(int(v))}u"
 
     def flat(vals) -> str:
         vals = list(vals) or [0]

@@ -5,6 +5,10 @@ types and helpers, the signature, the loop over words); what its target can do s
 hooks. The loop structure, the value naming and the per-limb constants are common.
 ``CRenderer`` and ``CUDARenderer`` override only what differs: word types, the kernel prefix,
 how the loop over words is spread (a loop, or one thread per word), and launch bounds.
+
+A source holds only Ren's own text, integers and names: every number taken from the kernel's IR
+is written by ``c_int`` (an ``int``, or a ``TypeError``) and every name by ``c_name`` (an
+identifier), so no IR object, however it was made, puts text of its own into a source.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import ClassVar
 
+from ren.codegen.helpers import c_int, c_name
 from ren.codegen.linearize import Instr, Program
 from ren.ir.node import ConstRowArg, IndexArg
 from ren.ir.op import Op
@@ -45,7 +50,7 @@ class Renderer(ABC):
 
     def literal(self, value: int, ring: RingSpec) -> str:
         """A word constant, typed (``123u`` or ``123ull``) so no compiler has to guess."""
-        return f"{value}u" if ring.dtype == "u32" else f"{value}ull"
+        return f"{c_int(value)}u" if ring.dtype == "u32" else f"{c_int(value)}ull"
 
     @abstractmethod
     def prelude(self, ring: RingSpec) -> str:
@@ -73,32 +78,35 @@ class Renderer(ABC):
         """
         ring, arg = prog.ring, ins.arg
         if isinstance(arg, IndexArg):  # a LOAD
-            k = f"{ins.table.name}[k]" if ins.table is not None else "k"
-            row = f"(i + {arg.limb_offset})" if arg.limb_offset else "i"
-            return f"b{ins.slot}[{row} * {ring.n} + {k}]"
+            k = f"{c_name(ins.table.name)}[k]" if ins.table is not None else "k"
+            row = f"(i + {c_int(arg.limb_offset)})" if arg.limb_offset else "i"
+            return f"b{c_int(ins.slot)}[{row} * {c_int(ring.n)} + {k}]"
         if isinstance(arg, ConstRowArg):  # an IMM: the constants argument, row by row
-            word = f"b{ins.slot}[{arg.row * ring.L} + i]" if arg.row else f"b{ins.slot}[i]"
+            b = f"b{c_int(ins.slot)}"
+            word = f"{b}[{c_int(arg.row * ring.L)} + i]" if arg.row else f"{b}[i]"
             return word if arg.layout == "all" else f"(k == 0 ? {word} : 0)"
-        return self.code_for_op[ins.op](*(f"v{s}" for s in ins.srcs))
+        return self.code_for_op[ins.op](*(f"v{c_int(s)}" for s in ins.srcs))
 
     def render(self, prog: Program, name: str) -> str:
         """The whole source of one elementwise kernel called ``name``."""
         ring = prog.ring
         word = self.word(ring)
         table = self.const_table
+        L, n = c_int(ring.L), c_int(ring.n)
         consts = [
-            f"{table} {word} Q[{ring.L}] = {{{self._words(ring.moduli, ring)}}};",
-            f"{table} {word} QINV[{ring.L}] = {{{self._words(qinv_words(ring), ring)}}};",
+            f"{table} {word} Q[{L}] = {{{self._words(ring.moduli, ring)}}};",
+            f"{table} {word} QINV[{L}] = {{{self._words(qinv_words(ring), ring)}}};",
         ]
         body = [f"const {word} q = Q[i], qinv = QINV[i];"]
         for ins in prog.instrs:
-            body.append(f"const {word} v{ins.dest} = {self.expr(ins, prog)};")
-        body.append(f"b0[i * {ring.n} + k] = v{prog.out};")
+            body.append(f"const {word} v{c_int(ins.dest)} = {self.expr(ins, prog)};")
+        body.append(f"b0[i * {n} + k] = v{c_int(prog.out)};")
         r = self.restrict
         params = [f"{word} *{r} b0"]
         params += [f"const {word} *{r} b{s}" for s in range(1, prog.slots)]
-        params += [f"const int64_t *{r} {t.name}" for t in prog.tables]
-        lines = [self.prelude(ring), *consts, "", self.kernel_signature(name, params) + " {"]
+        params += [f"const int64_t *{r} {c_name(t.name)}" for t in prog.tables]
+        signature = self.kernel_signature(c_name(name), params)
+        lines = [self.prelude(ring), *consts, "", signature + " {"]
         lines += ["  " + line for line in self.loop(ring, body)]
         lines.append("}")
         return "\n".join(lines) + "\n"

@@ -24,6 +24,7 @@ from ren import settings
 from ren.device import Buffer
 from ren.engine import debug_level
 from ren.engine.tlsf import ALIGN, TLSF, OutOfMemoryError
+from ren.ir.args import check_device, check_int
 from ren.ir.kernels import Family
 
 if TYPE_CHECKING:
@@ -62,6 +63,11 @@ class PlannedBuffer:
     first: int
     last: int
 
+    def __post_init__(self) -> None:
+        _ints(self, "buffer_id", "size", "nbytes", "offset", "first", "last")
+        if self.dtype not in ("u8", "u32", "u64"):
+            raise ValueError(f"PlannedBuffer.dtype must be u8, u32 or u64, got {self.dtype!r}")
+
 
 @dataclass(frozen=True)
 class Event:
@@ -75,6 +81,11 @@ class Event:
     buffer_id: int
     offset: int
     nbytes: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("alloc", "free"):
+            raise ValueError(f"Event.kind must be 'alloc' or 'free', got {self.kind!r}")
+        _ints(self, "step", "buffer_id", "offset", "nbytes")
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,12 @@ class DevicePlan:
     buffers: tuple[PlannedBuffer, ...]
     events: tuple[Event, ...]
 
+    def __post_init__(self) -> None:
+        check_device("DevicePlan.device", self.device)
+        _ints(self, "arena_bytes", "unshared_bytes", "lower_bound_bytes")
+        _items(self, "buffers", PlannedBuffer)
+        _items(self, "events", Event)
+
     def summary(self) -> str:
         """One line: the unshared bytes, the arena, the lower bound and the arena's ratio to it."""
         ratio = self.arena_bytes / self.lower_bound_bytes if self.lower_bound_bytes else 1.0
@@ -108,6 +125,9 @@ class MemoryPlan:
 
     devices: tuple[DevicePlan, ...] = field(default_factory=tuple)
 
+    def __post_init__(self) -> None:
+        _items(self, "devices", DevicePlan)
+
     def device(self, name: str) -> DevicePlan:
         """The arena planned on device ``name``.
 
@@ -118,6 +138,19 @@ class MemoryPlan:
             if d.device == name:
                 return d
         raise KeyError(f"no arena planned on device {name!r}")
+
+
+def _ints(obj: object, *names: str) -> None:
+    """Each field ``names`` of ``obj`` is a non-negative int (``TypeError``/``ValueError``)."""
+    for name in names:
+        check_int(f"{type(obj).__name__}.{name}", getattr(obj, name))
+
+
+def _items(obj: object, name: str, kind: type) -> None:
+    """Field ``name`` of ``obj`` is a tuple of ``kind`` (``TypeError``)."""
+    value = getattr(obj, name)
+    if type(value) is not tuple or not all(isinstance(v, kind) for v in value):
+        raise TypeError(f"{type(obj).__name__}.{name} must be a tuple of {kind.__name__}")
 
 
 def _fmt(n: int) -> str:

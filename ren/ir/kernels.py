@@ -10,10 +10,12 @@ it never digs the parameters out of the kernel body by position.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from ren.ir.args import check_device, check_int, check_ring
 from ren.ir.op import Op
 from ren.ring import Domain, RingSpec
 
@@ -56,6 +58,10 @@ FAMILY_OF_OP = {
 }
 
 
+#: What a kernel's name may hold (tools print it; no source ever holds it).
+_NAME = re.compile(r"[A-Za-z0-9_]{1,100}")
+
+
 @dataclass(frozen=True)
 class TemplateParams:
     """What a template (or a copy) reads and how: set by ``kernelize`` for those families.
@@ -72,6 +78,26 @@ class TemplateParams:
     drop: tuple[int, ...] = ()
     target: RingSpec | None = None
 
+    def __post_init__(self) -> None:
+        source = check_ring("TemplateParams.source", self.source)
+        check_int("TemplateParams.limb_offset", self.limb_offset)
+        if type(self.drop) is not tuple:
+            raise TypeError(f"TemplateParams.drop must be a tuple, got {type(self.drop).__name__}")
+        for q in self.drop:
+            check_int("TemplateParams.drop", q, 2)
+            if q not in source.moduli:
+                raise ValueError(f"TemplateParams.drop: {q} is not a modulus of {source}")
+        if len(set(self.drop)) != len(self.drop) or len(self.drop) >= source.L:
+            raise ValueError(
+                f"TemplateParams.drop {self.drop} must be distinct moduli leaving one of {source}"
+            )
+        if self.target is not None:
+            check_ring("TemplateParams.target", self.target)
+            if self.target.n != source.n:
+                raise ValueError(
+                    f"TemplateParams.target {self.target} has another degree than {source}"
+                )
+
 
 @dataclass(frozen=True)
 class KernelInfo:
@@ -87,6 +113,27 @@ class KernelInfo:
     device: str
     name: str
     params: TemplateParams | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.family, Family):
+            raise TypeError(f"KernelInfo.family must be a Family, got {self.family!r}")
+        check_ring("KernelInfo.ring", self.ring)
+        if not isinstance(self.domain, Domain):
+            raise TypeError(f"KernelInfo.domain must be a Domain, got {self.domain!r}")
+        check_device("KernelInfo.device", self.device)
+        if type(self.name) is not str or not _NAME.fullmatch(self.name):
+            raise ValueError(
+                f"KernelInfo.name must be letters, digits and '_' (at most 100), got "
+                f"{str(self.name)[:60]!r}"
+            )
+        if self.family is Family.ELEMENTWISE:
+            if self.params is not None:
+                raise ValueError("KernelInfo.params of an elementwise kernel must be None")
+        elif not isinstance(self.params, TemplateParams):
+            raise TypeError(
+                f"KernelInfo.params of a {self.family.value} kernel must be TemplateParams, "
+                f"got {type(self.params).__name__}"
+            )
 
     @property
     def kind(self) -> str:

@@ -1,4 +1,4 @@
-"""``Node``: the one graph type, interned; typed ``arg`` dataclasses; toposort and printing.
+"""``Node``: the one graph type, interned; the kernel's ``arg``; toposort and printing.
 
 ``Node(op, dtype, src, arg)`` returns the existing object when a structurally equal node is alive
 (same op, dtype, arg, and the *same* source objects), so equality is identity and a graph shares its
@@ -8,6 +8,8 @@ freed.
 Printing (``str(node)``) is deterministic indented text: children below parents, a node used more
 than once is printed once with a ``[k]`` label and then referred to as ``^k``; buffers are numbered
 ``b0, b1, ...`` in order of appearance, so the same program prints the same bytes every time.
+
+The typed ``arg`` of every other op family is in ``ren.ir.args`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -18,10 +20,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
+from ren.ir.args import (
+    BufferArg,
+    ConstArg,
+    ConstRowArg,
+    CopyArg,
+    GaloisArg,
+    ImmArg,
+    IndexArg,
+    RescaleArg,
+    RingArg,
+    SlotArg,
+    ToRingArg,
+    ViewArg,
+    check_int,
+)
 from ren.ir.kernels import KernelInfo
 from ren.ir.op import DType, Op
 from ren.ir.region import tag
-from ren.ring import Domain, RingSpec
 
 __all__ = [
     "BufferArg",
@@ -42,111 +58,6 @@ __all__ = [
     "base_buffer",
     "toposort",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# typed args: one small frozen dataclass per op family, with a short repr
-
-
-@dataclass(frozen=True)
-class RingArg:
-    """``AS_RING`` metadata: the ring and the domain of the data below it."""
-
-    ring: RingSpec
-    domain: Domain
-
-    def __hash__(self) -> int:
-        # computed once: the node cache hashes the arg of every AS_RING it looks up
-        h = self.__dict__.get("_hash")
-        if h is None:
-            h = self.__dict__["_hash"] = hash((self.ring, self.domain))
-        return h
-
-    def __getstate__(self) -> dict[str, Any]:
-        # the hash is this process's (strings and enums hash differently in another)
-        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
-
-    def __repr__(self) -> str:
-        return f"n={self.ring.n} q={self.ring.moduli} {self.domain.value}"
-
-
-@dataclass(frozen=True)
-class ToRingArg:
-    """``TO_RING`` target: the ring whose moduli the value is carried to."""
-
-    ring: RingSpec
-
-    def __repr__(self) -> str:
-        return f"-> n={self.ring.n} q={self.ring.moduli}"
-
-
-@dataclass(frozen=True)
-class RescaleArg:
-    """``RESCALE``: divide by the product of ``moduli`` (which are dropped), rounding."""
-
-    moduli: tuple[int, ...]
-
-    def __repr__(self) -> str:
-        return f"/ {'*'.join(map(str, self.moduli))}"
-
-
-@dataclass(frozen=True)
-class GaloisArg:
-    """``ROTATE``/``AUTOMORPHISM``: ``X -> X^galois``; ``steps`` records a slot rotation."""
-
-    galois: int
-    steps: int | None = None
-
-    def __repr__(self) -> str:
-        return f"g={self.galois}" + (f" (rot {self.steps})" if self.steps is not None else "")
-
-
-@dataclass(frozen=True)
-class CopyArg:
-    """``COPY`` destination device."""
-
-    device: str
-
-    def __repr__(self) -> str:
-        return f"-> {self.device}"
-
-
-@dataclass(frozen=True)
-class ConstArg:
-    """``CONST``: the integer ``value`` (any size; reduced per modulus when lowered)."""
-
-    value: int
-    device: str
-
-    def __repr__(self) -> str:
-        return f"{self.value} {self.device}"
-
-
-@dataclass(frozen=True, eq=False)
-class BufferArg:
-    """``BUFFER``: a device buffer, compared by identity (two buffers are never equal)."""
-
-    buffer: Any  # ren.device.Buffer; typed loosely so the IR does not import devices
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, BufferArg) and other.buffer is self.buffer
-
-    def __hash__(self) -> int:
-        return id(self.buffer)
-
-    def __repr__(self) -> str:
-        return f"{self.buffer.device} {self.buffer.size} words"
-
-
-@dataclass(frozen=True)
-class ViewArg:
-    """``BUFFER_VIEW``: ``size`` words starting ``offset`` words into the source buffer."""
-
-    offset: int
-    size: int
-
-    def __repr__(self) -> str:
-        return f"@{self.offset} {self.size} words"
 
 
 # --------------------------------------------------------------------------------------------
@@ -312,75 +223,7 @@ def _fmt_arg(
 
 
 # --------------------------------------------------------------------------------------------
-# args of the scheduler's and kernels' ops
-
-
-@dataclass(frozen=True)
-class ImmArg:
-    """``IMM``: the constant polynomial ``value`` of ``ring`` (on ``device``), lowered.
-
-    ``layout`` says which words hold it: ``"all"`` (every word: a constant in NTT form, or a scalar
-    factor in either form) or ``"first"`` (coefficient 0 of each limb, zeros elsewhere: a constant
-    added in coefficient form). The value is the same ring element either way.
-    """
-
-    value: int
-    ring: RingSpec
-    device: str
-    layout: str = "all"
-
-    def __repr__(self) -> str:
-        return f"{self.value} {self.layout} n={self.ring.n} q={self.ring.moduli}"
-
-
-@dataclass(frozen=True)
-class ConstRowArg:
-    """``IMM`` in a kernel body: the constant's words are a row of the kernel's constants.
-
-    Row ``row`` of the constants argument (the ``SLOT`` the ``IMM`` reads) holds the words per
-    limb; they are not literals in the body.
-    ``kernelize`` moves every constant's value out of the body into ``KernelArg.consts``, so
-    kernels that differ only in constant values have one body (one compiled library). ``layout``
-    is ``ImmArg``'s: ``"all"`` or ``"first"`` (coefficient 0 of each limb, zeros elsewhere).
-    """
-
-    row: int
-    ring: RingSpec
-    device: str
-    layout: str = "all"
-
-    def __repr__(self) -> str:
-        return f"row {self.row} {self.layout} n={self.ring.n} q={self.ring.moduli}"
-
-
-@dataclass(frozen=True)
-class IndexArg:
-    """``INDEX``/``LOAD``: read a value of ``ring`` in ``domain`` from a buffer.
-
-    Output word ``(limb i, slot k)`` reads buffer word ``(i + limb_offset) * n + j``: ``j = k``,
-    or ``j = perm_g[k]`` (the NTT-form automorphism gather) when ``galois`` is set.
-    """
-
-    ring: RingSpec
-    domain: Domain
-    limb_offset: int = 0
-    galois: int | None = None
-
-    def __repr__(self) -> str:
-        out = f"n={self.ring.n} q={self.ring.moduli} {self.domain.value}"
-        if self.limb_offset:
-            out += f" +{self.limb_offset} limbs"
-        return out + (f" gather g={self.galois}" if self.galois is not None else "")
-
-
-@dataclass(frozen=True)
-class SlotArg:
-    """``SLOT``: the kernel's ``index``-th buffer parameter (0 is the output)."""
-
-    index: int
-
-    def __repr__(self) -> str:
-        return f"#{self.index}"
+# the kernel's arg (the other args are in ren.ir.args)
 
 
 @dataclass(frozen=True)
@@ -395,6 +238,16 @@ class KernelArg:
     ast: Node
     info: KernelInfo
     consts: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.ast, Node) or self.ast.op is not Op.STORE:
+            raise TypeError(f"KernelArg.ast must be a STORE node, got {self.ast!r}")
+        if not isinstance(self.info, KernelInfo):
+            raise TypeError(f"KernelArg.info must be a KernelInfo, got {type(self.info).__name__}")
+        if type(self.consts) is not tuple:
+            raise TypeError(f"KernelArg.consts must be a tuple, got {type(self.consts).__name__}")
+        for c in self.consts:
+            check_int("KernelArg.consts", c, None)
 
     def __repr__(self) -> str:
         return repr(self.info)

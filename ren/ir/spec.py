@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from ren.device import devices
 from ren.errors import SpecError
+from ren.ir.bodies import body_problem
 from ren.ir.facts import facts, is_const, is_view, need_ring
 from ren.ir.node import (
     BufferArg,
@@ -261,7 +262,7 @@ def _kernel(node: Node) -> str | None:
     rows = {n.arg.row for n in ast.toposort() if isinstance(n.arg, ConstRowArg)}
     if rows != set(range(len(node.arg.consts))):
         return f"its body reads constant rows {sorted(rows)} of {len(node.arg.consts)}"
-    return None
+    return body_problem(ast)
 
 
 #: The rule of each op: a function returning ``None`` or what is wrong.

@@ -10,16 +10,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ren
 from ren import Poly, RingSpec
 from ren.capture.function import JitFunction
-from ren.capture.planfile import PlanFileError, fingerprint
+from ren.capture.planfile import FORMAT_VERSION, PlanFileError, fingerprint
 from ren.errors import JitError, RenError
 from ren.reference import evaluate
 from ren.ring import ntt_primes
@@ -103,10 +106,12 @@ def test_a_changed_byte_is_refused(tmp_path):
         ren.load(path)
 
 
-def test_another_format_version_is_refused(tmp_path):
+@pytest.mark.parametrize("version", [1, 99])  # 1: a plan saved before values' metadata
+def test_another_format_version_is_refused(tmp_path, version):
     path = saved(tmp_path)
-    rewrite(path, lambda d: d.update(version=99))
-    with pytest.raises(PlanFileError, match="format version 99; this Ren reads version 1"):
+    rewrite(path, lambda d: d.update(version=version))
+    reads = f"this Ren reads version {FORMAT_VERSION}: save the plan again"
+    with pytest.raises(PlanFileError, match=f"format version {version}; {reads}"):
         ren.load(path)
 
 
@@ -259,3 +264,82 @@ def test_a_freed_stored_input_is_named_as_it_was_given(tmp_path):
     given.node.src[0].arg.buffer.deallocate()
     with pytest.raises(JitError, match="the stored input table"):
         loaded(Poly(Y, RING))
+
+
+def test_an_argument_that_is_not_a_poly_must_be_the_saved_one(tmp_path):
+    @ren.jit
+    def turn(x: Poly, steps: int) -> Poly:
+        return x.rotate(steps)
+
+    x = Poly(X, RING)
+    loaded = ren.load(turn.export(tmp_path / "turn.renplan", x, 1))
+    assert loaded(x, 1).tolist() == list(evaluate(x.rotate(1).node))
+    with pytest.raises(
+        ValueError, match=r"argument steps of .*turn .* is 3 \(int\); .* for 1 \(int\)"
+    ):
+        loaded(x, 3)  # in-process, another int captures another plan
+    with pytest.raises(ValueError, match=r"is True \(bool\)"):
+        loaded(x, True)
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        None,
+        [],
+        {"inputs": [], "stored": {}},
+        {"inputs": [["steps", ["int", 1]]], "stored": {}, "result": []},
+        {"inputs": [], "stored": {"keys": "0"}, "result": []},
+        {"inputs": [["x", ["leaf", "m:P", [["n", ["tuple", "no"]]]]]], "stored": {}, "result": []},
+        {"inputs": [["x.key_fingerprint", ["key"]]], "stored": {}, "result": []},
+        {"inputs": [["x.key_fingerprint", ["key", True]]], "stored": {}, "result": []},
+        {"inputs": [], "stored": {}, "result": [["result.level", ["key", -1]]]},
+    ],
+)
+def test_malformed_metadata_is_refused_at_load(tmp_path, metadata):
+    path = saved(tmp_path)
+    rewrite(path, lambda d: d["manifest"].update(metadata=metadata))
+    with pytest.raises(PlanFileError, match="metadata"):
+        ren.load(path)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=40)
+@given(
+    where=st.sampled_from(["inputs", "stored", "result", "whole"]),
+    value=JSON | st.lists(st.tuples(st.sampled_from(["x", "steps"]), JSON).map(list)),
+)
+def test_hostile_metadata_is_refused_or_checked_never_a_crash(where, value):
+    with tempfile.TemporaryDirectory() as folder:
+        path = saved(Path(folder))
+        good = json.loads(path.read_text())["manifest"]["metadata"]
+        bad = value if where == "whole" else {**good, where: value}
+        rewrite(path, lambda d: d["manifest"].update(metadata=bad))
+        try:
+            loaded = ren.load(path)
+        except PlanFileError:
+            return  # refused at load, naming the metadata
+        x, y = Poly(X, RING), Poly(Y, RING)
+        try:
+            assert loaded(x, y).tolist() == WANT
+        except ValueError as e:  # refused at a call, naming what differs
+            assert "saved for" in str(e) or "arguments" in str(e), e
+
+
+def test_a_result_rebuilt_with_other_metadata_is_refused(tmp_path):
+    from ren.schemes import ckks
+
+    params = ckks.Params(n=16, q_bits=(30, 25), p_bits=(30,), scale_bits=25, insecure=True)
+    with ckks.Context(params, seed=1):
+        f = ren.jit(lambda a, b: a + b)
+        v = np.linspace(-1, 1, params.slots)
+        path = f.export(tmp_path / "add.renplan", ckks.encrypt(v), ckks.encrypt(v))
+    rewrite(path, lambda d: d["result"]["fields"]["real"].update(value=False))  # not as recorded
+    with pytest.raises(ValueError, match=r"rebuilt result of .* has real False \(bool\); .* True"):
+        ren.load(path)

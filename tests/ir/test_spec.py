@@ -1,7 +1,10 @@
 """The verifier accepts what the front end builds and names the bad node in a malformed graph."""
 
+import types
+
 import pytest
 
+from ren.device import register_device, unregister_device
 from ren.errors import SpecError
 from ren.ir import (
     BufferArg,
@@ -49,6 +52,15 @@ def bad(node: Node, message: str) -> None:
     assert node.op.name in str(e.value)
 
 
+def _copy_to_a_device_since_unregistered() -> CopyArg:
+    """A ``CopyArg`` to a device that was registered when it was made, and is no longer."""
+    register_device("gone", types.SimpleNamespace(compile=lambda ast, info: None))
+    try:
+        return CopyArg("gone")
+    finally:
+        unregister_device("gone")
+
+
 def test_malformed_graphs_name_the_node_and_rule():
     a = poly()
     other = Poly(list(range(8)), RingSpec(8, (17, 97)))
@@ -59,9 +71,9 @@ def test_malformed_graphs_name_the_node_and_rule():
     bad(Node(Op.RESCALE, U, (a.node,), RescaleArg((193,))), "193 is not in the ring")
     bad(Node(Op.RESCALE, U, (a.node,), RescaleArg((17, 97, 113))), "leaves no modulus")
     bad(Node(Op.RESCALE, U, (a.node,), None), "RescaleArg")
-    bad(Node(Op.ROTATE, U, (a.node,), GaloisArg(4)), "must be odd")
+    bad(Node(Op.ROTATE, U, (a.node,), GaloisArg(17)), "must be odd and in \\(0, 2n=16\\)")
     bad(Node(Op.TO_RING, U, (a.node,), ToRingArg(RingSpec(16, (97,)))), "degree")
-    bad(Node(Op.COPY, U, (a.node,), CopyArg("tpu")), "unknown device")
+    bad(Node(Op.COPY, U, (a.node,), _copy_to_a_device_since_unregistered()), "unknown device")
     bad(Node(Op.SINK, U, (a.node,)), "void")
     bad(Node(Op.AS_RING, U, (a.node,), RingArg(RING, Domain.COEFF)), "only BUFFER")
     buf = a.node.src[0]
@@ -80,6 +92,6 @@ def test_every_op_has_a_rule():
 
 def test_nested_bad_node_is_found():
     a = poly()
-    broken = Node(Op.ROTATE, U, (a.node,), GaloisArg(2))
+    broken = Node(Op.ROTATE, U, (a.node,), GaloisArg(17))
     with pytest.raises(SpecError, match="bad ROTATE"):
         verify(Node(Op.ADD, U, (a.node, broken)))

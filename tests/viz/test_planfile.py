@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 
 import ren
 from ren import Poly, RingSpec
+from ren.capture.planfile import FORMAT_VERSION
 from ren.viz.__main__ import main
 
 RING = RingSpec(n=8, moduli=(17, 97))
@@ -36,6 +37,6 @@ def test_a_saved_plan_is_shown_with_its_manifest_kernels_and_memory(tmp_path, ca
 
 def test_a_damaged_plan_file_is_a_clear_error(tmp_path, capsys):
     path = tmp_path / "broken.renplan"
-    path.write_text('{"format": "ren-plan", "version": 1, "fingerprint": "0"}')
+    path.write_text(f'{{"format": "ren-plan", "version": {FORMAT_VERSION}, "fingerprint": "0"}}')
     assert main([str(path)]) == 1
     assert "does not match its fingerprint" in capsys.readouterr().err

@@ -111,7 +111,9 @@ class Plaintext:
     scale: float
     level: int
     real: bool = False
-    context: Context | None = dataclasses.field(default=None, repr=False)
+    context: Context | None = dataclasses.field(
+        default=None, repr=False, metadata={"ren_leaf": "local"}
+    )
     params: Params | None = dataclasses.field(default=None, repr=False, kw_only=True)
 
     __array_ufunc__ = None  # NumPy defers to the operators instead of broadcasting over them

@@ -146,9 +146,13 @@ class Ciphertext:
     parts: tuple[Poly, ...]
     level: int
     correction: int = 1
-    context: IntContext | None = dataclasses.field(default=None, repr=False)
+    context: IntContext | None = dataclasses.field(
+        default=None, repr=False, metadata={"ren_leaf": "local"}
+    )
     params: IntParams | None = dataclasses.field(default=None, repr=False, kw_only=True)
-    key_fingerprint: str | None = dataclasses.field(default=None, repr=False, kw_only=True)
+    key_fingerprint: str | None = dataclasses.field(
+        default=None, repr=False, kw_only=True, metadata={"ren_leaf": "key"}
+    )
 
     __array_ufunc__ = None  # NumPy defers to the operators instead of broadcasting over them
 

@@ -107,6 +107,10 @@ class EvaluationKeys:
                 out[f"{name}[{j}].b"], out[f"{name}[{j}].a"] = b, a
         return out
 
+    def __ren_key_fingerprint__(self) -> str:
+        """The keys' fingerprint, which a saved plan's inputs under them must carry."""
+        return self.fingerprint
+
     def to_bytes(self) -> bytes:
         """The keys in Ren's versioned, checksummed format (never the secret key)."""
         keys = [self.relin, *(self.galois[g] for g in sorted(self.galois))]
