@@ -97,6 +97,8 @@ def test_the_series_error_bounds_numpys_fit(K, degree, r):
     [
         ({"degree": 3}, ValueError, r"degree=3 is too small for K=12 .* use degree >= 32"),
         ({"degree": 20, "arcsine": True, "double_angle": 2}, ValueError, r"degree=20 is too small"),
+        ({"K": 1}, ValueError, r"K must be at least 3, got 1 \(K must cover I for a secret"),
+        ({"K": 2, "sparse_secret": 1}, ValueError, r"K must be at least 3, got 2"),
         ({"degree": 10**6}, ValueError, r"degree must be at most 1023"),
         ({"K": 2**30}, ValueError, r"K must be at most 2\^23"),
         (
@@ -118,8 +120,8 @@ def test_configurations_out_of_range_are_refused(kwargs, error, match):
 
 
 def test_K_too_small_for_the_secret_is_refused_against_the_chain():
-    with pytest.raises(ValueError, match=r"K=1 is too small for a uniform ternary secret of n=64"):
-        BootstrapConfig(level_budget=(2, 2), K=1, degree=47, double_angle=2, arcsine=True).check(
+    with pytest.raises(ValueError, match=r"K=4 is too small for a uniform ternary secret of n=64"):
+        BootstrapConfig(level_budget=(2, 2), K=4, degree=47, double_angle=2, arcsine=True).check(
             TOY
         )
     with pytest.raises(ValueError, match=r"K=11 is too small .* use K >= 12"):

@@ -121,14 +121,17 @@ class BootstrapConfig:
         for name, value, least in (
             ("level_budget[0]", budget[0], 1),
             ("level_budget[1]", budget[1], 1),
-            ("K", self.K, 1),
+            ("K", self.K, k_needed(1)),  # I sums at least two uniform terms: c_0 and one of s
             ("degree", self.degree, 2),
             ("double_angle", self.double_angle, 0),
         ):
             if not is_int(value):
                 raise TypeError(f"{name} must be an int, got {_fmt.describe(value)}")
             if value < least:
-                raise ValueError(f"{name} must be at least {least}, got {value}")
+                why = " (K must cover I for a secret of even one nonzero coefficient)" * (
+                    name == "K"
+                )
+                raise ValueError(f"{name} must be at least {least}, got {value}{why}")
         object.__setattr__(self, "level_budget", (int(budget[0]), int(budget[1])))
         for name in ("K", "degree", "double_angle"):
             object.__setattr__(self, name, int(getattr(self, name)))
