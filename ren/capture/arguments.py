@@ -76,22 +76,42 @@ def walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple]
         leaves.append((path, type(obj).__qualname__, obj))
 
 
-def rebuild(obj: Any, swap: dict[int, Poly]) -> Any:
-    """``obj`` with the polys whose ``id`` is in ``swap`` replaced (containers copied as needed)."""
+def rebuild(obj: Any, swap: dict[int, Poly], *, arguments: bool = False) -> Any:
+    """``obj`` with the polys whose ``id`` is in ``swap`` replaced.
+
+    For a plan's result (the default) every container is copied and a ``ren_transient`` field
+    is set to ``None``. For a call's ``arguments`` a container is copied only where something in
+    it changes, and jit leaves and transient fields are kept as they are.
+    """
     if isinstance(obj, Poly):
         return swap.get(id(obj), obj)
     if isinstance(obj, dict):
-        return type(obj)({k: rebuild(v, swap) for k, v in obj.items()})
-    if isinstance(obj, list):
-        return [rebuild(v, swap) for v in obj]
-    if isinstance(obj, tuple):
-        items = [rebuild(v, swap) for v in obj]
-        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+        items = {k: rebuild(v, swap, arguments=arguments) for k, v in obj.items()}
+        if arguments and all(items[k] is v for k, v in obj.items()):
+            return obj
+        return type(obj)(items)
+    if isinstance(obj, list | tuple):
+        made = [rebuild(v, swap, arguments=arguments) for v in obj]
+        if arguments and all(a is b for a, b in zip(made, obj, strict=True)):
+            return obj
+        if isinstance(obj, list):
+            return type(obj)(made) if arguments else made
+        return type(obj)(*made) if hasattr(obj, "_fields") else type(obj)(made)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        new = copy.copy(obj)
+        if arguments and getattr(obj, "__ren_jit_leaf__", False):
+            return obj
+        fields = {}
         for f in dataclasses.fields(obj):
-            value = None if f.metadata.get("ren_transient") else getattr(obj, f.name)
-            object.__setattr__(new, f.name, rebuild(value, swap))
+            old = getattr(obj, f.name)
+            if not arguments:
+                fields[f.name] = None if f.metadata.get("ren_transient") else rebuild(old, swap)
+            elif (value := rebuild(old, swap, arguments=True)) is not old:
+                fields[f.name] = value
+        if arguments and not fields:
+            return obj
+        new = copy.copy(obj)
+        for name, value in fields.items():
+            object.__setattr__(new, name, value)
         return new
     return obj
 

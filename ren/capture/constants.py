@@ -18,13 +18,12 @@ keeps its value at every replay.
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import itertools
 from typing import Any
 
 import numpy as np
 
+from ren.capture.arguments import rebuild
 from ren.device import Buffer
 from ren.engine.realize import ExecUnit
 from ren.ir.kernels import const_words
@@ -83,47 +82,8 @@ def as_inputs(
     if not swap:
         return args, kwargs, polys
     mine = [(path, swap.get(id(p), p)) for path, p in polys]
-    new_args = tuple(_swapped(a, swap) for a in args)
-    return new_args, {k: _swapped(v, swap) for k, v in kwargs.items()}, mine
-
-
-def _swapped(obj: Any, swap: dict[int, Poly]) -> Any:
-    """``obj`` with the polys whose ``id`` is in ``swap`` replaced; unchanged parts kept as is.
-
-    Goes where ``ren.capture.arguments.walk`` finds inputs (lists, tuples, dicts, dataclasses
-    that are not jit leaves); a container is copied only when something in it changes.
-    """
-    if isinstance(obj, Poly):
-        return swap.get(id(obj), obj)
-    if isinstance(obj, dict):
-        changed = {k: new for k, v in obj.items() if (new := _swapped(v, swap)) is not v}
-        if not changed:
-            return obj
-        out = copy.copy(obj)
-        out.update(changed)
-        return out
-    if isinstance(obj, list | tuple):
-        items = [_swapped(v, swap) for v in obj]
-        if all(a is b for a, b in zip(items, obj, strict=True)):
-            return obj
-        if isinstance(obj, list):
-            return type(obj)(items)
-        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        if getattr(obj, "__ren_jit_leaf__", False):
-            return obj
-        fields = {
-            f.name: new
-            for f in dataclasses.fields(obj)
-            if (new := _swapped(old := getattr(obj, f.name), swap)) is not old
-        }
-        if not fields:
-            return obj
-        made = copy.copy(obj)
-        for name, value in fields.items():
-            object.__setattr__(made, name, value)
-        return made
-    return obj
+    new_args = rebuild(args, swap, arguments=True)
+    return new_args, rebuild(kwargs, swap, arguments=True), mine
 
 
 def rebindable(

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ren.capture.planfile import PlanFileError, decode
+from ren.capture.planshape import ref_problem
 from ren.ir.args import RingArg, ViewArg
 from ren.ir.op import DType
 
@@ -112,7 +113,8 @@ def node_parts(path: str, code: Any) -> tuple[DType, RingArg, ViewArg | None, li
     """A result value's node code, checked: ``(dtype, ring arg, view arg or None, buffer ref)``.
 
     The value is ``AS_RING`` over ``["buffer", dtype, ref]``, or over a ``BUFFER_VIEW`` of
-    one, every dtype the ring's word type. Whether the ring fits its buffer is the caller's.
+    one, every dtype the ring's word type, ``ref`` a buffer reference of a plan file
+    (``ren.capture.planshape.ref_problem``). Whether the ring fits its buffer is the caller's.
 
     Raises:
         PlanFileError: for any other code.
@@ -130,7 +132,7 @@ def node_parts(path: str, code: Any) -> tuple[DType, RingArg, ViewArg | None, li
         if op != "AS_RING" or kind != "buffer" or not isinstance(arg, RingArg):
             raise ValueError(op)
         word = DType.of_ring(arg.ring.dtype)
-        if dtype != word.name or buffer_dtype != word.name or not isinstance(ref, list):
+        if dtype != word.name or buffer_dtype != word.name or ref_problem(ref, path):
             raise ValueError(dtype)
     except (TypeError, ValueError):
         raise _fail(path, "is not a ring over a buffer of the plan") from None

@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ren.errors import describe
+
 __all__ = ["MAX_INDEX", "problem", "ref_problem"]
 
 #: The largest count, size or index a plan file may hold (sizes are further bounded later).
@@ -29,38 +31,33 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 _DECIMAL = re.compile(r"-?[0-9]{1,4000}")
 
 
-def _show(value: Any) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
-
-
 def _int(value: Any, where: str) -> str | None:
     if type(value) is not int or not 0 <= value < MAX_INDEX:
-        return f"{where} must be an int in [0, 2^62), got {_show(value)}"
+        return f"{where} must be an int in [0, 2^62), got {describe(value)}"
     return None
 
 
 def _str(value: Any, where: str) -> str | None:
     if type(value) is not str or len(value) > 4096:
-        return f"{where} must be a string (at most 4096 characters), got {_show(value)}"
+        return f"{where} must be a string (at most 4096 characters), got {describe(value)}"
     return None
 
 
 def _bool(value: Any, where: str) -> str | None:
-    return None if type(value) is bool else f"{where} must be true or false, got {_show(value)}"
+    return None if type(value) is bool else f"{where} must be true or false, got {describe(value)}"
 
 
 def _list(value: Any, where: str) -> str | None:
-    return None if type(value) is list else f"{where} must be a list, got {_show(value)}"
+    return None if type(value) is list else f"{where} must be a list, got {describe(value)}"
 
 
 def _dict(value: Any, where: str) -> str | None:
-    return None if type(value) is dict else f"{where} must be an object, got {_show(value)}"
+    return None if type(value) is dict else f"{where} must be an object, got {describe(value)}"
 
 
 def _decimal(value: Any, where: str) -> str | None:
     if type(value) is not str or not _DECIMAL.fullmatch(value):
-        return f"{where} must be a decimal integer as a string, got {_show(value)}"
+        return f"{where} must be a decimal integer as a string, got {describe(value)}"
     return None
 
 
@@ -81,7 +78,7 @@ def _tuple(*checks: Check) -> Check:
 
     def run(value: Any, where: str) -> str | None:
         if type(value) is not list or len(value) != len(checks):
-            return f"{where} must be a list of {len(checks)} items, got {_show(value)}"
+            return f"{where} must be a list of {len(checks)} items, got {describe(value)}"
         for i, (check, v) in enumerate(zip(checks, value, strict=True)):
             if err := check(v, f"{where}[{i}]"):
                 return err
@@ -109,9 +106,8 @@ def _fields(**checks: Check) -> Check:
 def ref_problem(value: Any, where: str) -> str | None:
     """Where a unit's buffer comes from: ``["view"|"own"|"input", i]`` or ``["stored", name]``."""
     if type(value) is not list or len(value) != 2 or value[0] not in _REF_KINDS:
-        return (
-            f"{where} must be ['view'|'own'|'input', index] or ['stored', name], got {_show(value)}"
-        )
+        want = "['view'|'own'|'input', index] or ['stored', name]"
+        return f"{where} must be {want}, got {describe(value)}"
     return (_str if value[0] == "stored" else _int)(value[1], f"{where}[1]")
 
 
@@ -132,7 +128,7 @@ def _params(value: Any, where: str) -> str | None:
         return err
     for name in value:
         if type(name) is not str or not name.isidentifier() or keyword.iskeyword(name):
-            return f"{where} must be parameter names (identifiers), got {_show(name)}"
+            return f"{where} must be parameter names (identifiers), got {describe(name)}"
     if len(set(value)) != len(value):
         return f"{where} names a parameter twice: {value}"
     return None
@@ -143,7 +139,7 @@ def _alias(value: Any, where: str) -> str | None:
         return err
     for i, a in enumerate(value):
         if a is not None and (type(a) is not int or not 0 <= a <= i):
-            return f"{where}[{i}] must be null or an input position in [0, {i}], got {_show(a)}"
+            return f"{where}[{i}] must be null or an input position in [0, {i}], got {describe(a)}"
     return None
 
 
@@ -161,7 +157,7 @@ def _sources(value: Any, where: str) -> str | None:
         return err
     for digest, text in value.items():
         if not _HEX64.fullmatch(digest) or type(text) is not str:
-            return f"{where} must map SHA-256 digests to source texts, got {_show(digest)}"
+            return f"{where} must map SHA-256 digests to source texts, got {describe(digest)}"
     return None
 
 
@@ -176,7 +172,7 @@ def _fixed(value: Any, where: str) -> str | None:
 
 def _digest(value: Any, where: str) -> str | None:
     if type(value) is not str or not _HEX64.fullmatch(value):
-        return f"{where} must be a SHA-256 digest (64 hexadecimal digits), got {_show(value)}"
+        return f"{where} must be a SHA-256 digest (64 hexadecimal digits), got {describe(value)}"
     return None
 
 

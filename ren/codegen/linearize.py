@@ -32,10 +32,6 @@ class Table:
     n: int
     g: int
 
-    def __post_init__(self) -> None:
-        if self.kind != "perm" or type(self.n) is not int or type(self.g) is not int:
-            raise ValueError(f"a table is ('perm', n, g) with int n and g, got {self!r}")
-
     @property
     def name(self) -> str:
         """The table's parameter name in a kernel's source, ``<kind>_g<g>``."""

@@ -75,9 +75,18 @@ class Archive:
 
     def int_(self, node: Any, key: str, where: str) -> int:
         """``node[key]``, checked to be an integer."""
-        value = self.get(node, key, where)
+        return self.integer(self.get(node, key, where), f"{where}.{key}")
+
+    def integer(self, value: Any, what: str) -> int:
+        """``value``, checked to be an integer (not a bool); ``what`` names it in the error."""
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(f"{where}.{key} is {value!r}, not an integer")
+            raise self.fail(f"{what} is {value!r}, not an integer")
+        return value
+
+    def number(self, value: Any, what: str, most: float = 1e308) -> int | float:
+        """``value``, checked to be an int or a float (not a bool) of at most ``most``."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or value > most:
+            raise self.fail(f"{what} is {value!r}, not a number")
         return value
 
     def field(self, node: Any, key: str, where: str) -> Any:

@@ -106,15 +106,7 @@ def _params(r: Archive, context: Any, where: str) -> OpenFHEParams:
     def f(key: str) -> Any:
         return r.field(cp, key, "the crypto parameters")
 
-    def integer(key: str, what: str) -> int:
-        value = f(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise r.fail(f"{what} ({key}) is {value!r}, not an integer")
-        return value
-
-    sigma = f("dp")
-    if isinstance(sigma, bool) or not isinstance(sigma, int | float) or sigma > 1e300:
-        raise r.fail(f"sigma (dp) is {sigma!r}, not a number")
+    sigma = r.number(f("dp"), "sigma (dp)", most=1e300)
     params = OpenFHEParams(
         n=towers[0][0],
         moduli=tuple(t[1] for t in towers),
@@ -123,12 +115,12 @@ def _params(r: Archive, context: Any, where: str) -> OpenFHEParams:
         scaling_mod_size=r.int_(enp, "m", "the encoding parameters"),
         batch_size=r.int_(enp, "bs", "the encoding parameters"),
         key_switching=r.enum(KEY_SWITCHING, f("ks"), "the key switching technique (ks)"),
-        dnum=integer("dnum", "the number of digits"),
+        dnum=r.integer(f("dnum"), "the number of digits (dnum)"),
         secret_key_dist=r.enum(SECRET_DIST, f("mo"), "the secret key distribution (mo)"),
         data_type=r.enum(("REAL", "COMPLEX"), f("cdt"), "the CKKS data type (cdt)"),
         security_level=r.enum(SECURITY, f("slv"), "the security level (slv)"),
         sigma=float(sigma),
-        multiplicative_depth=integer("muld", "the multiplicative depth"),
+        multiplicative_depth=r.integer(f("muld"), "the multiplicative depth (muld)"),
     )
     wrong = params_fault(params)
     if wrong:
@@ -292,9 +284,7 @@ def _ciphertext(r: Archive, data: dict) -> OpenFHECiphertext:
     w, moduli, roots, form = _parts(r, data["v"], "the ciphertext (v)", params, "prefix")
     if len(w) < 2:
         raise r.fail(f"the ciphertext has {len(w)} polynomial: 2 or more (c_0, c_1, ...)")
-    scale = r.get(data, "s", "the ciphertext")
-    if isinstance(scale, bool) or not isinstance(scale, int | float) or scale > 1e308:
-        raise r.fail(f"the ciphertext's scaling factor (s) is {scale!r}, not a number")
+    scale = r.number(r.get(data, "s", "the ciphertext"), "the ciphertext's scaling factor (s)")
     degree, level = r.int_(data, "d", "the ciphertext"), r.int_(data, "l", "the ciphertext")
     slots = r.int_(data, "sl", "the ciphertext")
     wrong = ciphertext_fault(

@@ -44,10 +44,6 @@ SECURITY: tuple[str, ...] = tuple(
 )
 SECURITY += ("HEStd_NotSet",)
 CKKS_PACKED = 4  # PlaintextEncodings::CKKS_PACKED_ENCODING
-ACCEPTED = (
-    "OpenFHE CKKS objects saved as JSON (SERJSON): a ciphertext, public key or private key "
-    "(SerializeToFile / Serialize), eval mult keys (SerializeEvalMultKey), a crypto context"
-)
 
 
 @dataclasses.dataclass(frozen=True)

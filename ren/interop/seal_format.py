@@ -139,8 +139,8 @@ def _ciphertext_rules(r: Reader, kind: str, params: SealParams | None, meta: tup
         raise _bad(r, f"coeff_modulus_size {limbs}: 1 to {MAX_LIMBS} moduli are read")
     if size == 1 or size > MAX_PARTS:
         raise _bad(r, f"size {size}: a ciphertext has 2 to {MAX_PARTS} parts (or none)")
-    if scale_rule(scale):
-        raise _bad(r, str(scale_rule(scale)))
+    if wrong := scale_rule(scale):
+        raise _bad(r, wrong)
     if factor == 0:
         raise _bad(r, "correction_factor 0: SEAL's is 1 (CKKS, BFV) or in [1, t) (BGV)")
     if kind in ("PublicKey", "key") and (size != 2 or not ntt):
@@ -216,8 +216,8 @@ def _plaintext(r: Reader, kind: str = "Plaintext", params: SealParams | None = N
     most = MAX_N if pid == PARMS_ID_ZERO else MAX_LIMBS * MAX_N
     if count > most:
         raise _bad(r, f"coeff_count {count}: at most {most} words")
-    if scale_rule(scale):
-        raise _bad(r, str(scale_rule(scale)))
+    if wrong := scale_rule(scale):
+        raise _bad(r, wrong)
     if params is not None:
         if pid == PARMS_ID_ZERO:
             raise _bad(r, "parms_id zero: a plaintext in coefficient form is not CKKS data")

@@ -120,36 +120,54 @@ class _Stored:
         return None  # what is left is counted by the reader
 
 
-class _Zlib:
-    """A zlib stream, inflated ``max_length`` bytes at a time from chunks of its input."""
+class _Inflating:
+    """A compressed stream inflated on demand: :meth:`read` gathers what :meth:`step` gives.
 
-    name = "zlib"
+    A subclass names its compression (``name``), its decompressor's error (``error``) and how
+    it inflates one step.
+    """
+
+    name: str
+    error: type[Exception]
+    what: str
+
+    def left(self) -> int | None:
+        return None  # unknown until inflated
+
+    def step(self, most: int) -> bytes:
+        """At most ``most`` more bytes, and none only where the stream or its input ends."""
+        raise NotImplementedError
+
+    def read(self, count: int) -> bytearray:
+        out = bytearray()
+        try:
+            while len(out) < count and (got := self.step(count - len(out))):
+                out += got
+        except self.error as e:
+            raise ValueError(f"corrupt {self.name} data in a SEAL {self.what}: {e}") from None
+        return out
+
+
+class _Zlib(_Inflating):
+    """A zlib stream, inflated ``most`` bytes at a time from chunks of its input."""
+
+    name, error = "zlib", zlib.error
 
     def __init__(self, body: memoryview, what: str) -> None:
         self.body, self.at, self.what = body, 0, what
         self.d = zlib.decompressobj()
         self.tail: bytes = b""
 
-    def left(self) -> int | None:
-        return None
-
-    def read(self, count: int) -> bytearray:
-        out = bytearray()
-        need = count
-        try:
-            while need > 0 and not self.d.eof:
-                if not self.tail and self.at < len(self.body):
-                    self.tail = bytes(self.body[self.at : self.at + CHUNK])
-                    self.at += len(self.tail)
-                got = self.d.decompress(self.tail, need)
-                self.tail = self.d.unconsumed_tail
-                if not got and not self.tail and self.at >= len(self.body):
-                    break  # the input ends before the stream does
-                out += got
-                need -= len(got)
-        except zlib.error as e:
-            raise ValueError(f"corrupt zlib data in a SEAL {self.what}: {e}") from None
-        return out
+    def step(self, most: int) -> bytes:
+        while not self.d.eof:
+            if not self.tail and self.at < len(self.body):
+                self.tail = bytes(self.body[self.at : self.at + CHUNK])
+                self.at += len(self.tail)
+            got = self.d.decompress(self.tail, most)
+            self.tail = self.d.unconsumed_tail
+            if got or (not self.tail and self.at >= len(self.body)):
+                return got  # b"": the input ends before the stream does
+        return b""
 
     def end(self, what: str) -> None:
         if not self.d.eof:
@@ -183,8 +201,8 @@ def _zstd_frame_size(body: memoryview, what: str) -> int:
     return at
 
 
-class _Zstd:
-    """One zstd frame, read ``count`` bytes at a time by zstandard's bounded stream reader."""
+class _Zstd(_Inflating):
+    """One zstd frame, read ``most`` bytes at a time by zstandard's bounded stream reader."""
 
     name = "zstd"
 
@@ -192,27 +210,14 @@ class _Zstd:
         self.what = what
         self.frame = _zstd_frame_size(body, what)
         self.extra = len(body) - self.frame
-        self.z = zstandard()
-        self.reader = self.z.ZstdDecompressor().stream_reader(
+        z = zstandard()
+        self.error = z.ZstdError
+        self.reader = z.ZstdDecompressor().stream_reader(
             bytes(body[: self.frame]), read_size=CHUNK, read_across_frames=False
         )
 
-    def left(self) -> int | None:
-        return None
-
-    def read(self, count: int) -> bytearray:
-        out = bytearray()
-        need = count
-        try:
-            while need > 0:
-                got = self.reader.read(min(need, 1 << 20))
-                if not got:
-                    break
-                out += got
-                need -= len(got)
-        except self.z.ZstdError as e:
-            raise ValueError(f"corrupt zstd data in a SEAL {self.what}: {e}") from None
-        return out
+    def step(self, most: int) -> bytes:
+        return self.reader.read(min(most, 1 << 20))
 
     def end(self, what: str) -> None:
         if self.extra:

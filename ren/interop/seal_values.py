@@ -52,7 +52,7 @@ def hex_id(parms_id: Sequence[int]) -> str:
 
 def scale_rule(scale: float) -> str | None:
     """What is wrong with a saved scale, or ``None``: SEAL loads only a positive normal double."""
-    if not math.isfinite(scale) or scale <= 0 or scale < sys.float_info.min:
+    if not (math.isfinite(scale) and scale >= sys.float_info.min):
         return f"scale {scale!r} is not a positive normal number (SEAL loads no other)"
     return None
 
@@ -156,8 +156,10 @@ class SealCiphertext:
     def __post_init__(self) -> None:
         object.__setattr__(self, "parms_id", _parms_id(self.parms_id))
         object.__setattr__(self, "data", _words(self.data, 3))
-        if self.size != 0 and not 2 <= self.size <= 16:
-            raise ValueError(f"a SEAL ciphertext has 2 to 16 parts (or none), got {self.size}")
+        if self.size != 0 and not 2 <= self.size <= MAX_PARTS:
+            raise ValueError(
+                f"a SEAL ciphertext has 2 to {MAX_PARTS} parts (or none), got {self.size}"
+            )
 
     @property
     def size(self) -> int:

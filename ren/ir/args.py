@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ren.device import DEVICES, Buffer, registered_backend
+from ren.errors import describe
 from ren.ring import Domain, RingSpec
 
 __all__ = [
@@ -34,18 +35,13 @@ __all__ = [
     "ToRingArg",
     "ViewArg",
     "check_device",
+    "check_domain",
     "check_int",
     "check_ring",
 ]
 
 #: Which words of a limb hold a lowered constant: every word, or coefficient 0 only.
 LAYOUTS = ("all", "first")
-
-
-def _shown(value: Any) -> str:
-    """``value``'s type and a short repr, for an error message."""
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 def check_int(where: str, value: Any, low: int | None = 0, high: int | None = None) -> int:
@@ -56,7 +52,7 @@ def check_int(where: str, value: Any, low: int | None = 0, high: int | None = No
         ValueError: for an int out of range. Both name ``where`` (``"IndexArg.limb_offset"``).
     """
     if type(value) is not int and (not isinstance(value, int) or isinstance(value, bool)):
-        raise TypeError(f"{where} must be an int, got {_shown(value)}")
+        raise TypeError(f"{where} must be an int, got {describe(value)}")
     if (low is not None and value < low) or (high is not None and value >= high):
         bound = f">= {low}" if high is None else f"in [{low}, {high})"
         raise ValueError(f"{where} must be {bound}, got {value}")
@@ -70,7 +66,7 @@ def check_device(where: str, value: Any) -> str:
         TypeError: for a non-string. ValueError: for an unknown name. Both name ``where``.
     """
     if type(value) is not str:
-        raise TypeError(f"{where} must be a device name (a str), got {_shown(value)}")
+        raise TypeError(f"{where} must be a device name (a str), got {describe(value)}")
     if value not in DEVICES and registered_backend(value) is None:
         raise ValueError(f"{where} {value!r} is not a known device ({', '.join(DEVICES)}, ...)")
     return value
@@ -79,18 +75,20 @@ def check_device(where: str, value: Any) -> str:
 def check_ring(where: str, value: Any) -> RingSpec:
     """``value`` if it is a ``RingSpec``; else ``TypeError`` naming ``where``."""
     if not isinstance(value, RingSpec):
-        raise TypeError(f"{where} must be a RingSpec, got {_shown(value)}")
+        raise TypeError(f"{where} must be a RingSpec, got {describe(value)}")
     return value
 
 
-def _check_domain(where: str, value: Any) -> None:
+def check_domain(where: str, value: Any) -> Domain:
+    """``value`` if it is a ``Domain``; else ``TypeError`` naming ``where``."""
     if not isinstance(value, Domain):
-        raise TypeError(f"{where} must be a Domain, got {_shown(value)}")
+        raise TypeError(f"{where} must be a Domain, got {describe(value)}")
+    return value
 
 
 def _check_layout(where: str, value: Any) -> None:
     if type(value) is not str or value not in LAYOUTS:
-        raise ValueError(f"{where} must be 'all' or 'first', got {_shown(value)}")
+        raise ValueError(f"{where} must be 'all' or 'first', got {describe(value)}")
 
 
 def _check_galois(where: str, value: Any, n: int | None) -> None:
@@ -114,7 +112,7 @@ class RingArg:
     def __post_init__(self) -> None:
         if type(self.ring) is not RingSpec or type(self.domain) is not Domain:  # the fast path
             check_ring("RingArg.ring", self.ring)
-            _check_domain("RingArg.domain", self.domain)
+            check_domain("RingArg.domain", self.domain)
 
     def __hash__(self) -> int:
         # computed once: the node cache hashes the arg of every AS_RING it looks up
@@ -156,7 +154,7 @@ class RescaleArg:
 
     def __post_init__(self) -> None:
         if type(self.moduli) is not tuple or not self.moduli:
-            got = _shown(self.moduli)
+            got = describe(self.moduli)
             raise TypeError(f"RescaleArg.moduli must be a non-empty tuple, got {got}")
         for q in self.moduli:
             if type(q) is not int or q < 2:
@@ -234,7 +232,7 @@ class BufferArg:
 
     def __post_init__(self) -> None:
         if not isinstance(self.buffer, Buffer):
-            raise TypeError(f"BufferArg.buffer must be a Buffer, got {_shown(self.buffer)}")
+            raise TypeError(f"BufferArg.buffer must be a Buffer, got {describe(self.buffer)}")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, BufferArg) and other.buffer is self.buffer
@@ -331,7 +329,7 @@ class IndexArg:
 
     def __post_init__(self) -> None:
         check_ring("IndexArg.ring", self.ring)
-        _check_domain("IndexArg.domain", self.domain)
+        check_domain("IndexArg.domain", self.domain)
         check_int("IndexArg.limb_offset", self.limb_offset)
         if self.galois is not None:
             _check_galois("IndexArg.galois", self.galois, self.ring.n)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ren.ir.args import check_device, check_int, check_ring
+from ren.ir.args import check_device, check_domain, check_int, check_ring
 from ren.ir.op import Op
 from ren.ring import Domain, RingSpec
 
@@ -118,8 +118,7 @@ class KernelInfo:
         if not isinstance(self.family, Family):
             raise TypeError(f"KernelInfo.family must be a Family, got {self.family!r}")
         check_ring("KernelInfo.ring", self.ring)
-        if not isinstance(self.domain, Domain):
-            raise TypeError(f"KernelInfo.domain must be a Domain, got {self.domain!r}")
+        check_domain("KernelInfo.domain", self.domain)
         check_device("KernelInfo.device", self.device)
         if type(self.name) is not str or not _NAME.fullmatch(self.name):
             raise ValueError(

@@ -28,7 +28,7 @@ from ren.ir.rewrite import Pat, Rules, graph_rewrite
 from ren.passes import ScheduleContext
 from ren.ring import Domain
 
-__all__ = ["const_rows", "rules", "run", "template_params"]
+__all__ = ["const_rows", "kernel_info", "rules", "run", "template_params"]
 
 
 def _slots(value: Node, out: Node) -> tuple[Node, tuple[Node, ...]]:
@@ -84,21 +84,23 @@ def kernelize(buf: Node, value: Node) -> Node:
     body, consts = const_rows(body, len(bases))
     out_slot = Node(Op.SLOT, buf.dtype, (), SlotArg(0))
     ast = Node(Op.STORE, DType.VOID, (out_slot, body))
+    info = kernel_info(value, buf.arg.buffer.device)
+    kernel = Node(Op.KERNEL, DType.VOID, bases, KernelArg(ast, info, consts))
+    return Node(Op.AFTER, buf.dtype, (buf, kernel))
+
+
+def kernel_info(value: Node, device: str) -> KernelInfo:
+    """The ``KernelInfo`` of a kernel on ``device`` storing ``value`` (or its body's value)."""
     f = facts(value)
     domain = f.domain
     if domain is None:  # a stored constant: its layout says its domain
-        domain = (
-            Domain.COEFF
-            if isinstance(value.arg, ImmArg) and value.arg.layout == "first"
-            else Domain.NTT
-        )
+        first = isinstance(value.arg, ImmArg | ConstRowArg) and value.arg.layout == "first"
+        domain = Domain.COEFF if first else Domain.NTT
     family = FAMILY_OF_OP.get(value.op, Family.ELEMENTWISE)
     ring = f.need_ring()
     name = f"{family.value}_n{ring.n}_L{ring.L}_{ring.dtype}"
     params = None if family is Family.ELEMENTWISE else template_params(value)
-    info = KernelInfo(family, ring, domain, buf.arg.buffer.device, name, params)
-    kernel = Node(Op.KERNEL, DType.VOID, bases, KernelArg(ast, info, consts))
-    return Node(Op.AFTER, buf.dtype, (buf, kernel))
+    return KernelInfo(family, ring, domain, device, name, params)
 
 
 def template_params(value: Node) -> TemplateParams:

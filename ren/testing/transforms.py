@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ren.interop.words import Words
-from ren.ring import Domain, RingSpec, generator_root_2n, primitive_root_2n
+from ren.ring import Domain, RingSpec, bit_reverse, generator_root_2n
 
 __all__ = ["TRANSFORMS", "apply"]
 
@@ -47,9 +47,7 @@ def _power_of_two(w: Words) -> int:
 
 def _bitrev(w: Words) -> np.ndarray:
     n = _power_of_two(w)
-    bits = n.bit_length() - 1
-    order = [int(f"{i:0{bits}b}"[::-1], 2) if bits else 0 for i in range(n)]
-    return w.words[..., order]
+    return w.words[..., [bit_reverse(i, n.bit_length() - 1) for i in range(n)]]
 
 
 def _ntt(w: Words, inverse: bool) -> np.ndarray:
@@ -68,22 +66,15 @@ def _root_order(w: Words, to_other: bool) -> np.ndarray:
     """NTT slots from Ren's root to Lattigo's (``generator_root_2n``), or back, limb by limb.
 
     Both NTTs put ``a(psi^(2 brv(i) + 1))`` in slot ``i``; with Lattigo's ``psi' = psi^k``,
-    slot ``i`` of Lattigo's is slot ``j`` of Ren's where ``2 brv(j) + 1 = k (2 brv(i) + 1)``.
+    slot ``i`` of Lattigo's is slot ``j`` of Ren's where ``2 brv(j) + 1 = k (2 brv(i) + 1)``:
+    the permutation ``ren.interop.openfhe`` applies to an NTT with another root.
     """
-    out = np.empty_like(w.words)
+    from ren.interop.openfhe import from_ren_ntt, to_ren_ntt
+
     n = RingSpec(_power_of_two(w), _need_moduli(w)).n  # NTT-friendly moduli, or a ValueError
-    bits = n.bit_length() - 1
-    odd = [2 * (int(f"{i:0{bits}b}"[::-1], 2) if bits else 0) + 1 for i in range(n)]
-    slot_of = {e: j for j, e in enumerate(odd)}
-    for limb, q in enumerate(_need_moduli(w)):
-        psi, other = primitive_root_2n(q, n), generator_root_2n(q, n)
-        k = next(k for k in range(1, 2 * n, 2) if pow(psi, k, q) == other)
-        perm = [slot_of[k * e % (2 * n)] for e in odd]  # Lattigo's slot i = Ren's slot perm[i]
-        if to_other:
-            out[:, limb, :] = w.words[:, limb, perm]
-        else:
-            out[:, limb, perm] = w.words[:, limb, :]
-    return out
+    moduli = _need_moduli(w)
+    roots = [generator_root_2n(q, n) for q in moduli]
+    return (from_ren_ntt if to_other else to_ren_ntt)(w.words, moduli, roots)
 
 
 def _slot_order(w: Words, to_ren: bool) -> np.ndarray:

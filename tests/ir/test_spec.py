@@ -4,7 +4,7 @@ import types
 
 import pytest
 
-from ren.device import register_device, unregister_device
+from ren.device import Buffer, register_device, unregister_device
 from ren.errors import SpecError
 from ren.ir import (
     BufferArg,
@@ -19,6 +19,8 @@ from ren.ir import (
     ViewArg,
     verify,
 )
+from ren.ir.kernels import Family, KernelInfo
+from ren.ir.node import IndexArg, KernelArg, SlotArg
 from ren.poly import Poly
 from ren.ring import Domain, RingSpec, ntt_primes
 
@@ -95,3 +97,15 @@ def test_nested_bad_node_is_found():
     broken = Node(Op.ROTATE, U, (a.node,), GaloisArg(17))
     with pytest.raises(SpecError, match="bad ROTATE"):
         verify(Node(Op.ADD, U, (a.node, broken)))
+
+
+def test_a_kernel_body_is_verified_node_by_node_before_its_shape():
+    # a LOAD with no source inside a kernel: named as a bad node, never an IndexError
+    ring = RingSpec(8, (17, 97))
+    load = Node(Op.LOAD, U, (), IndexArg(ring, Domain.NTT))
+    out = Node(Op.SLOT, U, (), SlotArg(0))
+    ast = Node(Op.STORE, DType.VOID, (out, Node(Op.NEG, U, (load,))))
+    info = KernelInfo(Family.ELEMENTWISE, ring, Domain.NTT, "python", "elementwise_n8_L2_u32")
+    buf = Node(Op.BUFFER, U, (), BufferArg(Buffer("python", "u32", 16)))
+    with pytest.raises(SpecError, match=r"bad LOAD .* takes 1 source\(s\), has 0"):
+        verify(Node(Op.KERNEL, DType.VOID, (buf,), KernelArg(ast, info)))

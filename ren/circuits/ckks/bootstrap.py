@@ -50,7 +50,7 @@ from ren.ir.region import noted, region
 from ren.schemes import ckks
 from ren.schemes.ckks.bootconfig import BootstrapConfig
 from ren.schemes.ckks.ranges import EVAL_SCALE_BITS, expect
-from ren.schemes.ckks.shadow import Shadow, shadowing
+from ren.schemes.ckks.shadow import decryption
 
 __all__ = [
     "EVAL_SCALE",
@@ -272,11 +272,9 @@ def raise_modulus(ct: ckks.Ciphertext, made: Plan, lift: int = 0) -> ckks.Cipher
         raised = mod_raise(dataclasses.replace(ct, parts=(c0 + d0, d1), shadow=None))
         c0, c1 = raised.parts
         d0, d1 = ctx.key_switch(c1, up, raised.level)
-        raised = dataclasses.replace(raised, parts=(c0 + d0, d1), shadow=None)
-        if shadowing(ctx):  # under the secret again: its exact decryption, t + q_0 I
-            back = raised
-            exact = Shadow(lambda: ctx._decode_poly(ctx.decrypt_poly(back), 1.0, False))
-            raised = dataclasses.replace(raised, shadow=exact)
+        raised = dataclasses.replace(raised, parts=(c0 + d0, d1))
+        # under the secret again: its shadow is its exact decryption, t + q_0 I
+        raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))
     if not lift:
         return raised
     x = ckks.multiply(raised, 2**lift)  # exact: the words times 2^lift

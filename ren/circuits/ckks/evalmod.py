@@ -26,14 +26,7 @@ from ren.circuits.ckks.polynomial import evaluate_polynomial, plan
 from ren.circuits.ckks.rotations import context_of
 from ren.poly import is_int
 from ren.schemes import ckks
-from ren.schemes.ckks.ranges import (
-    SlotRange,
-    eval_mod_tolerance,
-    expect,
-    log2_text,
-    min_degree,
-    series_error,
-)
+from ren.schemes.ckks.ranges import SlotRange, check_series, expect
 
 __all__ = ["double_angles", "eval_mod", "eval_mod_depth"]
 
@@ -75,21 +68,6 @@ def eval_mod_depth(K: int = 4, degree: int = 31, double_angle: int = 2) -> int:
     return plan(cosine, interval=interval).depth + int(double_angle) + 1
 
 
-def _check_series(K: int, degree: int, double_angle: int) -> None:
-    """The series must follow the cosine as closely as the sine identity (``ranges``)."""
-    tolerance = eval_mod_tolerance(False)
-    error = series_error(int(K), int(degree), int(double_angle))
-    if error > tolerance:
-        least = min_degree(int(K), int(double_angle), False)
-        fix = f"use degree >= {least}" if least else "lower K or raise double_angle"
-        raise ValueError(
-            f"degree={degree} is too small for K={K} and double_angle={double_angle}: the "
-            f"cosine's series then errs by up to {log2_text(error)} on the sine, more than "
-            f"{log2_text(tolerance)}, the sine's own error at the edge of its range "
-            f"(ren.schemes.ckks.ranges); {fix}"
-        )
-
-
 @in_region("eval_mod")
 def eval_mod(
     ct: ckks.Ciphertext, K: int = 4, degree: int = 31, double_angle: int = 2
@@ -105,15 +83,17 @@ def eval_mod(
         K: the bound on the integer part.
         degree: the degree of the cosine's Chebyshev series: large enough for ``K`` and
             ``double_angle`` (``ranges.min_degree``).
-        double_angle: ``r``, the double-angle steps.
+        double_angle: ``r``, the double-angle steps, at most 11 (past that the rounding alone
+            passes the sine's own error: ``ranges.check_series``).
 
     Raises:
         TypeError: a setting not an int.
         ValueError: a setting out of range (a degree too small for ``K`` and ``double_angle``
-            naming the least that is not), or too few levels (naming how many it needs).
+            naming the least that is not, as ``BootstrapConfig``), or too few levels (naming how
+            many it needs).
     """
     _check(K, degree, double_angle)
-    _check_series(K, degree, double_angle)
+    check_series(K, degree, double_angle, arcsine=False)  # the plain sine
     need = eval_mod_depth(K, degree, double_angle)
     if ct.level < need:
         raise ValueError(

@@ -16,7 +16,7 @@ import dataclasses
 from ren.circuits import in_region
 from ren.circuits.ckks.rotations import context_of
 from ren.schemes import ckks
-from ren.schemes.ckks.shadow import Shadow, shadowing
+from ren.schemes.ckks.shadow import decryption
 
 __all__ = ["mod_raise"]
 
@@ -47,7 +47,6 @@ def mod_raise(ct: ckks.Ciphertext) -> ckks.Ciphertext:
     ring = ctx.params.ring(top)
     parts = tuple(p.intt().to_ring(ring).ntt() for p in ct.parts)  # the centered lift, exact
     raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None)
-    if shadowing(ctx) and ct.shadow is not None:  # t + q_0 I: only its decryption tells I
-        exact = Shadow(lambda: ctx._decode_poly(ctx.decrypt_poly(raised), 1.0, False))
-        raised = dataclasses.replace(raised, shadow=exact)
+    if ct.shadow is not None:  # t + q_0 I: only its decryption tells I
+        raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))
     return raised

@@ -27,16 +27,11 @@ from ren.poly import is_int
 from ren.schemes.ckks.params import Params
 from ren.schemes.ckks.ranges import (
     DEGREE_MAX,
-    EVAL_SCALE_BITS,
     H_MAX,
     K_MAX,
     K_SIGMAS,
-    eval_mod_tolerance,
+    check_series,
     k_needed,
-    log2_text,
-    min_degree,
-    omega_half,
-    series_error,
     x_bound,
 )
 from ren.schemes.rlwe import bytes as _fmt
@@ -128,9 +123,9 @@ class BootstrapConfig:
             if not is_int(value):
                 raise TypeError(f"{name} must be an int, got {_fmt.describe(value)}")
             if value < least:
-                why = " (K must cover I for a secret of even one nonzero coefficient)" * (
-                    name == "K"
-                )
+                why = ""
+                if name == "K":
+                    why = " (K must cover I for a secret of even one nonzero coefficient)"
                 raise ValueError(f"{name} must be at least {least}, got {value}{why}")
         object.__setattr__(self, "level_budget", (int(budget[0]), int(budget[1])))
         for name in ("K", "degree", "double_angle"):
@@ -172,42 +167,13 @@ class BootstrapConfig:
             raise ValueError(
                 f"bsgs_ratio must be a finite number above 0, got {_fmt.describe(ratio)}"
             )
-        self._check_ranges()
-
-    def _check_ranges(self) -> None:
-        """``double_angle``, ``K`` (for ``sparse_secret``) and ``degree`` against the ranges."""
-        K, r, tolerance = self.K, self.double_angle, eval_mod_tolerance(self.arcsine)
-        most = int((EVAL_SCALE_BITS + math.log2(tolerance)) // 2)
-        if r > most:
+        check_series(self.K, self.degree, self.double_angle, self.arcsine)
+        if h is not None and k_needed(h) > self.K:
             raise ValueError(
-                f"double_angle must be at most {most} with arcsine={self.arcsine}, got {r}: each "
-                "step multiplies EvalMod's error by up to 4, and past that the rounding at the "
-                f"scale 2^{EVAL_SCALE_BITS} alone, times 4^{r}, passes {log2_text(tolerance)}, the "
-                "sine identity's own error at the edge of the message range"
-            )
-        h = self.sparse_secret
-        if h is not None and k_needed(h) > K:
-            raise ValueError(
-                f"K={K} is too small for sparse_secret={h}: after ModRaise the integer part I is "
-                f"a sum of about h + 1 = {h + 1} numbers uniform in [-1/2, 1/2] (standard "
+                f"K={self.K} is too small for sparse_secret={h}: after ModRaise the integer part I "
+                f"is a sum of about h + 1 = {h + 1} numbers uniform in [-1/2, 1/2] (standard "
                 f"deviation {math.sqrt((h + 1) / 12):.2f}), and K must cover {K_SIGMAS} of them "
                 f"(|I| > K about once in 10^9 coefficients): use K >= {k_needed(h)}"
-            )
-        error = series_error(K, self.degree, r)
-        if error > tolerance:
-            least = min_degree(K, r, self.arcsine)
-            fix = (
-                f"use degree >= {least}"
-                if least is not None
-                else f"no degree up to {DEGREE_MAX} does: lower K or raise double_angle"
-            )
-            raise ValueError(
-                f"degree={self.degree} is too small for K={K} and double_angle={r}: EvalMod's "
-                f"cosine series then errs by up to {log2_text(error)} on the sine (its Chebyshev "
-                f"coefficients fall only past omega / 2 = pi (K + 1) / 2^r = "
-                f"{omega_half(K, r):.1f}), more than {log2_text(tolerance)}, the sine "
-                f"identity's own error at the edge of the message range (arcsine={self.arcsine}); "
-                + fix
             )
 
     @property

@@ -13,7 +13,8 @@ presets). ``K`` bounds the integer part ``I``, a sum of about ``h + 1`` numbers 
 ``[-1/2, 1/2]`` for a secret of ``h`` nonzero coefficients (``K_SIGMAS`` standard deviations:
 ``k_needed``); the series of degree ``degree`` must follow the cosine over ``[-K - 1, K + 1]``
 as closely as the identity itself at the edge of the range (``series_error``,
-``eval_mod_tolerance``). ``BootstrapConfig`` checks its settings against these.
+``eval_mod_tolerance``). ``BootstrapConfig`` checks its settings against these, and
+``eval_mod`` its own (``check_series``).
 
 **Values.** Whether a value is in range is known only by decrypting it, so it is checked where
 Ren decrypts anyway: a circuit *expects* a range of a ciphertext (``expect(ct, SlotRange(...))``,
@@ -46,6 +47,7 @@ __all__ = [
     "Expectation",
     "RangeWarning",
     "SlotRange",
+    "check_series",
     "eval_mod_tolerance",
     "expect",
     "expectations",
@@ -166,12 +168,14 @@ def series_error(K: int, degree: int, double_angle: int) -> float:
     tail of the series, ``4 sum_(j > d) |J_j(omega)|`` (Trefethen, *Approximation Theory and
     Approximation Practice*, 2013, theorem 4.2). With the rounding at the scale ``2^60``, each
     double angle ``c <- 2 c^2 - 1`` multiplies the error by up to 4 (its slope). ``inf`` when
-    no degree up to ``DEGREE_MAX`` can follow the cosine (``omega / 2 >= DEGREE_MAX + 2``).
+    no degree up to ``DEGREE_MAX`` can follow the cosine (``omega / 2 >= DEGREE_MAX + 2``); a
+    degree past ``DEGREE_MAX`` gets ``DEGREE_MAX``'s bound.
     """
     tails = _tails(int(K), int(double_angle))
-    if tails is None or not 0 <= degree <= DEGREE_MAX:
+    if tails is None or degree < 0:
         return math.inf
-    return (float(tails[degree]) + 2.0**-EVAL_SCALE_BITS) * 4.0**double_angle
+    tail = float(tails[min(degree, DEGREE_MAX)])  # the tails only fall: a bound past it too
+    return (tail + 2.0**-EVAL_SCALE_BITS) * 4.0**double_angle
 
 
 def min_degree(K: int, double_angle: int, arcsine: bool) -> int | None:
@@ -181,6 +185,44 @@ def min_degree(K: int, double_angle: int, arcsine: bool) -> int | None:
         if series_error(K, d, double_angle) <= tolerance:
             return d
     return None
+
+
+def check_series(K: int, degree: int, double_angle: int, arcsine: bool) -> None:
+    """Refuse EvalMod settings whose error passes ``eval_mod_tolerance(arcsine)``, saying why.
+
+    First ``double_angle``: each step multiplies the error by up to 4, so past
+    ``(EVAL_SCALE_BITS + log2(tolerance)) / 2`` steps the rounding alone passes the tolerance
+    (14 with the arcsine, 11 without). Then the series (``series_error``), naming the least
+    degree that will do (``min_degree``). ``BootstrapConfig`` and ``eval_mod`` check with it.
+
+    Raises:
+        ValueError: naming the setting, its value and the bound it breaks.
+    """
+    K, degree, r = int(K), int(degree), int(double_angle)
+    tolerance = eval_mod_tolerance(arcsine)
+    most = int((EVAL_SCALE_BITS + math.log2(tolerance)) // 2)
+    if r > most:
+        raise ValueError(
+            f"double_angle must be at most {most} with arcsine={arcsine}, got {r}: each "
+            "step multiplies EvalMod's error by up to 4, and past that the rounding at the "
+            f"scale 2^{EVAL_SCALE_BITS} alone, times 4^{r}, passes {log2_text(tolerance)}, the "
+            "sine identity's own error at the edge of the message range"
+        )
+    error = series_error(K, degree, r)
+    if error > tolerance:
+        least = min_degree(K, r, arcsine)
+        fix = (
+            f"use degree >= {least}"
+            if least is not None
+            else f"no degree up to {DEGREE_MAX} does: lower K or raise double_angle"
+        )
+        raise ValueError(
+            f"degree={degree} is too small for K={K} and double_angle={r}: EvalMod's "
+            f"cosine series then errs by up to {log2_text(error)} on the sine (its Chebyshev "
+            f"coefficients fall only past omega / 2 = pi (K + 1) / 2^r = "
+            f"{omega_half(K, r):.1f}), more than {log2_text(tolerance)}, the sine "
+            f"identity's own error at the edge of the message range (arcsine={arcsine}); " + fix
+        )
 
 
 def log2_text(x: float) -> str:
@@ -260,10 +302,13 @@ _LOCK = threading.Lock()
 def expect(ct: Any, expectation: Expectation) -> None:
     """Note that ``ct``'s slots must satisfy ``expectation`` (kept while ``ct`` lives).
 
-    Only a note beside the value: nothing is computed until a tool decrypts ``ct``.
+    Only a note beside the value: nothing is computed until a tool decrypts ``ct``. A range
+    already noted of ``ct`` (the same function applied to it twice) is noted once.
     """
     with _LOCK:
-        _EXPECTED[ct] = (*_EXPECTED.get(ct, ()), expectation)
+        noted = _EXPECTED.get(ct, ())
+        if expectation not in noted:
+            _EXPECTED[ct] = (*noted, expectation)
 
 
 def expectations(ct: Any) -> tuple[Expectation, ...]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ren.ir.region import is_keeping
 
-__all__ = ["Shadow", "apply", "observe", "shadowing"]
+__all__ = ["Shadow", "apply", "decryption", "observe", "shadowing"]
 
 
 class Shadow:
@@ -73,6 +73,18 @@ def apply(fn: Callable[..., np.ndarray], *args: Any) -> Shadow | None:
 def shadowing(context: Any) -> bool:
     """Whether values made now in ``context`` get shadows (regions keep outputs; it decrypts)."""
     return is_keeping() and context is not None and bool(context.has_secret_key)
+
+
+def decryption(context: Any, ct: Any) -> Shadow | None:
+    """A leaf for a value whose plaintext only the secret key tells: ``ct``'s own decryption.
+
+    ModRaise's output ``t + q_0 I`` (inside an encapsulated bootstrap, once back under the
+    secret), exact: its words, the slots times the scale at scale 1. ``None`` when values made now
+    in ``context`` get no shadow (``shadowing``).
+    """
+    if not shadowing(context):
+        return None
+    return Shadow(lambda: context._decode_poly(context.decrypt_poly(ct), 1.0, False))
 
 
 def observe(ct: Any) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any]]] | None:

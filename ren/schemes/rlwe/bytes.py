@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ren.engine.realize import uncaptured
+from ren.errors import describe
 from ren.poly import Poly, is_int
 from ren.ring import Domain, RingSpec
 
@@ -45,17 +46,6 @@ _DIGITS = re.compile(r"[1-9][0-9]{0,40}")
 
 #: The most moduli a blob's ring may have (a bound for the reader, far above any real chain).
 MAX_MODULI = 256
-
-
-def describe(value: Any) -> str:
-    """``value`` for an error message: its type and at most 60 characters of its repr."""
-    try:
-        text = repr(value)
-    except (ValueError, RecursionError):  # a huge int or a deep nest
-        text = "..."
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{type(value).__name__} {text}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from ren.viz.report.regions import Box
 
 __all__ = [
     "PRECISION_LABEL",
+    "PRECISION_MEANING",
     "bits_text",
     "ckks_line",
     "collapsed_html",
@@ -58,6 +59,8 @@ def ckks_line(notes: dict[str, Any]) -> str:
 
 #: What a region's ``bits`` are measured against (the observing pass, ``ren.viz.precision``).
 PRECISION_LABEL = "absolute, vs plaintext shadow"
+#: What the figure is, where a heading or summary explains the label.
+PRECISION_MEANING = "-log2 of the largest slot error, as ckks.precision_bits"
 
 
 def bits_text(notes: dict[str, Any], label: bool = True) -> str:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ren.viz.report.blocks import _CSS, _SCRIPT, _e, _sortable, _table
-from ren.viz.report.boxes import PRECISION_LABEL, fmt_bytes
-from ren.viz.report.regions import Box, region_tree
+from ren.viz.report.boxes import PRECISION_LABEL, PRECISION_MEANING, fmt_bytes
+from ren.viz.report.regions import Box, realization_tree
 from ren.viz.trace import Trace
 
 __all__ = ["compare_report", "compare_text", "load_summary", "run_summary"]
@@ -42,10 +42,10 @@ def run_summary(trace: Trace, title: str) -> dict[str, Any]:
         totals["kernels"] += len(rec.kernels)
         totals["seconds"] += sum(u.seconds or 0.0 for u in rec.units)
         totals["arena_bytes"] += sum(d.arena_bytes for d in rec.plan.devices)
-        if not any(k.region for k in rec.kernels):
+        tree = realization_tree(rec, rec.kernels)
+        if tree is None:
             continue
-        seconds = [u.seconds for u in rec.units] if len(rec.units) == len(rec.kernels) else []
-        for box in region_tree(rec.kernels, seconds).walk():
+        for box in tree.walk():
             if box.loose or not box.path:
                 continue
             _add(regions.setdefault("/".join(box.path), _empty()), box)
@@ -54,7 +54,7 @@ def run_summary(trace: Trace, title: str) -> dict[str, Any]:
         "version": SUMMARY_VERSION,
         "title": title,
         "precision": f"bits: the lowest of each region's outputs, {PRECISION_LABEL} "
-        "(-log2 of the largest slot error, as ckks.precision_bits)",
+        f"({PRECISION_MEANING})",
         "totals": totals,
         "regions": regions,
     }
@@ -145,8 +145,7 @@ def compare_report(a: dict[str, Any], b: dict[str, Any], title: str = "") -> str
         "<h2>Per region</h2>",
         "<p>Each region path summed over its instances (a region of one run only shows a dash "
         f"for the other); bits are the lowest precision of its outputs, {PRECISION_LABEL} "
-        "(-log2 of the largest slot error, as <code>ckks.precision_bits</code>). Click a heading "
-        "to sort.</p>",
+        f"({PRECISION_MEANING}). Click a heading to sort.</p>",
         _sortable(_HEAD, _region_rows(a["regions"], b["regions"]), num=range(1, len(_HEAD))),
     ]
     return "\n".join(

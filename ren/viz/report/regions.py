@@ -22,8 +22,9 @@ from ren.ir.dot import part_to_dot
 from ren.ir.node import Node, toposort
 from ren.ir.region import instances_of, region_of
 from ren.viz.report.blocks import _plural
+from ren.viz.trace import RealizationRecord
 
-__all__ = ["Box", "graph_dot", "region_tree"]
+__all__ = ["Box", "graph_dot", "realization_tree", "region_tree"]
 
 
 @dataclasses.dataclass(eq=False)
@@ -111,6 +112,19 @@ def region_tree(
     _measure(root, kernels, seconds)
     _layout(root, kernels)
     return root
+
+
+def realization_tree(
+    rec: RealizationRecord, kernels: Sequence[ScheduledKernel], graph: Node | None = None
+) -> Box | None:
+    """``region_tree`` of ``rec``'s ``kernels`` (``None`` when no kernel is in a region).
+
+    Each kernel is timed by its exec unit where the realization ran one unit a kernel.
+    """
+    if not any(k.region for k in kernels):
+        return None
+    seconds = [u.seconds for u in rec.units] if len(rec.units) == len(kernels) else []
+    return region_tree(kernels, seconds, graph)
 
 
 def _place_nodes(graph: Node, boxes: dict[int, Box]) -> None:

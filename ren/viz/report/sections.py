@@ -23,8 +23,14 @@ from ren.viz.report.blocks import (
     fold_helpers,
     inline_svg,
 )
-from ren.viz.report.boxes import PRECISION_LABEL, collapsed_html, region_table, tree_html
-from ren.viz.report.regions import Box, graph_dot, region_tree
+from ren.viz.report.boxes import (
+    PRECISION_LABEL,
+    PRECISION_MEANING,
+    collapsed_html,
+    region_table,
+    tree_html,
+)
+from ren.viz.report.regions import Box, graph_dot, realization_tree
 from ren.viz.trace import RealizationRecord, Trace, kernel_source
 
 #: How many region graphs a realization's boxes hold, outermost first (``graphs="all"``: every
@@ -50,12 +56,7 @@ class _RealizationSections:
     def tree(self, rec: RealizationRecord) -> Box | None:
         """The realization's region tree (``None`` when no kernel is in a region)."""
         if rec.index not in self._trees:
-            kernels = _kernels(rec)[0]
-            tree = None
-            if any(k.region for k in kernels):
-                seconds = [u.seconds for u in rec.units] if len(rec.units) == len(kernels) else []
-                tree = region_tree(kernels, seconds, rec.input)
-            self._trees[rec.index] = tree
+            self._trees[rec.index] = realization_tree(rec, _kernels(rec)[0], rec.input)
         return self._trees[rec.index]
 
     def region_dots(self, rec: RealizationRecord) -> dict[int, str]:
@@ -115,8 +116,8 @@ class _RealizationSections:
             "<p>The kernels grouped by region (<code>ren.region</code>): one box per region, "
             "with its kernels, their time, the bytes they write, the key-switching key bytes "
             "they read and, for CKKS, the level and scale in and out, the precision of its output "
-            f"({PRECISION_LABEL}: -log2 of the largest slot error, as ckks.precision_bits against "
-            "the shadow's slots; where the values pass 1, also relative to max |v|) and any range "
+            f"({PRECISION_LABEL}: {PRECISION_MEANING} against the shadow's slots; where the "
+            "values pass 1, also relative to max |v|) and any range "
             "it breaks (for BFV and BGV, the level and the noise budget left). Rows follow the "
             "data: a box reads from boxes above it (\u2190 names them). Click a box to open it in "
             "place.</p>",

@@ -21,7 +21,7 @@ from ren.viz.report.blocks import (
 )
 from ren.viz.report.boxes import PRECISION_LABEL, region_table
 from ren.viz.report.page import _pass_totals
-from ren.viz.report.regions import region_tree
+from ren.viz.report.regions import realization_tree
 from ren.viz.report.sections import cache_line
 from ren.viz.trace import RealizationRecord, Trace
 
@@ -149,10 +149,10 @@ def _text_realization(
 
 def _text_regions(rec: RealizationRecord, kernels: list, times: bool) -> list[str]:
     """The region table of ``rec`` (as the HTML report's), its precision column labelled."""
-    if not any(k.region for k in kernels):
+    tree = realization_tree(rec, kernels)  # no graph: the table lists no nodes
+    if tree is None:
         return []
-    seconds = [u.seconds for u in rec.units] if len(rec.units) == len(kernels) else []
-    rows = region_table(region_tree(kernels, seconds, rec.input), times)
+    rows = region_table(tree, times)
     out = [
         f"regions (instances, kernels, level and scale, precision: {PRECISION_LABEL}, lowest of "
         "the instances; relative to max |v| where the values pass 1):"
