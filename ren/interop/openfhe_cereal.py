@@ -84,8 +84,8 @@ class Archive:
         return value
 
     def number(self, value: Any, what: str, most: float = 1e308) -> int | float:
-        """``value``, checked to be an int or a float (not a bool) of at most ``most``."""
-        if isinstance(value, bool) or not isinstance(value, int | float) or value > most:
+        """``value``, checked to be an int or a float (not a bool) of magnitude at most ``most``."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or abs(value) > most:
             raise self.fail(f"{what} is {value!r}, not a number")
         return value
 

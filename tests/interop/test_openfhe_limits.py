@@ -90,6 +90,8 @@ BAD: dict[str, tuple[str, Any, str]] = {
     "scale 0.5": ("a.json", set_ct(s=0.5), "scaling factor (s) is 0.5"),
     "scale text": ("a.json", set_ct(s="2^30"), "scaling factor (s) is '2^30', not a number"),
     "scale 10^400": ("a.json", set_ct(s=10**400), "not a number"),
+    "scale -10^400": ("a.json", set_ct(s=-(10**400)), "not a number"),
+    "sigma -10^400": ("context.json", set_param("dp", -(10**400)), "sigma (dp) is -1000"),
     "one part": ("a.json", lambda d: data(d)["v"].pop(), "has 1 polynomial: 2 or more"),
     "key tag": ("a.json", lambda d: data(d)["value0"].update(kt=7), "key tag (kt) is 7"),
     "batch size 3": ("context.json", lambda d: enp(d).update(bs=3), "the batch size (bs) is 3"),

@@ -22,14 +22,14 @@ __all__ = ["mod_raise"]
 
 
 @in_region("mod_raise")
-def mod_raise(ct: ckks.Ciphertext) -> ckks.Ciphertext:
+def mod_raise(ct: ckks.Ciphertext, *, under_secret: bool = True) -> ckks.Ciphertext:
     """``ct`` (at level 0) read in the full chain: at the top level, with the same scale.
 
     Its decryption is ``m + e + q_0 I`` with ``I`` small (see the module docstring), so
     ``ckks.decrypt`` of it is not the message: the bootstrap's later stages make it so. While
-    recording, a ``ct`` with a plaintext shadow gives one whose shadow is that exact decryption
-    (``ren.schemes.ckks.shadow``; a ``ct`` under another key, as inside an encapsulated
-    bootstrap, is passed without a shadow and gets none).
+    recording, the result's shadow is that exact decryption (``ren.schemes.ckks.shadow``),
+    unless ``under_secret`` is false: ``ct`` is under another key (an encapsulated bootstrap's
+    sparse secret), which the context's secret key would not decrypt, and gets no shadow.
 
     Raises:
         TypeError: for anything but a ciphertext.
@@ -47,6 +47,6 @@ def mod_raise(ct: ckks.Ciphertext) -> ckks.Ciphertext:
     ring = ctx.params.ring(top)
     parts = tuple(p.intt().to_ring(ring).ntt() for p in ct.parts)  # the centered lift, exact
     raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None)
-    if ct.shadow is not None:  # t + q_0 I: only its decryption tells I
+    if under_secret:  # t + q_0 I: only its decryption tells I
         raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))
     return raised
