@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import hashlib
 import math
 import os
 import subprocess
@@ -110,16 +111,23 @@ def bench_cuda(ring: RingSpec, direction: str, a: np.ndarray, want, repeat: int,
 # compiling (ren.codegen.compiler.compile_cached will take this over)
 
 
-def compile_kernel(source: str, name: str, openmp: bool, workdir: Path):
-    """Compile ``source`` to a shared library in ``workdir``; return its C function ``name``."""
+def compile_kernel(source: str, name: str, openmp: bool, workdir: Path, args: int = 4):
+    """Compile ``source`` to a shared library in ``workdir``; return its C function ``name``.
+
+    One library per source: the NTT of every ring of one ``n`` is one source (its limbs and
+    moduli are a table), built once and loaded once (a library is never written over while it
+    is loaded).
+    """
     tag = "omp" if openmp else "st"
-    src, lib = workdir / f"{name}_{tag}.c", workdir / f"{name}_{tag}.so"
-    src.write_text(source, encoding="utf-8")
-    flags = [*CFLAGS, "-fopenmp"] if openmp else [*CFLAGS, "-Wno-unknown-pragmas"]
-    subprocess.run(["cc", *flags, "-o", str(lib), str(src)], check=True)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    src, lib = workdir / f"{name}_{tag}_{digest}.c", workdir / f"{name}_{tag}_{digest}.so"
+    if not lib.is_file():
+        src.write_text(source, encoding="utf-8")
+        flags = [*CFLAGS, "-fopenmp"] if openmp else [*CFLAGS, "-Wno-unknown-pragmas"]
+        subprocess.run(["cc", *flags, "-o", str(lib), str(src)], check=True)
     fn = getattr(ctypes.CDLL(str(lib)), name)
     fn.restype = None
-    fn.argtypes = [ctypes.c_void_p] * 4
+    fn.argtypes = [ctypes.c_void_p] * args
     return fn
 
 
@@ -162,12 +170,12 @@ def bench_ring(
         stats = time_calls(lambda r=ring, ref=reference: ref(r, a), repeat)
         rows.append({**base, "backend": "numpy", "threads": 1, "check": "reference", **stats})
         kernel = source_of(ring)
-        tw, tw_shoup = tables_of(ring)
+        tables = tables_of(ring)  # the twiddles and the ring table (the limbs and moduli)
         out = np.zeros_like(a)
-        ptrs = [x.ctypes.data for x in (out, a, tw, tw_shoup)]
+        ptrs = [x.ctypes.data for x in (out, a, *tables)]
         variants = [("c", False)] + ([("c-openmp", True)] if openmp and limbs > 1 else [])
         for backend, omp in variants:
-            fn = compile_kernel(kernel.source, kernel.name, omp, workdir)
+            fn = compile_kernel(kernel.source, kernel.name, omp, workdir, len(ptrs))
             out[:] = 0
             fn(*ptrs)
             check = "ok" if np.array_equal(out, want) else "MISMATCH"

@@ -304,21 +304,15 @@ DEBUG: Setting[int] = _int(
     "an integer from 0 to 4",
     "How much Ren prints on stderr (the REN_DEBUG ladder).",
 )
-CHECK: Setting[bool] = _bool(
-    "REN_CHECK", False, "Run the IR verifier on the input graph and after every pass."
-)
+CHECK: Setting[bool] = _bool("REN_CHECK", False, "Verify the graph, and again after each pass.")
 DUMP: Setting[Path | None] = _path(
     "REN_DUMP", "A directory that receives the graph after every pass as Graphviz files."
 )
-NO_PLAN: Setting[bool] = _bool(
-    "REN_NO_PLAN", False, "No memory arena: every temporary gets its own buffer."
-)
+NO_PLAN: Setting[bool] = _bool("REN_NO_PLAN", False, "No arena: each temporary its own buffer.")
 VALIDATE: Setting[bool] = _bool(
     "REN_VALIDATE", False, "Run every exec unit of a compiled device again on NumPy and compare."
 )
-POISON: Setting[bool] = _bool(
-    "REN_POISON", False, "Fill every arena view with 0xFF bytes after its last use."
-)
+POISON: Setting[bool] = _bool("REN_POISON", False, "Fill arena views with 0xFF after last use.")
 JIT_GRAPH: Setting[bool] = _bool(
     "REN_JIT_GRAPH", True, "Give a jit plan a graph runner (off: it replays unit by unit)."
 )
@@ -341,6 +335,11 @@ SCHEDULE_CACHE: Setting[int] = _int(
     "REN_SCHEDULE_CACHE", 256, 0, None,
     "a non-negative integer: how many schedules to keep (0 turns the cache off)",
     "The schedule cache: how many scheduled graphs a process keeps (0: schedule every time).",
+)  # fmt: skip
+PROGRESS: Setting[bool] = _bool("REN_PROGRESS", True, "Say on stderr what a long build compiles.")
+COMPILE_JOBS: Setting[int | None] = _int(
+    "REN_COMPILE_JOBS", None, 1, None, "a positive integer",
+    "Compiler processes that build kernels at once (unset: the cores).",
 )  # fmt: skip
 THREADS: Setting[int | None] = _int(
     "REN_THREADS", None, 1, None, "a positive integer (the number of threads)",

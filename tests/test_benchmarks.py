@@ -718,3 +718,26 @@ def test_report_benchmark_writes_its_json(tmp_path: Path):
         assert data["load_ms"] is None and "not measured" in printed
     else:
         assert len(data["load_ms"]) == 1 and data["load_ms_median"] == data["load_ms"][0]
+
+
+@pytest.mark.cc
+def test_first_run_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "first_run.json"
+    stdout = bench("first_run", "--quick", "--out", str(out), timeout=600)
+    assert "| case | first s |" in stdout.replace("| tree ", "")
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["benchmark"] == "first_run" and data["quick"] is True and data["failed"] == []
+    cases = [row["case"] for row in data["results"]]
+    assert cases[0] == "bootstrap boot-toy" and cases[1].startswith("multiply n=4096")
+    assert cases[2] == "ren.load of a saved plan (boot-toy)"
+    for row in data["results"]:
+        assert {
+            "first_s",
+            "second_s",
+            "warm_s",
+            "libraries",
+            "compiler_runs",
+            "cache_bytes",
+        } <= set(row)
+        # every case starts from an empty cache: its first call builds, the results are checked
+        assert row["libraries"] >= 1 and row["compiler_runs"] >= 1 and row["check_bits"] >= 12

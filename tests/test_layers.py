@@ -18,7 +18,7 @@ REN = ROOT / "ren"
 #: The floors, bottom first: ``(name, module prefixes)``. A module belongs to the floor of its
 #: longest matching prefix and may import from its own floor and every floor below it.
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
-    ("ground", ("ren.errors", "ren.settings", "ren.device", "ren.version")),
+    ("ground", ("ren.errors", "ren.settings", "ren.device", "ren.version", "ren.progress")),
     ("ring", ("ren.ring",)),
     ("ir", ("ren.ir",)),
     ("passes", ("ren.reference", "ren.passes")),
@@ -31,7 +31,17 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("circuits", ("ren.circuits",)),
     ("interop", ("ren.interop",)),
     ("tools", ("ren.testing", "ren.viz")),
-    ("app", ("ren", "ren.viz.__main__", "ren.viz.examples", "ren.viz.examples_bfv", "ren.demo")),
+    (
+        "app",
+        (
+            "ren",
+            "ren.viz.__main__",
+            "ren.viz.examples",
+            "ren.viz.examples_bfv",
+            "ren.demo",
+            "ren.codegen.__main__",
+        ),
+    ),
 ]
 
 #: Arrows the floors would allow but the design does not: ``(importer prefix, imported prefix)``
@@ -60,10 +70,15 @@ PASS_BUDGET = 150
 #: ceiling, and one that comes back under the budget leaves this table.
 OVER_BUDGET: dict[str, tuple[int, str]] = {
     "ren/codegen/templates.py": (
-        810,
-        "the C templates of the four polynomial kernel families (NTT, INTT, rescale, basis "
-        "extension): mostly C text, each family's source, tables and constants read side by side; "
-        "basis extension has two forms of its sums (Montgomery products, 128-bit sums)",
+        420,
+        "the C templates of the forward and inverse NTT and the conventions every C template keeps "
+        "(the module docstring): mostly C text, each family's source and tables read side by side",
+    ),
+    "ren/codegen/rns_templates.py": (
+        510,
+        "the C templates of rescale and basis extension: mostly C text, each with the constants "
+        "table it reads beside it; basis extension has two forms of its sums (Montgomery "
+        "products, 128-bit sums)",
     ),
     "ren/codegen/cuda_templates.py": (
         670,

@@ -35,6 +35,10 @@ NUMBERS = {
         {"1": 1, "2": 2, "16": 16, " 8 ": 8, "128": 128},
         ["abc", "0", "-4", "1.5", "+2", "2 threads", "٣", "00"],
     ),
+    "REN_COMPILE_JOBS": (
+        {"1": 1, "2": 2, " 16 ": 16},
+        ["0", "-1", "two", "1.5", "all"],
+    ),
     "REN_CUDA_DEVICE": (
         {"0": 0, "1": 1, "7": 7, " 2 ": 2},
         ["-1", "gpu0", "1.0", "cuda:0", "first"],
@@ -58,6 +62,8 @@ DEFAULTS = {
     "REN_CACHE_DIR": None,
     "REN_CACHE_MAX_MB": 1024.0,
     "REN_SCHEDULE_CACHE": 256,
+    "REN_PROGRESS": True,
+    "REN_COMPILE_JOBS": None,
     "REN_THREADS": None,
     "REN_CUDA_EMULATE": False,
     "REN_CUDA_DEVICE": 0,
@@ -132,6 +138,7 @@ def test_a_bad_number_names_the_variable_the_value_and_the_range(monkeypatch, na
     accepted = {
         "REN_DEBUG": "an integer from 0 to 4",
         "REN_THREADS": "a positive integer",
+        "REN_COMPILE_JOBS": "a positive integer",
         "REN_CUDA_DEVICE": "an integer >= 0",
         "REN_CACHE_MAX_MB": "a positive number",
     }[name]

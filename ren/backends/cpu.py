@@ -15,6 +15,7 @@ import copy
 import ctypes
 import functools
 import hashlib
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from ren import settings
 from ren.backends import cpu_threads
 from ren.backends.base import Templates, dispatch, kernel_source
-from ren.codegen import lift, templates
+from ren.codegen import batch, lift, templates
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import load_cached
 from ren.codegen.helpers import c_int, c_name
@@ -30,13 +31,16 @@ from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.codegen.toolchain import find_compiler, native_defines, supports_flag
 from ren.device import Buffer
-from ren.ir.kernels import KernelInfo, TemplateParams
+from ren.ir.kernels import Family, KernelInfo, TemplateParams
 from ren.ir.node import Node
 from ren.ring import RingSpec, automorphism_ntt_table
 
-__all__ = ["CompiledKernel", "CopyKernel", "compile", "flags"]
+__all__ = ["CompiledKernel", "CopyKernel", "compile", "flags", "forget_kernels", "prepare"]
 
 RENDERER = CRenderer()
+
+#: How a graph runner is built (``GraphRunner``).
+RUNNER_FLAGS = ("-O1", "-shared", "-fPIC")
 
 
 @functools.cache
@@ -98,11 +102,28 @@ class CompiledKernel:
 
 
 @functools.lru_cache(maxsize=4096)
-def _elementwise(ast: Node) -> CompiledKernel:
+def _elementwise_parts(ast: Node) -> tuple[str, str, tuple[np.ndarray, ...]]:
+    """``(name, source, tables)`` of an elementwise body: rendered, not built.
+
+    The tables are the gather tables of its automorphisms, then the ring table (the limb count
+    and moduli the source reads at run time).
+    """
     prog = linearize(ast)
     name, source = render_named(RENDERER, prog)
     tables = tuple(np.ascontiguousarray(automorphism_ntt_table(t.n, t.g)) for t in prog.tables)
-    return CompiledKernel(name, source, tables)
+    return name, source, (*tables, templates.ring_table(prog.ring))
+
+
+@functools.lru_cache(maxsize=4096)
+def _elementwise(ast: Node) -> CompiledKernel:
+    return CompiledKernel(*_elementwise_parts(ast))
+
+
+def forget_kernels() -> None:
+    """Forget the kernels this process rendered and bound (the compile cache stays)."""
+    _elementwise_parts.cache_clear()
+    _elementwise.cache_clear()
+    _polynomial.cache_clear()
 
 
 class CopyKernel:
@@ -143,14 +164,15 @@ class CTemplates(Templates[CTemplate]):
         return templates.intt_source(ring), templates.intt_tables(ring)
 
     def rescale(self, ring: RingSpec, drop: tuple[int, ...]) -> CTemplate:
-        """The C rescale (its constants are in its source)."""
-        return templates.rescale_source(ring, drop), ()
+        """The C rescale and its constants table."""
+        return templates.rescale_source(ring, drop), templates.rescale_tables(ring, drop)
 
     def base_convert(self, ring: RingSpec, target: RingSpec) -> CTemplate:
-        """The C basis extension (its constants are in its source); one limb: the lift."""
+        """The C basis extension and its tables; one limb: the lift (constants in its source)."""
         if lift.applies(ring, target):
             return lift.lift_source(ring, target), ()
-        return templates.base_convert_source(ring, target), ()
+        kernel = templates.base_convert_source(ring, target)
+        return kernel, templates.base_convert_tables(ring, target)
 
     def text(self, kernel: CTemplate) -> str:
         """The C source."""
@@ -179,6 +201,35 @@ def source(ast: Node, info: KernelInfo) -> str:
     return kernel_source(ast, info, RENDERER, TEMPLATES, note)
 
 
+def prepare(kernels: list[tuple[Node, KernelInfo]]) -> int:
+    """Build, together, every kernel of ``kernels`` the compile cache lacks; how many were built.
+
+    Called before the kernels of a realization or a loaded plan are compiled one by one
+    (``compile`` then finds each built): one compiler run per free core instead of one per
+    kernel (``ren.codegen.batch``).
+    """
+    sources: dict[str, str] = {}
+    for ast, info in kernels:
+        if info.family is Family.ELEMENTWISE:
+            name, text, _ = _elementwise_parts(ast)
+        elif info.family is Family.COPY:
+            continue
+        else:
+            kernel = TEMPLATES.template(info)[0]
+            name, text = kernel.name, kernel.source
+        sources.setdefault(text, name)
+    pairs = [(name, text) for text, name in sources.items()]
+    return batch.build_all(pairs, flags(), jobs=_cores())
+
+
+def _cores() -> int:
+    """The cores this process may run on (compiler processes at once)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
     """The runner of one kernel body on the cpu device."""
     return dispatch(ast, info, elementwise=_elementwise, copy=_copy, template=_polynomial)
@@ -205,7 +256,9 @@ class GraphRunner:
     ) -> None:
         self.source, self.name = source, name
         self._keep = keep  # the compiled kernels (and their libraries) the pointers point into
-        lib = load_cached(source, ("-O2", "-shared", "-fPIC"), name=name)
+        # -O1: the runner is a list of calls; -O2 took twice as long to build a bootstrap's
+        # (2.0 s against 1.1 s for 3,000 calls), for no faster replay
+        lib = load_cached(source, RUNNER_FLAGS, name=name)
         self.fn = getattr(lib, name)
         self.fn.restype = None
         self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]

@@ -28,20 +28,19 @@ from ren.capture.constants import const_node, own_constants
 from ren.capture.metadata import Metadata
 from ren.capture.plan import CapturedPlan
 from ren.capture.plancheck import check as check_plan
-from ren.capture.planfile import PlanFileError, decode, decode_body
+from ren.capture.planfile import PlanFileError, decode
 from ren.capture.planfile import read as read_file
+from ren.capture.plankernels import decoded_kernels
 from ren.capture.planresult import check_fields, node_parts
-from ren.capture.saved import kernel_source, source_hash, spec_code, stored_values
+from ren.capture.saved import spec_code, stored_values
 from ren.device import Buffer
 from ren.engine.memory import MemoryPlan
-from ren.engine.realize import ExecUnit, backend, unit_buffers
+from ren.engine.realize import ExecUnit, backend, prepare_all, unit_buffers
 from ren.engine.schedule import ScheduledKernel
-from ren.errors import RenError
 from ren.ir.facts import is_const
-from ren.ir.node import BufferArg, KernelInfo, Node
+from ren.ir.node import BufferArg, Node
 from ren.ir.op import Op
 from ren.poly import Poly, realize
-from ren.version import version
 
 __all__ = ["LoadedPlan", "load"]
 
@@ -86,13 +85,13 @@ class LoadedPlan:
                 f"the plan {self.path} reads the stored inputs {missing}: give them as "
                 "ren.load(path, stored={...}) under the names they were saved with"
             )
-        for name, want in manifest["stored"].items():
-            got = spec_code(name, named[name]) if not is_const(named[name].node) else None
-            if got != want:
-                raise ValueError(
-                    f"stored input {name} is {_spec_text(got)}; the plan was saved with "
-                    f"{_spec_text(want)}"
-                )
+        got = {
+            name: spec_code(name, named[name]) if not is_const(named[name].node) else None
+            for name in manifest["stored"]
+        }
+        wrong = [name for name, want in manifest["stored"].items() if got[name] != want]
+        if wrong:
+            raise ValueError(_stored_mismatch(wrong, got, manifest["stored"], stored or {}))
         self._metadata = Metadata(manifest.get("metadata"), self.name)
         self._metadata.check_stored(stored)  # the stored keys fix their key group
         self.plan = self._build(data, named)
@@ -100,21 +99,8 @@ class LoadedPlan:
 
     # --- building ---------------------------------------------------------------------------
     def _build(self, data: dict[str, Any], named: dict[str, Poly]) -> CapturedPlan:
-        decoded = []  # every kernel decoded and every size checked before anything is allocated
-        for k in data["kernels"]:
-            ast, info = decode_body(k["body"]), decode(k["info"])
-            if not isinstance(info, KernelInfo):
-                raise PlanFileError(f"a kernel's info in {self.path} is not a KernelInfo")
-            _check_device(info.device, self.path)
-            decoded.append((ast, info))
-        check_plan(data, decoded, named)
-        for i, (k, (ast, info)) in enumerate(zip(data["kernels"], decoded, strict=True)):
-            if source_hash(kernel_source(ast, info)) != k["source_sha256"]:
-                raise PlanFileError(
-                    f"kernel {i} ({info.name}) of {self.path} renders differently in this Ren "
-                    f"({version()}) than in the Ren that saved the plan ({data['ren']}): "
-                    "capture and save the plan again with this Ren"
-                )
+        # every kernel decoded and every size checked before anything is allocated
+        decoded = decoded_kernels(data, self.path, lambda kernels: check_plan(data, kernels, named))
         bufs = data["buffers"]
         arenas = [Buffer(d, "u8", n, no_opt=True).ensure_allocated() for d, n in bufs["arenas"]]
         views = [
@@ -133,6 +119,7 @@ class LoadedPlan:
                 return storage_of(named[where])[0]
             raise PlanFileError(f"unknown buffer {ref!r} in the plan file")
 
+        prepare_all([(backend(info.device), ast, info) for ast, info in decoded])
         kernels = [(ast, info, backend(info.device).compile(ast, info)) for ast, info in decoded]
         units, bindings = [], []
         for i, u in enumerate(data["units"]):
@@ -205,9 +192,11 @@ class LoadedPlan:
         for (path, p), w in zip(polys, want, strict=True):
             got = spec_code(path, p)
             if got != w["spec"]:
+                have, saved, fields = _spec_difference(got, w["spec"])
+                fix = _fix(fields, w["spec"], None)
                 raise ValueError(
-                    f"input {path} of {self.name} is {_spec_text(got)}; the plan was saved for "
-                    f"{_spec_text(w['spec'])}"
+                    f"input {path} of {self.name} is {have}; the plan was saved for {saved}"
+                    + (f": {fix}" if fix else "")
                 )
         for i, value in self.plan.fixed_consts.items():
             node = const_node(polys[i][1])
@@ -242,15 +231,6 @@ class LoadedPlan:
         return f"<LoadedPlan {self.name}: {units} units, runner={self.plan.runner_kind}>"
 
 
-def _check_device(device: str, path: str) -> None:
-    try:
-        backend(device)
-    except (RenError, ImportError, ValueError) as e:
-        raise RenError(
-            f"the plan {path} runs kernels on device {device!r}, which is not available here: {e}"
-        ) from None
-
-
 def _spec_text(code: Any) -> str:
     if code is None:
         return "a constant"
@@ -259,6 +239,103 @@ def _spec_text(code: Any) -> str:
     except PlanFileError:
         return str(code)
     return ", ".join(str(v) for v in value)
+
+
+#: The fields of a stored value's spec (``ren.capture.arguments.spec``, its path left out).
+_SPEC_FIELDS = ("kind", "ring", "size", "dtype", "device", "domain", "view")
+
+
+def _fields(code: Any) -> dict[str, Any] | None:
+    """A buffer's spec code as ``{field: value}``; ``None`` for a constant or an odd code."""
+    if code is None:
+        return None
+    try:
+        value = decode(code)
+    except PlanFileError:
+        return None
+    if not isinstance(value, tuple) or len(value) != len(_SPEC_FIELDS) or value[0] != "buffer":
+        return None
+    return dict(zip(_SPEC_FIELDS, value, strict=True))
+
+
+def _field_text(field: str, value: Any, verb: bool = False) -> str:
+    """One field of a spec: ``device 'cpu'``; with ``verb``, as said after "is" (``on device``)."""
+    if field == "view":
+        text = "a whole buffer" if value is None else f"a limb view (offset, size) {value}"
+        return text if verb else f"view: {text}"
+    if field == "size":
+        return f"{value} words" if verb else f"size {value} words"
+    value = getattr(value, "value", value) if field == "domain" else value
+    prefix = {"ring": "in ", "device": "on ", "domain": "in ", "dtype": "of "}.get(field, "")
+    return f"{prefix if verb else ''}{field} {value!r}"
+
+
+def _spec_difference(got: Any, want: Any) -> tuple[str, str, list[str]]:
+    """Only the fields of two specs that differ, as text for each side, and their names.
+
+    Every field when one side is a constant (or a code that does not decode as a buffer's).
+    """
+    have, saved = _fields(got), _fields(want)
+    if have is None or saved is None:
+        return _spec_text(got), _spec_text(want), []
+    fields = [f for f in _SPEC_FIELDS if have[f] != saved[f]]
+    return (
+        ", ".join(_field_text(f, have[f], verb=True) for f in fields),
+        ", ".join(_field_text(f, saved[f]) for f in fields),
+        fields,
+    )
+
+
+def _fix(fields: list[str], want: Any, owner: Any) -> str:
+    """What makes a value of spec ``want`` out of one differing in ``fields``, when it is one step.
+
+    ``owner`` is the object given in ``stored=`` that holds the value (keys read from bytes), or
+    ``None``.
+    """
+    saved = _fields(want)
+    if saved is None or fields != ["device"]:
+        return ""
+    device = saved["device"]
+    reader = getattr(type(owner), "from_bytes", None)
+    if (
+        owner is not None
+        and reader is not None
+        and "device" in inspect.signature(reader).parameters
+    ):
+        kind = type(owner).__name__
+        return (
+            f"pass device={device!r} to {kind}.from_bytes (its default is $REN_DEVICE), or give "
+            f"{kind} made by a context on {device!r}"
+        )
+    return f"give it on device {device!r} (Poly.to({device!r}), or a context made on {device!r})"
+
+
+def _stored_mismatch(
+    wrong: list[str], got: dict[str, Any], want: dict[str, Any], stored: Mapping[str, Any]
+) -> str:
+    """The refusal of stored inputs unlike the plan's: the first, its differing fields, the fix.
+
+    The others of the same ``stored=`` entry that differ in the same way are counted, not listed.
+    """
+    name = wrong[0]
+    have, saved, fields = _spec_difference(got[name], want[name])
+    root = max(
+        (k for k in stored if name == k or name.startswith((f"{k}.", f"{k}["))),
+        key=len,
+        default=None,
+    )
+    same = [
+        n
+        for n in wrong[1:]
+        if root is not None
+        and n.startswith((f"{root}.", f"{root}["))
+        and _spec_difference(got[n], want[n]) == (have, saved, fields)
+    ]
+    also = f" (so are {len(same)} more stored inputs of {root})" if same else ""
+    fix = _fix(fields, want[name], stored.get(root) if root is not None else None)
+    return f"stored input {name} is {have}{also}; the plan was saved with {saved}" + (
+        f": {fix}" if fix else ""
+    )
 
 
 def _rebuild(code: dict[str, Any], buffer: Any, path: str = "result") -> Any:

@@ -29,7 +29,6 @@ entry another process removes between a build and a load is built again by ``loa
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import hashlib
 import os
@@ -38,10 +37,20 @@ import subprocess
 import sys
 import tempfile
 import threading
-import warnings
+import time
 from pathlib import Path
 
 from ren import settings
+from ren.codegen.cache_dirs import (
+    cache_dir,
+    disk_dir,
+    give_up_on,
+    probe,
+    reason,
+    scratch_dir,
+    scratch_made,
+    warn_once,
+)
 from ren.codegen.cache_entries import checksum, evict, is_dir, regular, touch, valid
 from ren.codegen.toolchain import CompileError, find_compiler, native_target
 from ren.errors import RenError
@@ -50,10 +59,13 @@ __all__ = [
     "BUILD_ATTEMPTS",
     "RENDERER_VERSION",
     "CompileError",
+    "build_directory",
     "cache_dir",
+    "cached",
     "compile_cached",
     "find_compiler",
     "load_cached",
+    "trim",
 ]
 
 #: Bump when rendering changes in a way the source text alone would not show.
@@ -64,10 +76,7 @@ BUILD_ATTEMPTS = 3
 
 _lock = threading.Lock()  # guards every table below
 _memory: dict[str, Path] = {}  # "name-key" -> library built or found by this process
-_checked: dict[Path, str | None] = {}  # cache directory -> None when usable, else why not
-_warned: set[str] = set()  # what has been warned about (each fault warns once)
 _building: set[Path] = set()  # entries being built or checked now: never evicted
-_scratch: Path | None = None  # this process's private build directory, made on first use
 _key_locks = tuple(threading.Lock() for _ in range(64))  # builds of one key run one at a time
 
 
@@ -79,19 +88,6 @@ class _Refused(Exception):
     """The directory cannot take this build; ``args[0]`` says why."""
 
 
-def cache_dir() -> Path:
-    """Where built libraries are kept, as configured.
-
-    ``$REN_CACHE_DIR``, else ``$XDG_CACHE_HOME/ren``, else ``~/.cache/ren``. When it cannot be made
-    or written, ``compile_cached`` warns once and builds in a private temporary directory instead.
-    """
-    configured = settings.CACHE_DIR.get()
-    if configured is not None:
-        return configured
-    base = settings.XDG_CACHE_HOME.get() or Path.home() / ".cache"
-    return base / "ren"
-
-
 def _key(source: str, compiler: str, version: str, flags: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     target = native_target(compiler) if "-march=native" in flags else ""
@@ -101,108 +97,40 @@ def _key(source: str, compiler: str, version: str, flags: tuple[str, ...]) -> st
     return h.hexdigest()
 
 
-# -- reading entries: regular files only, never blocking ---------------------------------------
-
-
-# -- where to build ----------------------------------------------------------------------------
-
-
-def _reason(e: OSError) -> str:
-    text = f"{type(e).__name__}: {e.strerror or e}"
-    return text + (f": {e.filename}" if e.filename is not None else "")
-
-
-def _probe(directory: Path) -> str | None:
-    """Why ``directory`` cannot hold the cache (it is made when missing), or ``None``."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        return "it exists and is not a directory"
-    except OSError as e:
-        return f"it cannot be created ({_reason(e)})"
-    if not os.access(directory, os.W_OK | os.X_OK):
-        return "it is not writable"
-    try:
-        fd, probe = tempfile.mkstemp(dir=directory, prefix=".probe-")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        return f"it cannot be written ({_reason(e)})"
-    return None
-
-
-def _warn_once(what: str, message: str) -> None:
-    with _lock:
-        if what in _warned:
-            return
-        _warned.add(what)
-    warnings.warn(message, RuntimeWarning, stacklevel=2)
-
-
-def _configured_name(directory: Path | None) -> str:
-    if directory is None:
-        return "the default compile cache directory (set REN_CACHE_DIR to choose one)"
-    if settings.CACHE_DIR.get() is not None:
-        return f"REN_CACHE_DIR={str(directory)!r}"
-    return f"the compile cache directory {str(directory)!r} (set REN_CACHE_DIR to choose another)"
-
-
-def _disk_dir() -> Path:
-    """The cache directory when usable (checked once per directory), else the private one."""
-    try:
-        directory = cache_dir()
-    except RuntimeError as e:  # Path.home() with no home directory
-        return _give_up_on(None, str(e))
-    with _lock:
-        if directory not in _checked:
-            _checked[directory] = _probe(directory)
-        why = _checked[directory]
-    return directory if why is None else _give_up_on(directory, why)
-
-
-def _give_up_on(directory: Path | None, why: str) -> Path:
-    """Mark ``directory`` unusable, warn once, and return the private directory."""
-    if directory is not None:
-        with _lock:
-            _checked[directory] = why
-    _warn_once(
-        f"dir:{directory}",
-        f"{_configured_name(directory)} cannot hold Ren's compile cache: {why}; compiled kernels "
-        "go to a private temporary directory for this process (removed at exit)",
-    )
-    return _scratch_dir()
-
-
-def _scratch_dir() -> Path:
-    """One private folder for this process's builds (made once, removed when the process exits).
-
-    Raises:
-        RenError: not even a temporary directory can be made.
-    """
-    global _scratch
-    with _lock:
-        if _scratch is None:
-            try:
-                _scratch = Path(tempfile.mkdtemp(prefix="ren-build-"))
-            except OSError as e:
-                raise RenError(
-                    f"Ren has nowhere to build kernels: the temporary directory cannot be written "
-                    f"({_reason(e)}); set TMPDIR or REN_CACHE_DIR to a writable directory"
-                ) from None
-            atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
-        return _scratch
-
-
 # -- building ----------------------------------------------------------------------------------
 
 
-def compile_cached(
+def cached(
     source: str, flags: tuple[str, ...] = (), compiler: str | None = None, name: str = "kernel"
+) -> bool:
+    """Whether ``compile_cached`` would find ``source`` built (in this process or on disk)."""
+    cc, version = find_compiler(compiler)
+    key = _key(source, cc, version, tuple(flags))
+    with _lock:
+        hit = _memory.get(f"{name}-{key}")
+    if hit is not None and regular(hit):
+        return True
+    return settings.CCACHE.get() and valid(disk_dir() / f"{name}-{key[:24]}.so")
+
+
+def build_directory() -> Path:
+    """Where builds of this process go: the compile cache, or the private directory."""
+    return disk_dir() if settings.CCACHE.get() else scratch_dir()
+
+
+def compile_cached(
+    source: str,
+    flags: tuple[str, ...] = (),
+    compiler: str | None = None,
+    name: str = "kernel",
+    prebuilt: tuple[Path, str] | None = None,
 ) -> Path:
     """The path of a shared library built from ``source`` with ``flags`` (built once).
 
     Safe to call from several threads at once; a cache fault (see the module docstring) never
-    raises.
+    raises. ``prebuilt``: a library already built with ``source`` in it (and its ``.sum``), which
+    becomes the entry (a hard link where the file system has them) instead of a compiler run;
+    ``ren.codegen.batch`` builds many kernels in one library that way.
 
     Raises:
         CompileError: no compiler, or the compiler rejected the source (the message has the
@@ -219,20 +147,21 @@ def compile_cached(
         if hit is not None and regular(hit):
             return hit
         keep = settings.CCACHE.get()
-        directory = _disk_dir() if keep else _scratch_dir()
-        shared = keep and directory != _scratch  # the user's cache, not the private fallback
+        directory = disk_dir() if keep else scratch_dir()
+        shared = keep and directory != scratch_made()  # the user's cache, not the fallback
         entry = directory / f"{name}-{key[:24]}.so"
         with _lock:
             _building.add(entry)
         try:
-            private = _scratch and _scratch / entry.name  # where a refused entry was built
+            private = scratch_made()
+            private = private and private / entry.name  # where a refused entry was built
             if keep and valid(entry):
                 touch(entry)
                 lib = entry
             elif keep and private and private != entry and valid(private):
                 lib = private
             else:
-                lib = _build(source, cc, tuple(flags), name, entry, shared)
+                lib = _build(source, cc, tuple(flags), name, entry, shared, prebuilt)
         finally:
             with _lock:
                 _building.discard(entry)
@@ -243,7 +172,7 @@ def compile_cached(
 
 def load_cached(
     source: str, flags: tuple[str, ...] = (), compiler: str | None = None, name: str = "kernel"
-) -> ctypes.CDLL:
+) -> ctypes.CDLL:  # fmt: skip
     """``ctypes.CDLL`` of ``compile_cached(source, flags, compiler, name)``.
 
     An entry removed between its build and the load (another process keeping the cache within
@@ -267,11 +196,18 @@ def load_cached(
 
 
 def _build(
-    source: str, cc: str, flags: tuple[str, ...], name: str, entry: Path, use_disk: bool
+    source: str,
+    cc: str,
+    flags: tuple[str, ...],
+    name: str,
+    entry: Path,
+    use_disk: bool,
+    prebuilt: tuple[Path, str] | None = None,
 ) -> Path:
     """Build ``entry``; when its directory keeps vanishing or refuses it, in the private one.
 
     ``use_disk``: ``entry`` is in the user's cache (bounded, checked); else in the private one.
+    A ``prebuilt`` library is linked in place (its batch keeps the cache in bounds after).
     """
     limit = int(settings.CACHE_MAX_MB.get() * 2**20) if use_disk else 0  # bad values fail first
     debug = settings.DEBUG.get()
@@ -279,14 +215,15 @@ def _build(
         print(f"// {name} ({cc} {' '.join(flags)})\n{source}", file=sys.stderr)
     stem = entry.name.removesuffix(".so")
     if use_disk:
-        lib = _build_on_disk(entry.parent, stem, source, cc, flags, name)
+        lib = _build_on_disk(entry.parent, stem, source, cc, flags, name, prebuilt)
         if lib is not None:
-            _evict(entry.parent, limit, keep=lib)
+            if prebuilt is None:
+                _evict(entry.parent, limit, keep=lib)
             return lib
-    private = _scratch_dir()
+    private = scratch_dir()
     for _ in range(BUILD_ATTEMPTS):
         try:
-            return _build_in(private, stem, source, cc, flags, name)
+            return _build_in(private, stem, source, cc, flags, name, prebuilt)
         except _Vanished:
             continue
         except _Refused as e:
@@ -295,7 +232,13 @@ def _build(
 
 
 def _build_on_disk(
-    directory: Path, stem: str, source: str, cc: str, flags: tuple[str, ...], name: str
+    directory: Path,
+    stem: str,
+    source: str,
+    cc: str,
+    flags: tuple[str, ...],
+    name: str,
+    prebuilt: tuple[Path, str] | None,
 ) -> Path | None:
     """Build into the cache ``directory``, again when it vanishes; ``None``: use the private one."""
     for path in (directory / f"{stem}.so", directory / f"{stem}.sum"):
@@ -304,17 +247,17 @@ def _build_on_disk(
             return None
     for _ in range(BUILD_ATTEMPTS):
         try:
-            return _build_in(directory, stem, source, cc, flags, name)
+            return _build_in(directory, stem, source, cc, flags, name, prebuilt)
         except _Vanished:
             continue  # the cache was deleted during the build: make it again and rebuild
         except _Refused as e:
-            why = _probe(directory)
+            why = probe(directory)
             if why is not None:  # the directory itself went bad since it was checked
-                _give_up_on(directory, why)
+                give_up_on(directory, why)
                 return None
             _refused_entry(directory, stem, name, e.args[0])
             return None
-    _warn_once(
+    warn_once(
         f"vanished:{directory}",
         f"the compile cache {directory} disappeared during {BUILD_ATTEMPTS} builds of {name} in a "
         "row; it is built in a private temporary directory instead",
@@ -324,7 +267,7 @@ def _build_on_disk(
 
 def _refused_entry(directory: Path, stem: str, name: str, why: str) -> None:
     """Warn (once) that the entry ``stem`` cannot be written in ``directory``."""
-    _warn_once(
+    warn_once(
         f"entry:{directory / stem}",
         f"the compile cache entry {directory / stem}.so cannot be written ({why}); {name} is "
         "built in a private temporary directory instead",
@@ -332,9 +275,17 @@ def _refused_entry(directory: Path, stem: str, name: str, why: str) -> None:
 
 
 def _build_in(
-    directory: Path, stem: str, source: str, cc: str, flags: tuple[str, ...], name: str
+    directory: Path,
+    stem: str,
+    source: str,
+    cc: str,
+    flags: tuple[str, ...],
+    name: str,
+    prebuilt: tuple[Path, str] | None = None,
 ) -> Path:
     """Build ``source`` in a temporary folder of ``directory`` and rename it to ``stem.so``.
+
+    With ``prebuilt``, its library is linked (or copied) there instead of running the compiler.
 
     Raises:
         _Vanished: the directory (or the build folder in it) disappeared during the build.
@@ -347,14 +298,23 @@ def _build_in(
     except FileNotFoundError:
         raise _Vanished from None  # deleted between the mkdir and the mkdtemp
     except OSError as e:
-        raise _Refused(_reason(e)) from None
+        raise _Refused(reason(e)) from None
     lib = directory / f"{stem}.so"
     try:
         src = tmp / f"{name}.c"
         src.write_text(source)
         out = tmp / f"{name}.so"
+        if prebuilt is not None and _place(prebuilt[0], out):
+            (tmp / "lib.sum").write_text(prebuilt[1])
+            os.replace(out, lib)
+            os.replace(tmp / "lib.sum", lib.with_suffix(".sum"))
+            return lib
         cmd = [cc, *flags, "-o", str(out), str(src)]
+        start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if settings.DEBUG.get() >= 1:
+            took = time.perf_counter() - start
+            print(f"ren: built {name} in {took:.2f} s ({Path(cc).name})", file=sys.stderr)
         if proc.returncode != 0 and not src.is_file():
             raise _Vanished  # the compiler failed because its input and output folder went away
         if proc.returncode != 0:
@@ -370,15 +330,30 @@ def _build_in(
     except OSError as e:
         if not tmp.is_dir():
             raise _Vanished from None
-        raise _Refused(_reason(e)) from None
+        raise _Refused(reason(e)) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return lib
 
 
+def _place(built: Path, out: Path) -> bool:
+    """``out`` as a hard link of ``built`` (one file for a batch), else a copy; or ``False``.
+
+    ``False`` when ``built`` is gone (its batch's directory deleted): then ``out`` is compiled.
+    """
+    try:
+        os.link(built, out)
+    except OSError:
+        try:
+            shutil.copyfile(built, out)
+        except OSError:
+            return False
+    return True
+
+
 def _keep_failed(path: Path, source: str) -> Path | str:
     """Keep a rejected source for the user to read: at ``path``, else in the private directory."""
-    for place in (path, _scratch_dir() / path.name):
+    for place in (path, scratch_dir() / path.name):
         try:
             place.parent.mkdir(parents=True, exist_ok=True)
             place.write_text(source)
@@ -389,6 +364,14 @@ def _keep_failed(path: Path, source: str) -> Path | str:
 
 
 # -- the size bound ----------------------------------------------------------------------------
+
+
+def trim() -> None:
+    """Keep the compile cache within ``REN_CACHE_MAX_MB`` (after a batch of builds)."""
+    if settings.CCACHE.get():
+        directory = disk_dir()
+        if directory != scratch_made():
+            _evict(directory, int(settings.CACHE_MAX_MB.get() * 2**20), keep=directory)
 
 
 def _evict(directory: Path, limit: int, keep: Path) -> None:

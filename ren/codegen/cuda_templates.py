@@ -284,7 +284,7 @@ def ntt_program(ring: RingSpec) -> CUDAProgram:
         launches.append(_launch(f"{name}_stage", threads, "out", *tables))
     if ring.n >= 4:
         launches.append(_launch(f"{name}_last", threads, "out", "tw", "tw_shoup"))
-    tw, tw_shoup = ntt_tables(ring)
+    tw, tw_shoup, _ = ntt_tables(ring)
     return CUDAProgram(source, name, tuple(launches), {"tw": tw, "tw_shoup": tw_shoup})
 
 
@@ -414,7 +414,7 @@ def intt_program(ring: RingSpec) -> CUDAProgram:
         launches.append(_launch(f"{name}_stage", threads, "out", *tables))
     src = ("out", "in") if only else ("out",)
     launches.append(_launch(f"{name}_last", threads, *src, "tw", "tw_shoup"))
-    tw, tw_shoup = intt_tables(ring)
+    tw, tw_shoup, _ = intt_tables(ring)
     return CUDAProgram(source, name, tuple(launches), {"tw": tw, "tw_shoup": tw_shoup})
 
 

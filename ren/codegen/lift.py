@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 import hashlib
 
+from ren.codegen.ckernel import CKernel, word_arg
 from ren.codegen.helpers import c_array, c_helpers, fill, header, limbs, omp_for, tag
-from ren.codegen.templates import CKernel, _word_arg
 from ren.ring import RingSpec
 
 __all__ = ["applies", "lift_source"]
@@ -128,5 +128,5 @@ def lift_source(ring: RingSpec, target: RingSpec) -> CKernel:
         block=min(ring.n, 64),
     )
     source = header(f"{name}: basis change of one limb", ring, doc) + c_helpers("u64") + body
-    out = _word_arg("out", target, "out")
-    return CKernel(source, name, (out, _word_arg("in", ring, "in")))
+    out = word_arg("out", target, "out")
+    return CKernel(source, name, (out, word_arg("in", ring, "in")))

@@ -43,6 +43,10 @@ class Renderer(ABC):
     #: How a pointer parameter is marked not to alias, and how a constant table is declared.
     restrict = "restrict"
     const_table = "static const"
+    #: Whether a kernel reads its limb count and moduli from a last argument, ``ring`` (the words
+    #: of ``ren.codegen.templates.ring_table``), so that one source serves every ring of one
+    #: ``n`` and word size; otherwise they are constants of the source.
+    ring_argument = False
 
     def word(self, ring: RingSpec) -> str:
         """The C type of one word of ``ring``: ``uint32_t`` or ``uint64_t``."""
@@ -83,7 +87,8 @@ class Renderer(ABC):
             return f"b{c_int(ins.slot)}[{row} * {c_int(ring.n)} + {k}]"
         if isinstance(arg, ConstRowArg):  # an IMM: the constants argument, row by row
             b = f"b{c_int(ins.slot)}"
-            word = f"{b}[{c_int(arg.row * ring.L)} + i]" if arg.row else f"{b}[i]"
+            row = f"{c_int(arg.row)} * L" if self.ring_argument else c_int(arg.row * ring.L)
+            word = f"{b}[{row} + i]" if arg.row else f"{b}[i]"
             return word if arg.layout == "all" else f"(k == 0 ? {word} : 0)"
         return self.code_for_op[ins.op](*(f"v{c_int(s)}" for s in ins.srcs))
 
@@ -93,11 +98,15 @@ class Renderer(ABC):
         word = self.word(ring)
         table = self.const_table
         L, n = c_int(ring.L), c_int(ring.n)
-        consts = [
-            f"{table} {word} Q[{L}] = {{{self._words(ring.moduli, ring)}}};",
-            f"{table} {word} QINV[{L}] = {{{self._words(qinv_words(ring), ring)}}};",
-        ]
-        body = [f"const {word} q = Q[i], qinv = QINV[i];"]
+        if self.ring_argument:  # L, q and q^-1 from the last argument (ring_table's words)
+            consts: list[str] = []
+            body = ["const word_t q = ring[1 + i], qinv = ring[1 + L + i];"]
+        else:
+            consts = [
+                f"{table} {word} Q[{L}] = {{{self._words(ring.moduli, ring)}}};",
+                f"{table} {word} QINV[{L}] = {{{self._words(qinv_words(ring), ring)}}};",
+            ]
+            body = [f"const {word} q = Q[i], qinv = QINV[i];"]
         for ins in prog.instrs:
             body.append(f"const {word} v{c_int(ins.dest)} = {self.expr(ins, prog)};")
         body.append(f"b0[i * {n} + k] = v{c_int(prog.out)};")
@@ -105,8 +114,12 @@ class Renderer(ABC):
         params = [f"{word} *{r} b0"]
         params += [f"const {word} *{r} b{s}" for s in range(1, prog.slots)]
         params += [f"const int64_t *{r} {c_name(t.name)}" for t in prog.tables]
+        if self.ring_argument:
+            params.append(f"const {word} *{r} ring")
         signature = self.kernel_signature(c_name(name), params)
         lines = [self.prelude(ring), *consts, "", signature + " {"]
+        if self.ring_argument:
+            lines.append("  const int L = (int)ring[0];")
         lines += ["  " + line for line in self.loop(ring, body)]
         lines.append("}")
         return "\n".join(lines) + "\n"
@@ -120,7 +133,8 @@ def render_named(renderer: Renderer, prog: Program) -> tuple[str, str]:
     ring = prog.ring
     draft = renderer.render(prog, "REN_KERNEL")
     digest = hashlib.sha256(draft.encode()).hexdigest()[:10]
-    name = f"ren_ew_n{ring.n}_L{ring.L}_{ring.dtype}_{digest}"
+    shape = f"n{ring.n}" if renderer.ring_argument else f"n{ring.n}_L{ring.L}"
+    name = f"ren_ew_{shape}_{ring.dtype}_{digest}"
     return name, draft.replace("REN_KERNEL", name)
 
 

@@ -5,8 +5,10 @@ write every word before any is read), binds the new inputs and constants, and sa
 each kernel's constants hold which constant of the graph (``sources``).
 
 A hit's exec units are the kernels of an earlier realization over fresh buffers. A backend with a
-graph runner (``cpu``: one C function calling every kernel) makes one for the first hit of an
-entry; the entry keeps it without its buffers, and every later hit rebinds it to its own buffers
+graph runner (``cpu``: one C function calling every kernel) makes one for the second hit of an
+entry (a program run twice is a program that runs again; building a bootstrap's runner takes
+about a second, so the first hit, often a user's second try, runs unit by unit instead); the
+entry keeps it without its buffers, and every later hit rebinds it to its own buffers
 (``GraphRunner.rebound``) and runs all its units in one call, instead of one Python call each.
 
 It runs only when nothing needs the units one at a time: no ``ren.jit`` capture recording them,
@@ -52,14 +54,17 @@ def run_as_graph(
     if debug_level() >= 2 or len(units) < MIN_UNITS or len({u.device for u in units}) != 1:
         return False
     held = entry.graph
-    if not held:
+    if not held:  # the first hit: noted, run unit by unit
+        held.append(None)
+        return False
+    if held[0] is None:
         make = getattr(owner(units[0].device), "graph_runner", None)
         runner = make(units, []) if make is not None else None
         if runner is None or getattr(runner, "slots", None) is None:
             return False
         template = copy.copy(runner)  # the entry keeps the runner, not this realization's buffers
         template.roots, template.B = [], None
-        held.append(template)
+        held[0] = template
     else:
         runner = held[0].rebound(units)
         if runner is None:

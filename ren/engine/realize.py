@@ -43,6 +43,7 @@ __all__ = [
     "capture_recorder",
     "make_exec_units",
     "prepare",
+    "prepare_all",
     "realize_nodes",
     "run_exec_units",
     "uncaptured",
@@ -76,7 +77,8 @@ class Backend(Protocol):
     ``compile(ast, info)`` returns the runner of one kernel body (``STORE(SLOT 0, value)``):
     ``runner(bufs)`` runs it on a tuple of buffers, slot 0 written. Tools also use, when a backend
     has them, ``source(ast, info)`` (what it runs, as text) and ``graph_runner(units, bindings)``
-    (a ``ren.jit`` plan as one call).
+    (a ``ren.jit`` plan as one call), and ``prepare(kernels)``, called with every ``(ast, info)``
+    of a realization before the first ``compile``, to build them together.
     """
 
     def compile(self, ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
@@ -170,6 +172,17 @@ def _constants(device: str, ring: RingSpec, consts: tuple[int, ...]) -> Buffer:
     return buf
 
 
+def prepare_all(kernels: list[tuple[Backend, Node, KernelInfo]]) -> None:
+    """Let each backend that can build many kernels at once (``prepare``) build these first."""
+    by_owner: dict[int, tuple[Backend, list[tuple[Node, KernelInfo]]]] = {}
+    for owner, ast, info in kernels:
+        by_owner.setdefault(id(owner), (owner, []))[1].append((ast, info))
+    for owner, items in by_owner.values():
+        prepare = getattr(owner, "prepare", None)
+        if prepare is not None:
+            prepare(items)
+
+
 def make_exec_units(
     sched: list[ScheduledKernel], runners: list[tuple[Backend, Runner]] | None = None
 ) -> list[ExecUnit]:
@@ -178,9 +191,12 @@ def make_exec_units(
     ``runners`` are the compiled kernels of a schedule cache hit, with the backend each came from
     (a kernel whose device has another backend since is compiled again).
     """
+    owners = [backend(k.info.device) for k in sched]
+    fresh = [i for i, owner in enumerate(owners) if runners is None or runners[i][0] is not owner]
+    prepare_all([(owners[i], sched[i].ast, sched[i].info) for i in fresh])
     units = []
     for i, k in enumerate(sched):
-        owner = backend(k.info.device)
+        owner = owners[i]
         if runners is not None and runners[i][0] is owner:
             fn = runners[i][1]
         else:

@@ -15,6 +15,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 from ren.engine.dump import DUMP_DIR
 from ren.viz.debug import Stepper, debug, watch
@@ -52,3 +53,17 @@ def dump_to(directory: str | os.PathLike[str]) -> Iterator[Path]:
         yield path
     finally:
         DUMP_DIR.reset(token)
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``) and the submodules loaded so far, sorted.
+
+    The names this module imports for its own use (``os``, ``Path``, ``DUMP_DIR``, ...) still
+    resolve as attributes but are not listed, so ``dir(ren.viz)`` reads as its API.
+    """
+    loaded = (
+        n
+        for n, v in globals().items()
+        if isinstance(v, ModuleType) and v.__name__ == f"{__name__}.{n}"
+    )
+    return sorted({*__all__, *loaded})

@@ -28,7 +28,7 @@ python -m ren.viz [options] SCRIPT.py [script args ...]
        python -m ren.viz [options] --example NAME
        python -m ren.viz --list
        python -m ren.viz memory [--out DIR] [--text] (SCRIPT.py [script args ...] | --example NAME)
-       python -m ren.viz debug [--all] [--skip N] SCRIPT.py [script args ...]
+       python -m ren.viz debug [--all] [--skip N] [--region NAME] SCRIPT.py [script args ...]
        python -m ren.viz compare RUN_A RUN_B [--out DIR]
        python -m ren.viz PLAN_FILE.renplan [--out DIR]"""
 
@@ -41,7 +41,8 @@ fired, the kernels with their source for each backend, the memory plan, the exec
 the ren.jit captures and replays, and the time of each pass.
 
 'memory' writes only the memory plan pictures (one SVG per realization and device) and prints
-them as text; 'debug' steps through a script's realizations (ren.viz.debug); 'compare' puts two
+them as text; 'debug' steps through a script's realizations (ren.viz.debug; '--region bootstrap'
+starts at the first bootstrap, 'debug --help' lists its options); 'compare' puts two
 runs side by side (each report directory holds report.json: kernels, times, memory and precision
 per region); a saved plan file (ren.jit's save) is shown as its manifest, kernels and memory
 picture.
@@ -306,7 +307,7 @@ def main_memory(argv: Sequence[str]) -> int:
 
 
 def main_debug(argv: Sequence[str]) -> int:
-    """``python -m ren.viz debug [--all] [--skip N] SCRIPT.py [args]``: the step-through debugger.
+    """``python -m ren.viz debug [options] SCRIPT.py [args]``: the step-through debugger.
 
     That is ``ren.viz.debug.main``, with its options first, then ``--`` and the script's args.
     """
@@ -319,14 +320,16 @@ def main_debug(argv: Sequence[str]) -> int:
         if argv[i] in ("-h", "--help"):
             return debug_main("--help", [])
         options.append(argv[i])
-        if argv[i] == "--skip" and i + 1 < len(argv):
+        if argv[i] in ("--skip", "--region") and i + 1 < len(argv):
             options.append(argv[i + 1])
             i += 1
         i += 1
     if i < len(argv) and argv[i] == "--":
         i += 1
     if i >= len(argv):
-        return _fail("usage: python -m ren.viz debug [--all] [--skip N] SCRIPT.py [ARGS ...]")
+        return _fail(
+            "usage: python -m ren.viz debug [--all] [--skip N] [--region NAME] SCRIPT.py [ARGS ...]"
+        )
     return debug_main(argv[i], [*options, "--", *argv[i + 1 :]])
 
 

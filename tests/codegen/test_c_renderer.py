@@ -8,16 +8,17 @@ immediate's word ``c * 2^w mod q``, the rotation's Galois element ``5^steps mod 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from ren.codegen.batch import UNIT_MARK
 from ren.codegen.c import CRenderer
 from ren.codegen.helpers import c_helpers
 from ren.codegen.linearize import Program, Table, linearize
+from ren.codegen.templates import ring_table
 from ren.engine.schedule import ScheduledKernel, schedule
 from ren.ir import DType, Node, Op
 from ren.ir.kernels import const_words
@@ -66,16 +67,15 @@ PRELUDE_NAMES = """\
 """
 
 GOLDEN = """\
-static const uint32_t Q[2] = {17u, 97u};
-static const uint32_t QINV[2] = {4042322161u, 1594008481u};
 
 void k(uint32_t *restrict b0, const uint32_t *restrict b1, const uint32_t *restrict b2, \
 const uint32_t *restrict b3, const uint32_t *restrict b4, const uint32_t *restrict b5, \
-const int64_t *restrict perm_g13) {
-  /* one thread: L * n = 16 words is too little work for OpenMP */
-  for (int i = 0; i < 2; i++) {
+const int64_t *restrict perm_g13, const uint32_t *restrict ring) {
+  const int L = (int)ring[0];
+  #pragma omp parallel for if (L >= 2 && (long long)L * 8 >= 16384)
+  for (int i = 0; i < L; i++) {
     for (int k = 0; k < 8; k++) {
-      const uint32_t q = Q[i], qinv = QINV[i];
+      const word_t q = ring[1 + i], qinv = ring[1 + L + i];
       const uint32_t v0 = b1[i * 8 + perm_g13[k]];
       const uint32_t v1 = b2[i * 8 + perm_g13[k]];
       const uint32_t v2 = add_mod(v0, v1, q);
@@ -99,19 +99,20 @@ def test_golden_source_of_a_rotated_product_plus_a_sum():
     prog = linearize(rotated_sum())
     assert prog.slots == 6 and prog.out == 8
     assert prog.tables == (Table("perm", 8, 13),)
-    prelude = PRELUDE_HEAD + c_helpers("u32") + PRELUDE_NAMES
+    prelude = PRELUDE_HEAD + c_helpers("u32") + PRELUDE_NAMES + UNIT_MARK
     assert CRenderer().render(prog, "k") == prelude + "\n" + GOLDEN
     for helper in ("add_mod_u32", "sub_mod_u32", "neg_mod_u32", "mont_mul_u32", "mul_hi_u32"):
         assert f"static inline uint32_t {helper}(" in prelude
 
 
 def test_the_golden_constants_are_what_they_claim():
-    # Q and QINV are literals of the ring; the constant 1 is an argument, its words c * R mod q
+    # L, Q and QINV are the ring table's words (the last argument); the constant 1 is an
+    # argument, its words c * R mod q
     w = 1 << 32
-    consts = dict(re.findall(r"static const uint32_t (\w+)\[2\] = \{(.*)\};", GOLDEN))
-    words = {name: [int(x.rstrip("ul")) for x in text.split(", ")] for name, text in consts.items()}
-    assert words["Q"] == list(RING.moduli)
-    assert [q * qi % w for q, qi in zip(RING.moduli, words["QINV"], strict=True)] == [1, 1]
+    assert "static const" not in GOLDEN  # no modulus in the source: one build serves every ring
+    table = ring_table(RING).tolist()
+    assert table[0] == RING.L and table[1 : 1 + RING.L] == list(RING.moduli)
+    assert [q * qi % w for q, qi in zip(RING.moduli, table[1 + RING.L :], strict=True)] == [1, 1]
     a, b, c, d = ntt_inputs(RING, 4)
     (k,) = kernels(((a + b) * (c - 1)).rotate(3) + d)
     assert k.consts == (1,)  # the value of the constants argument's one row
@@ -131,23 +132,20 @@ def test_coefficient_form_u64_constants_scalars_everywhere_a_constant_poly_at_k0
     # vectorizable with AVX-512: the one 128-bit product is the other machines' form
     assert src.count("__int128") == 1 and "#if defined(__AVX512F__)" in src
     assert c_helpers("u64") in src and "#define mont_mul mont_mul_u64" in src
-    consts = dict(re.findall(r"static const uint64_t (\w+)\[2\] = \{(.*)\};", src))
-    words = {name: [int(x.rstrip("ul")) for x in text.split(", ")] for name, text in consts.items()}
-    assert set(words) == {"Q", "QINV"}  # the constants are not in the source
-    assert words["Q"] == list(ring.moduli)
-    assert [q * qi % w for q, qi in zip(ring.moduli, words["QINV"], strict=True)] == [1, 1]
+    assert "static const" not in src  # the constants are not in the source, nor the moduli
     assert k.consts == (huge, 5)  # rows of the constants argument, b3
     assert const_words(ring, k.consts).tolist() == [
         *(huge % q * w % q for q in ring.moduli),  # c * R mod q, c < 0
         *(5 * w % q for q in ring.moduli),
     ]
-    body = src[src.index("const uint64_t q = Q[i]") :].splitlines()
+    body = src[src.index("const word_t q = ring[1 + i]") :].splitlines()
     assert [line.strip() for line in body[:9]] == [
-        "const uint64_t q = Q[i], qinv = QINV[i];",
+        "const word_t q = ring[1 + i], qinv = ring[1 + L + i];",
         "const uint64_t v0 = b1[i * 4 + k];",
         "const uint64_t v1 = b3[i];",  # a scalar: every slot, row 0
         "const uint64_t v2 = mont_mul(v0, v1, q, qinv);",
-        "const uint64_t v3 = (k == 0 ? b3[2 + i] : 0);",  # a constant poly: coefficient 0, row 1
+        # a constant poly: coefficient 0, row 1 (rows are L words apart)
+        "const uint64_t v3 = (k == 0 ? b3[1 * L + i] : 0);",
         "const uint64_t v4 = add_mod(v2, v3, q);",
         "const uint64_t v5 = b2[i * 4 + k];",
         "const uint64_t v6 = neg_mod(v5, q);",
@@ -162,7 +160,7 @@ def test_a_limb_view_loads_at_its_row_offset():
     src = CRenderer().render(linearize(only_elementwise(tail * tail)), "k")
     assert "const uint32_t v0 = b1[(i + 1) * 8 + k];" in src
     assert "v1 = mont_mul(v0, v0, q, qinv);" in src  # one load, used twice
-    assert "static const uint32_t Q[2] = {97u, 113u};" in src
+    assert "const word_t q = ring[1 + i]" in src  # the window's moduli come from the ring table
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,7 +229,7 @@ def test_rendered_source_does_not_depend_on_the_hash_seed(seed):
     ).stdout
     here = sources()
     assert out.split("@@\n") == [*here[:-1], here[-1] + "\n"]
-    assert here[0] == PRELUDE_HEAD + c_helpers("u32") + PRELUDE_NAMES + "\n" + GOLDEN
+    assert here[0] == PRELUDE_HEAD + c_helpers("u32") + PRELUDE_NAMES + UNIT_MARK + "\n" + GOLDEN
 
 
 def test_linearize_rejects_whole_polynomial_bodies():
@@ -290,5 +288,6 @@ def test_openmp_only_where_there_is_work_for_it():
     assert omp_for(RingSpec(16384, ntt_primes(16384, 50, 1))) == "/* one limb: one thread */"
     assert omp_for(RingSpec(16384, ntt_primes(16384, 50, 1)), over_limbs=False).startswith("#")
     assert "too little work" in omp_for(RingSpec(8, (17, 97)))
-    assert "#pragma omp parallel for" in rescale_source(big, big.moduli[-1]).source
-    assert "#pragma omp" not in rescale_source(RingSpec(8, (17, 97)), 97).source
+    # the templates of every L decide when they run: threads only for L * n >= OMP_MIN_WORDS
+    clause = f"#pragma omp parallel for if ((long long)L * 4096 >= {OMP_MIN_WORDS})"
+    assert clause in rescale_source(big, big.moduli[-1]).source

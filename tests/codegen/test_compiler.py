@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from ren.codegen import cache_entries, compiler, toolchain
+from ren.codegen import cache_dirs, cache_entries, compiler, toolchain
 from ren.codegen.compiler import CompileError, compile_cached, find_compiler
 from tests.threads import in_threads
 
@@ -56,9 +56,9 @@ def cache(tmp_path, monkeypatch) -> Path:
     for name in ("REN_CCACHE", "REN_DEBUG", "REN_CACHE_MAX_MB"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(compiler, "_memory", {})
-    monkeypatch.setattr(compiler, "_checked", {})
-    monkeypatch.setattr(compiler, "_warned", set())
-    monkeypatch.setattr(compiler, "_scratch", None)
+    monkeypatch.setattr(cache_dirs, "_checked", {})
+    monkeypatch.setattr(cache_dirs, "_warned", set())
+    monkeypatch.setattr(cache_dirs, "_scratch", None)
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     return directory
@@ -143,7 +143,7 @@ def test_ren_ccache_0_never_writes_to_the_cache_dir(cache, builds, monkeypatch, 
     assert call(lib) == 42 and lib.parent.parent == scratch
     assert compile_cached(source(), FLAGS) == lib  # the memory table still works
     compiler._memory.clear()  # a new process builds again, in a scratch folder of its own
-    compiler._scratch = None
+    cache_dirs._scratch = None
     again = compile_cached(source(), FLAGS)
     assert len(builds) == 2 and again != lib and again.is_file()
     assert not cache.exists()
@@ -408,8 +408,8 @@ def test_an_unusable_cache_dir_warns_once_and_builds_privately(
         deny(monkeypatch, tmp_path / relative.split("/")[0])
     monkeypatch.setenv("REN_CACHE_DIR", str(bad))
     probed = []
-    real_probe = compiler._probe
-    monkeypatch.setattr(compiler, "_probe", lambda d: probed.append(d) or real_probe(d))
+    real_probe = cache_dirs.probe
+    monkeypatch.setattr(cache_dirs, "probe", lambda d: probed.append(d) or real_probe(d))
     with pytest.warns(RuntimeWarning) as caught:
         libs = [compile_cached(source(k), FLAGS) for k in (1, 2, 3)]
         compiler._memory.clear()
@@ -428,14 +428,14 @@ def test_threads_check_an_unusable_directory_once_and_warn_once(tmp_path, monkey
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("REN_CACHE_DIR", str(tmp_path / "file" / "cache"))
     probed = []
-    real_probe = compiler._probe
+    real_probe = cache_dirs.probe
 
     def slow_probe(directory):
         probed.append(directory)
         time.sleep(0.05)  # long enough for every thread to arrive
         return real_probe(directory)
 
-    monkeypatch.setattr(compiler, "_probe", slow_probe)
+    monkeypatch.setattr(cache_dirs, "probe", slow_probe)
     results: dict[int, int] = {}
     barrier = threading.Barrier(6)
 

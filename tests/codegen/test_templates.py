@@ -147,16 +147,27 @@ def test_other_kernels_with_openmp(build):
     target = RingSpec(1024, (*ntt_primes(1024, 58, 2), ring.moduli[1]))
     a = words(ring, 11)
     drop = ring.moduli[1:3]
-    got = call(build, tp.rescale_source(ring, drop), (), a, openmp=True)
+    kernel, tables = tp.rescale_source(ring, drop), tp.rescale_tables(ring, drop)
+    got = call(build, kernel, tables, a, openmp=True)
     np.testing.assert_array_equal(got, rk.rescale(ring, a, drop))
-    got = call(build, tp.base_convert_source(ring, target), (), a, openmp=True)
+    got = call(
+        build,
+        tp.base_convert_source(ring, target),
+        tp.base_convert_tables(ring, target),
+        a,
+        openmp=True,
+    )
     np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
 
 
 @pytest.mark.parametrize("ring", [RINGS[0], RINGS[2], RINGS[9]], ids=ring_id)
 def test_ntt_tables_are_plain_powers_with_shoup_companions(ring):
-    tw, tw_shoup = tp.ntt_tables(ring)
-    itw, itw_shoup = tp.intt_tables(ring)
+    tw, tw_shoup, table = tp.ntt_tables(ring)
+    itw, itw_shoup, itable = tp.intt_tables(ring)
+    assert table is itable is tp.ring_table(ring)  # L, the moduli, q^-1 mod R
+    R = 1 << ring.word_bits
+    qinv = [pow(q, -1, R) for q in ring.moduli]
+    assert table.tolist() == [ring.L, *ring.moduli, *qinv] and not table.flags.writeable
     assert tw.dtype == ring.np_dtype and tw.shape == (ring.L, ring.n)
     assert not tw.flags.writeable and not itw_shoup.flags.writeable
     assert tp.ntt_tables(ring) is tp.ntt_tables(ring)  # cached
@@ -195,7 +206,8 @@ def test_rescale_matches_ring_kernels(build, ring, rows):
     kernel = tp.rescale_source(ring, drop if len(drop) > 1 else drop[0])
     for seed in (0, 1):
         a = words(ring, seed)
-        np.testing.assert_array_equal(call(build, kernel, (), a), rk.rescale(ring, a, drop))
+        got = call(build, kernel, tp.rescale_tables(ring, drop), a)
+        np.testing.assert_array_equal(got, rk.rescale(ring, a, drop))
 
 
 def test_rescale_rounds_edge_coefficients(build):
@@ -205,7 +217,8 @@ def test_rescale_rounds_edge_coefficients(build):
     a = rk.encode_coeffs(ring, [edges[i % len(edges)] * (1 + i // len(edges)) for i in range(512)])
     drop = (ring.moduli[2], ring.moduli[0])
     np.testing.assert_array_equal(
-        call(build, tp.rescale_source(ring, drop), (), a), rk.rescale(ring, a, drop)
+        call(build, tp.rescale_source(ring, drop), tp.rescale_tables(ring, drop), a),
+        rk.rescale(ring, a, drop),
     )
 
 
@@ -242,7 +255,7 @@ def test_base_convert_matches_ring_kernels(build, ring, target):
     kernel = tp.base_convert_source(ring, target)
     for seed in (0, 1):
         a = words(ring, seed)
-        got = call(build, kernel, (), a)
+        got = call(build, kernel, tp.base_convert_tables(ring, target), a)
         np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
 
 
@@ -259,7 +272,7 @@ def test_base_convert_matches_near_half_q(build, data):
     coeffs = data.draw(coeff_lists(ring))
     coeffs[: min(ring.n, 6)] = [h, h + 1, -h, h - 1, -h - 1, h + 2][: ring.n]
     a = rk.encode_coeffs(ring, [c % Q for c in coeffs])
-    got = call(build, tp.base_convert_source(ring, target), (), a)
+    got = call(build, tp.base_convert_source(ring, target), tp.base_convert_tables(ring, target), a)
     np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
 
 
@@ -272,7 +285,7 @@ def test_base_convert_with_many_limbs_sums_in_numpy_order(build):
     coeffs = [int(x) * Q // (1 << 62) for x in rng.integers(0, 1 << 62, 64)]
     coeffs[:4] = [Q // 2, Q // 2 + 1, Q // 2 - 1, Q - 1]
     a = rk.encode_coeffs(ring, coeffs)
-    got = call(build, tp.base_convert_source(ring, target), (), a)
+    got = call(build, tp.base_convert_source(ring, target), tp.base_convert_tables(ring, target), a)
     np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
 
 
@@ -281,13 +294,13 @@ def test_base_convert_folds_its_128_bit_sums(build):
     every FOLD terms. Every y_i is q_i - 1 (the largest term) and v is L - 1 or so."""
     ring = RingSpec(64, ntt_primes(64, 62, 16))
     target = RingSpec(64, ntt_primes(64, 62, 20)[16:])
-    fold = int(re.search(r"FOLD = (\d+) ", tp.base_convert_source(ring, target).source)[1])
+    fold = int(tp.base_convert_tables(ring, target)[0][3])  # the table's FOLD
     assert fold < ring.L  # the folding path is the one tested
     Q = ring.Q
     biggest = sum((q - 1) * (Q // q) for q in ring.moduli) % Q  # y_i = q_i - 1 in every limb
     coeffs = [biggest, Q - 1, Q // 2, Q // 2 + 1] + [(biggest * k) % Q for k in range(60)]
     a = rk.encode_coeffs(ring, coeffs)
-    got = call(build, tp.base_convert_source(ring, target), (), a)
+    got = call(build, tp.base_convert_source(ring, target), tp.base_convert_tables(ring, target), a)
     np.testing.assert_array_equal(got, rk.base_convert(ring, a, target))
 
 
@@ -307,10 +320,17 @@ def test_both_forms_of_the_u64_high_product_give_the_same_words(build):
         np.testing.assert_array_equal(ntt, rk.ntt(ring, a))
         back = call(build, tp.intt_source(ring), tp.intt_tables(ring), ntt, extra=extra)
         np.testing.assert_array_equal(back, a)
-        moved = call(build, tp.base_convert_source(ring, target), (), a, extra=extra)
+        moved = call(
+            build,
+            tp.base_convert_source(ring, target),
+            tp.base_convert_tables(ring, target),
+            a,
+            extra=extra,
+        )
         np.testing.assert_array_equal(moved, rk.base_convert(ring, a, target))
         drop = ring.moduli[-1]
-        low = call(build, tp.rescale_source(ring, drop), (), a, extra=extra)
+        tables = tp.rescale_tables(ring, drop)
+        low = call(build, tp.rescale_source(ring, drop), tables, a, extra=extra)
         np.testing.assert_array_equal(low, rk.rescale(ring, a, drop))
 
 
@@ -335,14 +355,20 @@ def test_sources_are_cached_deterministic_and_documented():
     assert [k.source for k in kernels] == [k.source for k in all_kernels(twin)]
     assert tp.ntt_source(ring) is tp.ntt_source(ring)
     assert len({k.name for k in kernels}) == len(kernels)
-    assert kernels[0].name.startswith(f"ren_ntt_n{ring.n}_L{ring.L}_{ring.dtype}_")
+    assert kernels[0].name == f"ren_ntt_n{ring.n}_{ring.dtype}"  # every L and chain: one kernel
     for k in kernels:
         assert k.source.startswith("/*\n * " + k.name)  # the comment block says what it computes
         assert re.search(rf"\bvoid {k.name}\(", k.source)
         assert not re.search(r"\{[A-Za-z_]\w*\}", k.source), "an unfilled placeholder"
         assert [a.name for a in k.args[:2]] == ["out", "in"]
-    other = ring_of(ring.n, (62, 62, 36, 61), "u64")  # same shape, other moduli: another name
-    assert tp.ntt_source(other).name != kernels[0].name
+    # same shape, other moduli, fewer limbs: the same NTT source (the moduli are a table) ...
+    other = ring_of(ring.n, (62, 62, 36, 61), "u64")
+    assert tp.ntt_source(other).source == kernels[0].source
+    assert tp.intt_source(other.with_moduli(other.moduli[:2])).source == kernels[1].source
+    assert tp.rescale_source(other, other.moduli[0]).source == kernels[2].source
+    # ... and the same basis extension (its constants are a table too)
+    target = RingSpec(ring.n, ntt_primes(ring.n, 50, 2))
+    assert tp.base_convert_source(other, target).source == kernels[3].source
 
 
 def test_bad_arguments_raise():
@@ -404,4 +430,7 @@ def test_the_one_limb_lift_gives_the_generic_words(build, ring, target):
     a = rk.encode_coeffs(ring, coeffs)
     want = rk.base_convert(ring, a, target)
     np.testing.assert_array_equal(call(build, lift.lift_source(ring, target), (), a), want)
-    np.testing.assert_array_equal(call(build, tp.base_convert_source(ring, target), (), a), want)
+    np.testing.assert_array_equal(
+        call(build, tp.base_convert_source(ring, target), tp.base_convert_tables(ring, target), a),
+        want,
+    )

@@ -33,7 +33,7 @@ from ren.capture.planfile import (
     fingerprint,
 )
 from ren.capture.saved import kernel_source, source_hash
-from ren.codegen.helpers import omp_for
+from ren.codegen.batch import UNIT_MARK
 
 RING = RingSpec(n=8, moduli=(17, 97))
 X = [1, 2, 3, 4, 5, 6, 7, 8]
@@ -356,15 +356,15 @@ def test_a_result_field_is_checked_before_its_type_rebuilds_it(tmp_path):
 #: The names an elementwise kernel's own C text may hold (its helpers are Ren's fixed text).
 VOCABULARY = {"static", "const", "uint32_t", "uint64_t", "int64_t", "void", "for", "int",
               "restrict", "i", "k", "q", "qinv", "Q", "QINV", "add_mod", "sub_mod", "neg_mod",
-              "mont_mul"}  # fmt: skip
-NAMES = re.compile(r"[bv][0-9]+|perm_g[0-9]+|ren_ew_n[0-9]+_L[0-9]+_u(32|64)_[0-9a-f]{10}")
+              "mont_mul", "ring", "L", "word_t", "long", "pragma", "omp", "parallel",
+              "if"}  # fmt: skip
+NAMES = re.compile(r"[bv][0-9]+|perm_g[0-9]+|ren_ew_n[0-9]+_u(32|64)_[0-9a-f]{10}")
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?:ull|u)?|[-+*/=<>?:;,{}()\[\]]|==|\S")
 
 
 def words_of_kernel(source: str, ring: RingSpec) -> list[str]:
     """The tokens of an elementwise kernel's C after Ren's fixed prelude and helpers."""
-    text = source[source.index("static const uint") :].replace(omp_for(ring), "")
-    return TOKEN.findall(text)
+    return TOKEN.findall(source[source.index(UNIT_MARK) + len(UNIT_MARK) :])
 
 
 def fuzzed(data: dict, rng: random.Random) -> dict:

@@ -498,7 +498,7 @@ def test_cli_debug_dispatch(tmp_path: Path) -> None:
     ``ren.viz.debug.main``; without a script it is a usage error."""
     done = cli("debug", cwd=tmp_path)
     assert done.returncode == 2
-    assert "debug [--all] [--skip N] SCRIPT.py" in done.stderr
+    assert "debug [--all] [--skip N] [--region NAME] SCRIPT.py" in done.stderr
     script = tmp_path / "small.py"
     script.write_text(
         "import sys\n"

@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -47,6 +46,7 @@ from ren.circuits.ckks.modraise import mod_raise
 from ren.circuits.ckks.polynomial import evaluate_polynomial
 from ren.circuits.ckks.rotations import check_rotation_keys, context_of
 from ren.ir.region import noted, region
+from ren.progress import Progress
 from ren.schemes import ckks
 from ren.schemes.ckks.bootconfig import BootstrapConfig
 from ren.schemes.ckks.ranges import EVAL_SCALE_BITS, expect
@@ -222,7 +222,6 @@ def bootstrap_keys(
     made = plan(ctx.params, config)
     if not ctx.has_secret_key:
         check_rotation_keys(ctx, made.rotations, "bootstrap")
-    show = sys.stderr.isatty() if progress is None else bool(progress)
     jobs: list[tuple[str, Callable[[], Any]]] = [
         (f"rotation {k}", functools.partial(ctx.rotation_key, k)) for k in made.rotations
     ]
@@ -230,15 +229,14 @@ def bootstrap_keys(
     h = made.config.sparse_secret
     if h is not None:
         jobs.append(("encapsulation", functools.partial(ctx.encapsulation_keys, h)))
+    bar = Progress("bootstrap keys", len(jobs), progress)
     for i, (what, make) in enumerate(jobs, 1):
-        if show:
-            print(f"\rbootstrap keys: {i}/{len(jobs)} ({what})   ", end="", file=sys.stderr)
+        bar.step(i, what)
         make()
     for lt in made.coeff_to_slot + made.slot_to_coeff:
         assert lt.level is not None  # the plan gives each its level
         lt.encode(lt.level, ctx)
-    if show:
-        print(f"\rbootstrap keys: {len(jobs)} made, transforms encoded      ", file=sys.stderr)
+    bar.finish(f"{len(jobs)} made, transforms encoded")
     return made
 
 

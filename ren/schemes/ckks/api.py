@@ -38,15 +38,18 @@ def encrypt(values: Any, level: int | None = None, scale: float | None = None) -
     return current().encrypt(values, level, scale)
 
 
-def decrypt(ct: Ciphertext) -> np.ndarray:
-    """Decrypt and decode ``ct`` (in its own context).
+def decrypt(ct: Ciphertext, *, real: bool = False) -> np.ndarray:
+    """Decrypt and decode ``ct`` (in its own context): ``Context.decrypt``.
+
+    The ``n/2`` slots as complex128, or with ``real=True`` their real parts as float64. The
+    ciphertext's parts keep the buffers the decryption computed them in.
 
     Raises:
-        TypeError: for anything but a ``Ciphertext``.
+        TypeError: for anything but a ``Ciphertext``, or a ``real`` that is not a bool.
     """
     if not isinstance(ct, Ciphertext):
         raise TypeError(f"decrypt takes a Ciphertext, got {type(ct).__name__}")
-    return ct._ctx().decrypt(ct)
+    return ct._ctx().decrypt(ct, real=real)
 
 
 def multiply(a: Ciphertext, b: Any, relinearize: bool = True, rescale: bool = True) -> Ciphertext:

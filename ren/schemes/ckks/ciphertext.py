@@ -243,9 +243,13 @@ class Ciphertext:
             self, parts=tuple(p.to_ring(ring) for p in self.parts), level=level
         )
 
-    def decrypt(self) -> np.ndarray:
-        """Decrypt and decode (needs the secret key): ``n/2`` complex slots."""
-        return self._ctx().decrypt(self)
+    def decrypt(self, *, real: bool = False) -> np.ndarray:
+        """Decrypt and decode (needs the secret key): ``n/2`` complex slots.
+
+        ``real=True``: the real parts, as float64. The parts keep the buffers the decryption
+        computed (``Context.decrypt``).
+        """
+        return self._ctx().decrypt(self, real=real)
 
     # --- the debugger's watch protocol -----------------------------------------------------------
     def __ren_watch__(self, context: Context | None = None) -> CiphertextView:
@@ -343,7 +347,7 @@ class CiphertextView:
             context = ct.context if ct.context is not None else current()
         if not context.has_secret_key:
             raise ValueError("this CKKS context holds no secret key, so it cannot decrypt")
-        return context.decrypt(dataclasses.replace(ct, parts=tuple(parts)))
+        return context._slots_as_they_stand(dataclasses.replace(ct, parts=tuple(parts)))
 
     #: What ``precision_bits`` measures, for the debugger's label.
     precision_label = "absolute"

@@ -10,7 +10,7 @@ import numpy as np
 
 from ren.capture.function import capturing
 from ren.ir.region import in_region, noted, region
-from ren.poly import Poly, is_int
+from ren.poly import Poly, is_int, realize
 from ren.ring import RingSpec, galois_for_rotation
 from ren.schemes.ckks.active import _ACTIVE
 from ren.schemes.ckks.ciphertext import Ciphertext
@@ -191,11 +191,19 @@ class Context(Copies, KeyOwner, KeySwitching, Evaluator):
         return self._decode_poly(pt.poly, pt.scale, pt.real)
 
     def _decode_poly(self, poly: Poly, scale: float, real: bool) -> np.ndarray:
-        coeffs = np.array(poly.intt().tolist(centered=True), dtype=object).astype(np.float64)
+        return self._decode_coefficients(poly.intt(), scale, real)
+
+    def _decode_coefficients(self, poly: Poly, scale: float, real: bool) -> np.ndarray:
+        """The slots of the encoded ``poly`` (coefficient form) at ``scale``, as complex128.
+
+        ``real``: the imaginary parts are exactly 0. No part is ``-0.0`` (``+ 0.0`` turns a
+        negative zero into 0), so a slot never prints as ``-0j``.
+        """
+        coeffs = np.array(poly.tolist(centered=True), dtype=object).astype(np.float64)
         z = embed(coeffs / scale, self.params.n)
         if real:
             z = z.real.astype(np.complex128)
-        return z
+        return z + 0.0
 
     # --- encryption -------------------------------------------------------------------------------
     @in_region("encrypt")
@@ -231,14 +239,42 @@ class Context(Copies, KeyOwner, KeySwitching, Evaluator):
             ct = ct._evolve(shadow=Shadow(lambda: self.decode(pt) * pt.scale))
         return ct
 
-    def decrypt(self, ct: Ciphertext) -> np.ndarray:
+    def decrypt(self, ct: Ciphertext, *, real: bool = False) -> np.ndarray:
         """Decrypt and decode: the ``n/2`` slots, as ``numpy.complex128``.
 
-        For a real message the imaginary parts are exactly 0.
+        For a real message the imaginary parts are exactly 0. No slot has a ``-0.0`` part.
+
+        The ciphertext's parts are computed in the same realization as the decryption and keep
+        their buffers (``Poly.realized``), as ``Ciphertext.realize`` would leave them: a later
+        operation on ``ct`` reads them instead of computing its history again. The values inside
+        that history (fused into the kernels that computed the parts) and the decrypted
+        polynomial are not kept.
+
+        Args:
+            ct: the ciphertext (its parts lazy or realized).
+            real: return the real parts only, as ``numpy.float64`` (the imaginary parts, exactly
+                0 for a real message and small noise otherwise, are dropped).
 
         Raises:
+            TypeError: for anything but a ``Ciphertext``, or a ``real`` that is not a bool.
             ValueError: when this context holds no secret key, or the ciphertext is under other
                 keys.
+        """
+        if not isinstance(real, bool):
+            raise TypeError(f"real must be True or False, got {_fmt.describe(real)}")
+        with region("decrypt"):
+            noted("in", ct)
+            ct = self._own(ct)
+            m = self._decrypt_poly(ct).intt()
+            realize(*ct.parts, m)  # one realization; the parts keep their buffers
+            z = self._decode_coefficients(m, ct.scale, ct.real)
+        return np.ascontiguousarray(z.real) if real else z
+
+    def _slots_as_they_stand(self, ct: Ciphertext) -> np.ndarray:
+        """The slots of ``ct``, realizing only the decryption (the parts stay as they are).
+
+        For the debugger's view, which decrypts parts as the buffers of a stepped realization
+        stand and must not give them buffers of their own.
         """
         with region("decrypt"):
             noted("in", ct)

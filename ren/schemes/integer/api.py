@@ -37,8 +37,8 @@ def functions(cls: type[IntContext]) -> tuple[Callable[..., Any], ...]:
     def encrypt(values: Any) -> Ciphertext:
         return current().encrypt(values)
 
-    def decrypt(ct: Ciphertext, *, coefficients: bool = False) -> np.ndarray:
-        return of(ct).decrypt(ct, coefficients=coefficients)
+    def decrypt(ct: Ciphertext, *, coefficients: bool = False, signed: bool = False) -> np.ndarray:
+        return of(ct).decrypt(ct, coefficients=coefficients, signed=signed)
 
     def noise_budget(ct: Ciphertext) -> int:
         return of(ct).noise_budget(ct)
@@ -51,7 +51,10 @@ def functions(cls: type[IntContext]) -> tuple[Callable[..., Any], ...]:
         """,
         encode: "``current().encode(values)``: ``n`` integers mod ``t`` in the slots.",
         encrypt: "``current().encrypt(values)``: slot values, an int or a ``Plaintext``.",
-        decrypt: "The values of ``ct`` (int64 in ``[0, t)``), with its context's secret key.",
+        decrypt: (
+            "The values of ``ct`` (int64 in ``[0, t)``; ``signed=True``: in ``(-t/2, t/2]``), "
+            "with its context's secret key; ``coefficients=True``: the message's coefficients."
+        ),
         noise_budget: "The bits of noise budget ``ct`` has left (its context's secret key).",
     }
     for fn, doc in docs.items():

@@ -187,18 +187,30 @@ class IntContext(KeyExchange, KeySwitching):
             x = decrypt_parts(ct.parts, secret.to_ring(ct.parts[0].ring)).intt()
             return x.tolist(centered=True)
 
-    def decrypt(self, ct: Ciphertext, *, coefficients: bool = False) -> np.ndarray:
+    def decrypt(
+        self, ct: Ciphertext, *, coefficients: bool = False, signed: bool = False
+    ) -> np.ndarray:
         """The values (int64 in ``[0, t)``): the ``n`` slots, or the coefficients.
+
+        The ciphertext's parts are realized first and keep their buffers, so a later operation on
+        it reads them rather than computing its history again.
 
         Args:
             ct: the ciphertext.
             coefficients: return the message polynomial's coefficients instead of the slots
                 (always so when ``t`` does not allow batching).
+            signed: return each value ``v`` centred instead, in ``[-((t - 1) // 2), t // 2]``
+                (``v - t`` when ``v > t // 2``: ``(-t/2, t/2]``, as SEAL's ``BatchEncoder``
+                decodes to ``int64``).
 
         Raises:
+            TypeError: for a ``coefficients`` or ``signed`` that is not a bool.
             NoiseBudgetExhausted: the noise budget is 0 bits: the values may be wrong.
             ValueError: without a secret key, or for a ciphertext under other keys.
         """
+        for name, flag in (("coefficients", coefficients), ("signed", signed)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {_fmt.describe(flag)}")
         ct = self._own(ct)
         x = self._decrypted(ct)
         budget = self._budget(x, ct.level)
@@ -209,9 +221,12 @@ class IntContext(KeyExchange, KeySwitching):
                 "fewer multiplications, or BGV's mod_switch to keep the noise small)"
             )
         m = np.array(self._message(x, ct), dtype=np.int64)
-        if coefficients or not self.params.batching:
-            return m
-        return batching.decode(m, self.params)
+        if self.params.batching and not coefficients:
+            m = batching.decode(m, self.params)
+        if signed:
+            t = self.params.t
+            m = np.where(m > t // 2, m - t, m).astype(np.int64)
+        return m
 
     def noise_budget(self, ct: Ciphertext) -> int:
         """Bits of noise budget left (as SEAL's ``invariant_noise_budget``); 0: exhausted.

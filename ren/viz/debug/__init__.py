@@ -22,8 +22,10 @@ Three ways in:
 * ``debug(*values)``: the same steps as an interactive prompt (``(ren)``; ``help`` lists the
   commands).
 * ``python -m ren.viz debug SCRIPT.py`` (``main``): runs a script and stops at its first
-  realization (``--skip N`` lets ``N`` run first, ``--all`` stops at every one); when the prompt is
-  left, the rest of the units run and the script goes on.
+  realization (``--skip N`` lets ``N`` run first, ``--all`` stops at every one, ``--region NAME``
+  runs on to the first kernel in a region ``NAME`` names: ``--region bootstrap``); when the prompt
+  is left, the rest of the units run and the script goes on. ``debug(value, region=NAME)`` and
+  ``Stepper.run_to_region(NAME)`` do the same for a value.
 
 For CKKS, ``watch(ciphertext, context, expected)`` registers a ciphertext and its plaintext shadow
 (a NumPy array of the slots it should hold); once the kernels writing its parts ran, the ``slots``

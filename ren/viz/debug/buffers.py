@@ -1,4 +1,8 @@
-"""The stepper's buffer and arena screens: what a buffer holds at this step, decoded."""
+"""The stepper's buffer screens: what a buffer holds at this step, decoded.
+
+The ``arena`` screen (the memory plan around the buffers) is ``ren.viz.debug.arena``'s; its
+constants ``ARENA_LINES`` and ``ARENA_LARGEST`` are still importable from here.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,17 @@ import re
 
 import numpy as np
 
-from ren.engine.memory import DevicePlan
 from ren.ir.op import Op
 from ren.ir.region import region_name
 from ren.ring import Domain, RingSpec
 from ren.ring import arith as rk
-from ren.viz.debug.screens import BufferInfo, StepperBase, _mark_column
+from ren.viz.debug.arena import ARENA_LARGEST as ARENA_LARGEST
+from ren.viz.debug.arena import ARENA_LINES as ARENA_LINES
+from ren.viz.debug.screens import BufferInfo, StepperBase
 
 
 class BufferViews(StepperBase):
-    """The stepper's ``limbs``, ``coeffs``, ``buffer`` and ``arena``."""
+    """The stepper's ``limbs``, ``coeffs`` and ``buffer``."""
 
     def _resolve(self, ref: int | str) -> tuple[BufferInfo, str]:
         """The buffer ``ref`` names, and a note when the name was ambiguous."""
@@ -196,74 +201,3 @@ class BufferViews(StepperBase):
             )
             lines.append("  " + " ".join(str(v) for v in values[:shown]) + tail)
         return "\n".join(lines)
-
-    # --- memory ----------------------------------------------------------------------------------
-    def arena(self, width: int = 72) -> str:
-        """The memory plan at the unit cursor: the arena picture, and what each region holds.
-
-        The regions are those with data that a later kernel still reads, those the next kernel
-        allocates, and the free ones.
-        """
-        plan = self.realization.memory_plan
-        step = self.ran
-        total = len(self._kernels)
-        if self.done:
-            head = f"memory after the last kernel ({total} of {total} ran): every region is free"
-        else:
-            name = self._kernels[step].info.name
-            head = f"memory before kernel {step} ({name}); {step} of {total} ran"
-        lines = [head]
-        if not plan.devices:
-            lines.append(
-                "no arena: every buffer of this realization has its own storage (nothing to "
-                "share, or REN_NO_PLAN=1)"
-            )
-        for d in plan.devices:
-            lines.extend(self._device_arena(d, step, width))
-        own = [info for info in self._order if info.buffer.base is None]
-        if own:
-            lines.append("own storage (outside the arena):")
-            for info in own:
-                if info.writer is None:
-                    state = "input"
-                elif info.writer < self.ran:
-                    state = f"written by kernel {info.writer}"
-                else:
-                    state = f"kernel {info.writer} writes it (not yet)"
-                lines.append(f"  {info.name:<24} {info.buffer.nbytes:>8} B  {state}")
-        return "\n".join(lines)
-
-    def _device_arena(self, d: DevicePlan, step: int, width: int) -> list[str]:
-        lines: list[str] = []
-        symbols: dict[tuple[int, int], str] = {}
-        try:
-            from ren.viz.memory import buffer_order, plan_text, symbol
-        except ImportError:  # the picture is optional; the lists below say the same
-            lines.append(d.summary())
-        else:
-            order = buffer_order(d)
-            key = [
-                f"{symbol(i)}=arena[{p.offset}:{p.offset + p.nbytes}] k{p.first}-{p.last}"
-                for i, p in enumerate(order)
-            ]
-            text = plan_text(d, width=width)
-            lines.extend(_mark_column(text, step, len(self._kernels), key, width))
-            symbols = {(p.offset, p.first): symbol(i) for i, p in enumerate(order)}
-        done = self.done
-        live = [p for p in d.buffers if not done and p.first < step <= p.last]
-        fresh = [p for p in d.buffers if not done and p.first == step]
-        for title, group in (
-            ("holding data a later kernel reads", live),
-            (f"allocated for kernel {step}", fresh),
-        ):
-            if not group:
-                continue
-            lines.append(f"{title}:")
-            for p in sorted(group, key=lambda p: p.offset):
-                sym = symbols.get((p.offset, p.first))
-                tag = f" ('{sym}' above)" if sym else ""
-                name = f"arena[{p.offset}:{p.offset + p.nbytes}]"
-                lines.append(f"  {name:<24} {p.nbytes:>8} B  kernels {p.first}-{p.last}{tag}")
-        used = sum(p.nbytes for p in live + fresh)
-        lines.append(f"{used} of {d.arena_bytes} arena bytes in use on {d.device}")
-        return lines

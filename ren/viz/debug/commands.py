@@ -28,7 +28,8 @@ commands (a name in brackets is optional; aliases after the slash):
                            a buffer's words decoded: limbs (plain residues) or coeffs (CRT ints);
                            NAME as in 'kernels' (b3, arena[0:128]), or kI (what kernel I writes),
                            kI.S (slot S of kernel I)
-  arena / a                the memory arena now: which regions hold data, which are free
+  arena [all] / a          the memory arena now: which regions hold data, which are free; a
+                           summary for a large plan ('arena all' shows every buffer)
   slots                    decrypted slots of the watched CKKS ciphertexts, precision (absolute)
                            vs the shadow given to watch, and the ranges they break
   continue / c             run the rest of this realization and go on
@@ -248,8 +249,15 @@ class Debugger(cmd.Cmd):
     do_b = do_buffer
 
     def do_arena(self, arg: str) -> bool:
-        """arena (a): the memory arena before the next kernel: regions in use and free."""  # noqa: D403
-        self.say(self.stepper.arena())
+        """arena [all] (a): the memory arena before the next kernel: regions in use and free.
+
+        A plan too large for a screen (a bootstrap's) is summed up: the arena's size and peak, a
+        smaller picture, the largest buffers in use; 'arena all' shows every buffer.
+        """  # noqa: D403
+        text = arg.strip()
+        if text not in ("", "all"):
+            raise ValueError(f"usage: arena [all], not 'arena {text}'")
+        self.say(self.stepper.arena(full=text == "all"))
         return False
 
     do_a = do_arena
@@ -284,7 +292,12 @@ class Debugger(cmd.Cmd):
         return self.do_quit(arg)
 
 
-def debug(*values: Any, stdin: TextIO | None = None, stdout: TextIO | None = None):
+def debug(
+    *values: Any,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    region: str | None = None,
+):
     """Step through the realization of ``values`` at a ``(ren)`` prompt.
 
     ``help`` lists the commands. When the prompt is left, the rest runs, so ``values`` end up
@@ -294,13 +307,18 @@ def debug(*values: Any, stdin: TextIO | None = None, stdout: TextIO | None = Non
         values: ``Poly`` or ``ckks.Ciphertext`` values (see ``Stepper``).
         stdin: where commands come from (default: the terminal).
         stdout: where screens go (default: the terminal).
+        region: run the units before the first kernel in this region (a name such as
+            ``eval_mod``, or a path such as ``bootstrap/eval_mod``) before the prompt opens.
 
     Returns:
-        stepper (Stepper | None): the ``Stepper``, or ``None`` when there was nothing to realize.
+        stepper (Stepper | None): the ``Stepper``, or ``None`` when there was nothing to realize
+        or no kernel is in ``region`` (then nothing ran: the values are as they were).
     """
     out = stdout if stdout is not None else sys.stdout
     try:
         stepper = Stepper(*values)
+        if region is not None:
+            stepper.title = stepper.run_to_region(region)
     except ValueError as e:
         out.write(f"{e}\n")
         return None

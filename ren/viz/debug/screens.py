@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter
 from typing import Any
 
@@ -70,66 +69,12 @@ def _short(node: Node, width: int = 48) -> str:
     return f"{text}({', '.join(s.op.name for s in node.src)})"
 
 
-def _region_runs(kernels: list, depth: int) -> list[tuple[tuple[str, ...], int, int]]:
-    """The kernels as runs ``(path cut to depth, first, last)`` of one region, in order."""
-    runs: list[tuple[tuple[str, ...], int, int]] = []
-    for i, k in enumerate(kernels):
-        path = tuple(getattr(k, "region", ()))[:depth]
-        if runs and runs[-1][0] == path:
-            runs[-1] = (path, runs[-1][1], i)
-        else:
-            runs.append((path, i, i))
-    return runs
-
-
-def _depth_arg(depth: Any) -> int:
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-        raise ValueError(f"the region depth must be a number from 1 on, got {depth!r}")
-    return depth
-
-
-def _span(first: int, last: int) -> str:
-    return str(first) if first == last else f"{first}-{last}"
-
-
 def _complex_row(values: np.ndarray) -> str:
     """Slot values as they read: integers as integers (BFV, BGV), complex numbers otherwise."""
     a = np.asarray(values)
     if a.dtype.kind in "iu":
         return "  ".join(str(int(v)) for v in a)
-    return "  ".join(f"{z.real:+.9f}{z.imag:+.9f}j" for z in a.astype(complex))
-
-
-def _mark_column(text: str, step: int, kernels: int, key: list[str], width: int) -> list[str]:
-    """``plan_text``'s lines with a ``^`` under kernel ``step``'s column, and its key replaced.
-
-    The ``^`` is there when the picture has one column per kernel. The picture's key (``b0``,
-    ``b1``, ... by drawing order, which would read as the trace's buffer names) is replaced by
-    ``key``: the symbols' arena regions.
-    """
-    lines = text.rstrip("\n").splitlines()
-    legend = next((i for i, line in enumerate(lines) if line.startswith("'<':")), None)
-    if legend is not None and key:
-        packed = [""]
-        for entry in key:
-            if packed[-1] and len(packed[-1]) + 3 + len(entry) > width:
-                packed.append("")
-            packed[-1] = f"{packed[-1]}   {entry}" if packed[-1] else entry
-        lines[legend + 1 :] = packed
-    for i, line in enumerate(lines):
-        m = re.fullmatch(r"(\s*offset \+)(-+)\+", line)
-        if m is None:
-            continue
-        if len(m.group(2)) == kernels and step < kernels:
-            bottom = next(
-                (j for j in range(len(lines) - 1, i, -1) if lines[j].strip().startswith("+-")),
-                None,
-            )
-            if bottom is not None:
-                pad = " " * (len(m.group(1)) + step)
-                lines.insert(bottom + 1, f"{pad}^ kernel {step} runs next")
-        break
-    return lines
+    return "  ".join(f"{z.real:+z.9f}{z.imag:+z.9f}j" for z in a.astype(complex))
 
 
 class StepperBase:
@@ -189,3 +134,17 @@ class StepperBase:
                 f"(0 to {len(kernels) - 1})"
             )
         return kernels[i]
+
+
+#: The region-name helpers, which moved to ``ren.viz.debug.regions``: still importable from here,
+#: read on first use (PEP 562), since ``regions`` builds on this module.
+_IN_REGIONS = frozenset({"region_arg", "region_matches", "region_names_text"})
+
+
+def __getattr__(name: str) -> Any:
+    """``region_arg``, ``region_matches`` and ``region_names_text``, from ``regions``."""
+    if name in _IN_REGIONS:
+        from ren.viz.debug import regions
+
+        return getattr(regions, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,6 +13,7 @@ from ren.engine.observe import observing
 from ren.engine.realize import Realization
 from ren.ir.node import Node
 from ren.viz.debug.commands import Debugger
+from ren.viz.debug.regions import region_arg, region_matches, region_names_text
 from ren.viz.debug.stepper import Stepper
 from ren.viz.trace import Trace
 
@@ -20,11 +21,15 @@ from ren.viz.trace import Trace
 # python -m ren.viz debug SCRIPT.py
 
 _USAGE = """\
-usage: python -m ren.viz debug [--all] [--skip N] SCRIPT.py [ARGS ...]
+usage: python -m ren.viz debug [--all] [--skip N] [--region NAME] SCRIPT.py [ARGS ...]
 
 Run SCRIPT.py and stop at its first realization with a (ren) prompt (help lists the commands).
-  --skip N   let N realizations run first
-  --all      stop at every realization ('quit' stops no more)
+  --skip N       let N realizations run first
+  --region NAME  run on to the first realization with a kernel in region NAME (a name such as
+                 bootstrap or eval_mod, or a path such as bootstrap/eval_mod), run its units
+                 before that kernel, and stop there
+  --all          stop at every realization (with --region: every one with such a kernel);
+                 'quit' stops no more
 Arguments after the script (or after '--') are the script's own sys.argv[1:]."""
 
 
@@ -35,13 +40,21 @@ class _Session:
     it stops at.
     """
 
-    def __init__(self, stop_all: bool, skip: int, stdin: TextIO | None, stdout: TextIO) -> None:
-        self.stop_all, self.skip = stop_all, skip
+    def __init__(
+        self,
+        stop_all: bool,
+        skip: int,
+        stdin: TextIO | None,
+        stdout: TextIO,
+        region: str | None = None,
+    ) -> None:
+        self.stop_all, self.skip, self.region = stop_all, skip, region
         self.stdin, self.stdout = stdin, stdout
         self.seen = 0  # realizations about to run (on_run)
         self.stops = 0
         self.quit = False
         self.trace: Trace | None = None
+        self.regions_seen: list[tuple[str, ...]] = []  # the distinct region paths (--region)
 
     def _may_stop(self) -> bool:
         return not self.quit and (self.stop_all or self.stops == 0)
@@ -65,6 +78,8 @@ class _Session:
         trace, self.trace = self.trace, None
         if index < self.skip or not self._may_stop() or trace is None:
             return
+        if self.region is not None and not self._has_region(realization, self.region):
+            return
         rec = next(
             (r for r in reversed(trace.realizations) if r.kernels == realization.kernels), None
         )
@@ -73,12 +88,26 @@ class _Session:
         self.stops += 1
         title = f"stop {self.stops}: realization {index} of the program, {_where()}"
         stepper = Stepper.attach(realization, rec, title)
+        if self.region is not None:  # run to the region's first kernel; the banner says so
+            stepper.title = f"{title}\n{stepper.run_to_region(self.region)}"
         loop = Debugger(stepper, self.stdin, self.stdout, "the program goes on")
         try:
             loop.loop()
         finally:
             if loop.quit_all:
                 self.quit = True
+
+    def _has_region(self, realization: Realization, region: str) -> bool:
+        """Whether a kernel of ``realization`` is in a region ``region`` names.
+
+        When none is, its region paths are kept for the closing message.
+        """
+        paths = list(dict.fromkeys(tuple(getattr(k, "region", ())) for k in realization.kernels))
+        if any(region_matches(path, region) for path in paths):
+            return True
+        known = set(self.regions_seen)
+        self.regions_seen.extend(p for p in paths if p and p not in known)
+        return False
 
 
 def _where() -> str:
@@ -121,12 +150,21 @@ def _public_name(module: str, qualname: str) -> str:
     return f"{'.'.join(parts)}.{qualname}"
 
 
-def _parse(argv: list[str]) -> tuple[bool, int, list[str]]:
-    stop_all, skip, i = False, 0, 0
+def _parse(argv: list[str]) -> tuple[bool, int, str | None, list[str]]:
+    stop_all, skip, region, i = False, 0, None, 0
     while i < len(argv):
         a = argv[i]
         if a == "--all":
             stop_all = True
+        elif a == "--region" or a.startswith("--region="):
+            if a == "--region":
+                i += 1
+                if i >= len(argv):
+                    raise ValueError("--region needs a region name (such as bootstrap)")
+                value = argv[i]
+            else:
+                value = a.split("=", 1)[1]
+            region = region_arg(value)
         elif a == "--skip" or a.startswith("--skip="):
             if a == "--skip":
                 i += 1
@@ -146,7 +184,7 @@ def _parse(argv: list[str]) -> tuple[bool, int, list[str]]:
         else:
             break
         i += 1
-    return stop_all, skip, argv[i:]
+    return stop_all, skip, region, argv[i:]
 
 
 def main(
@@ -159,8 +197,11 @@ def main(
 
     Args:
         script_path: the Python script.
-        argv: the debugger's options (``--all``, ``--skip N``), then the script's own arguments
-            (after ``--`` when they start with ``-``).
+        argv: the debugger's options (``--all``, ``--skip N``, ``--region NAME``), then the
+            script's own arguments (after ``--`` when they start with ``-``). ``--region NAME``
+            stops at the first realization with a kernel in a region ``NAME`` names (a name such
+            as ``bootstrap``, or a path such as ``bootstrap/eval_mod``), its units before that
+            kernel run.
         stdin: where commands come from (default: the terminal).
         stdout: where screens go (default: the terminal).
 
@@ -173,14 +214,14 @@ def main(
         out.write(_USAGE + "\n")
         return 0
     try:
-        stop_all, skip, script_args = _parse(list(argv))
+        stop_all, skip, region, script_args = _parse(list(argv))
     except ValueError as e:
         out.write(f"error: {e}\n{_USAGE}\n")
         return 2
     if not os.path.isfile(script_path):
         out.write(f"error: no script {script_path!r}\n")
         return 2
-    session = _Session(stop_all, skip, stdin, out)
+    session = _Session(stop_all, skip, stdin, out, region)
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [script_path, *script_args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script_path)))
@@ -201,6 +242,13 @@ def main(
         sys.path[:] = saved_path
     if session.stops == 0 and code == 0:
         why = f" (--skip {skip})" if skip else ""
-        out.write(f"the script ran {session.seen} realizations and none stopped{why}\n")
+        if region is not None:
+            out.write(
+                f"the script ran {session.seen} realizations{why} and none had a kernel in a "
+                f"region matching {region!r}; the region names seen: "
+                f"{region_names_text(session.regions_seen)}\n"
+            )
+        else:
+            out.write(f"the script ran {session.seen} realizations and none stopped{why}\n")
     out.flush()
     return code

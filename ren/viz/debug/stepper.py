@@ -13,19 +13,11 @@ from ren.ir.node import Node, RingArg
 from ren.ir.region import region_name
 from ren.ir.rewrite import Rewrite
 from ren.poly import Poly, prepare_realize
+from ren.viz.debug.arena import ArenaViews
 from ren.viz.debug.buffers import BufferViews
-from ren.viz.debug.screens import (
-    BufferInfo,
-    _count_text,
-    _cut,
-    _depth_arg,
-    _describe,
-    _ms,
-    _region_runs,
-    _short,
-    _span,
-)
-from ren.viz.debug.watching import WatchViews, _Watch
+from ren.viz.debug.regions import RegionViews
+from ren.viz.debug.screens import BufferInfo, _count_text, _cut, _describe, _ms, _short
+from ren.viz.debug.watching import _Watch
 from ren.viz.trace import RealizationRecord, kernel_source, record
 
 #: Lines of a graph shown by ``step`` / ``show_pass`` before it is cut (``graph N`` shows all).
@@ -35,7 +27,7 @@ GRAPH_LINES = 40
 _WHY = {module.__name__.rsplit(".", 1)[-1]: why for module, why in PASSES}
 
 
-class Stepper(BufferViews, WatchViews):
+class Stepper(BufferViews, ArenaViews, RegionViews):
     """One realization, prepared and recorded but not run, to be stepped through.
 
     ``Stepper(*values)`` records (``ren.viz.record``) and prepares the realization of ``values``
@@ -298,91 +290,6 @@ class Stepper(BufferViews, WatchViews):
         if self.done:
             return "the realization is done"
         return self.run(None)
-
-    # --- regions ---------------------------------------------------------------------------------
-    def regions(self, depth: int = 2) -> str:
-        """The regions of the kernels (paths cut to ``depth`` names), in the order they first run.
-
-        Each with its kernels' index ranges (one region's kernels may come between another's:
-        the schedule runs a kernel once its inputs are ready), its units and how many ran;
-        ``->`` marks the region of the next unit.
-        """
-        depth = _depth_arg(depth)
-        spans: dict[tuple[str, ...], list[tuple[int, int]]] = {}
-        for path, first, last in _region_runs(self._kernels, depth):
-            spans.setdefault(path, []).append((first, last))
-        here = () if self.done else tuple(getattr(self._kernels[self.ran], "region", ()))[:depth]
-        width = max(len(_region_text(path)) for path in spans)
-        lines = [
-            f"{len(spans)} regions (paths cut to {depth} name{'s' * (depth != 1)}) in the order "
-            f"they first run; {self.ran} of {len(self._kernels)} units ran",
-            f"   {'region':<{width}}  {'units':>5}  {'ran':>5}  kernels",
-        ]
-        for path, runs in spans.items():
-            units = sum(last - first + 1 for first, last in runs)
-            ran = sum(max(0, min(last, self.ran - 1) - first + 1) for first, last in runs)
-            state = "all" if ran == units else "no" if ran == 0 else str(ran)
-            mark = "->" if path == here and not self.done else "  "
-            shown = ", ".join(_span(first, last) for first, last in runs[:6])
-            more = f", ... ({len(runs)} runs)" if len(runs) > 6 else ""
-            lines.append(
-                f"{mark} {_region_text(path):<{width}}  {units:5d}  {state:>5}  {shown}{more}"
-            )
-        return "\n".join(lines)
-
-    def next_region(self, depth: int = 2) -> str:
-        """Run units until the next one belongs to another region (paths cut to ``depth``).
-
-        Or to the end. The screen names the region that ran (its kernels, units and time) and
-        the next unit, then shows the ``slots`` of the watched ciphertexts that became available
-        (a value this realization fuses away is computed apart: see ``slots``).
-        """
-        return self._run_region(depth, last=False)
-
-    def finish_region(self, depth: int = 2) -> str:
-        """Run until every kernel of the next unit's region (cut to ``depth``) has run.
-
-        Through its last kernel, and those of other regions between (the schedule interleaves
-        them); the screen is ``next_region``'s.
-        """
-        return self._run_region(depth, last=True)
-
-    def _run_region(self, depth: int, last: bool) -> str:
-        depth = _depth_arg(depth)
-        if self.done:
-            return "every unit ran already: the realization is done"
-        kernels, start = self._kernels, self.ran
-        path = tuple(getattr(kernels[start], "region", ()))[:depth]
-        inside = [tuple(getattr(k, "region", ()))[:depth] == path for k in kernels]
-        stop = start + 1
-        if last:
-            stop = max(i for i in range(start, len(kernels)) if inside[i]) + 1
-        while not last and stop < len(kernels) and inside[stop]:
-            stop += 1
-        before = self._available()
-        with observing(self):
-            self.realization.run(stop - start)
-        units = self.record.units[start:stop]
-        seconds = sum(u.seconds or 0.0 for u in units)
-        count = stop - start
-        lines = [
-            f"ran {_region_text(path)}: kernel{'s' * (count > 1)} {_span(start, stop - 1)}, "
-            f"{count} unit{'s' * (count > 1)} in {seconds * 1e3:.3f} ms"
-        ]
-        if self.done:
-            lines.append(f"{self.ran} of {len(kernels)} units ran: done; the outputs are stored")
-        else:
-            k = kernels[self.ran]
-            where = _region_text(tuple(getattr(k, "region", ()))[:depth])
-            lines.append(f"next: kernel {self.ran} {k.info.name} in {where}")
-        arrivals = self._arrivals(before)
-        return "\n".join([*lines, arrivals] if arrivals else lines)
-
-    # --- buffers ---------------------------------------------------------------------------------
-
-
-def _region_text(path: tuple[str, ...]) -> str:
-    return region_name(path) or "(no region)"
 
 
 def _split_values(values: tuple[Any, ...]) -> tuple[list[Poly], list[Any]]:

@@ -11,6 +11,16 @@ from ren.viz.memory.layout import _SYMBOLS, _bytes, _columns, _counts, _facts, b
 # text
 
 
+def row_bytes(plan: DevicePlan, height: int = 16) -> int:
+    """The bytes of arena one row of ``plan_text(plan, height=height)`` stands for.
+
+    A power of two, at least ``ALIGN``, so that the arena takes at most about ``height`` rows;
+    row ``r`` is the offsets ``[r * row_bytes, (r + 1) * row_bytes)``.
+    """
+    extent = max(plan.arena_bytes, plan.lower_bound_bytes, 1)
+    return max(ALIGN, 1 << max(0, math.ceil(math.log2(extent / max(height, 1)))))
+
+
 def plan_text(plan: DevicePlan, width: int = 72, height: int = 16) -> str:
     """Draw one device's arena with characters, for a terminal.
 
@@ -31,7 +41,7 @@ def plan_text(plan: DevicePlan, width: int = 72, height: int = 16) -> str:
     order = buffer_order(plan)
     columns = _columns(plan, None)
     extent = max(plan.arena_bytes, plan.lower_bound_bytes, 1)
-    band = max(ALIGN, 1 << max(0, math.ceil(math.log2(extent / max(height, 1)))))
+    band = row_bytes(plan, height)
     rows = -(-extent // band)
     labels = [_bytes(r * band) for r in range(rows)]
     label_w = max(len(s) for s in [*labels, "offset"])

@@ -1,0 +1,67 @@
+"""What the C templates share: the description of a kernel's arguments and of a kernel.
+
+``CKernel(source, name, args)`` is a generated kernel; each ``CArg`` is one pointer argument
+(its C type, the NumPy array to pass and its role). ``word_arg`` describes a ``(L, n)`` word array
+of a ring, ``block_of`` the block of coefficients the rescale and basis-extension loops take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ren.codegen.helpers import WORD
+from ren.ring import RingSpec
+
+__all__ = ["BLOCK", "CArg", "CKernel", "block_of", "word_arg"]
+
+
+@dataclass(frozen=True)
+class CArg:
+    """One argument of a generated entry point: a pointer to a C-contiguous NumPy array.
+
+    ``ctype`` is the C parameter type, ``dtype`` and ``shape`` the NumPy array to pass, ``role``
+    one of ``"out"`` (written), ``"in"`` (read) or ``"table"`` (read; from a ``*_tables``
+    function).
+    """
+
+    name: str
+    ctype: str
+    dtype: str
+    shape: tuple[int, ...]
+    role: str
+
+    def __repr__(self) -> str:
+        return f"{self.ctype} {self.name}: {self.dtype}{list(self.shape)} {self.role}"
+
+
+class CKernel(NamedTuple):
+    """A generated kernel: the C ``source``, its entry point ``name`` and its ``args`` in order."""
+
+    source: str
+    name: str
+    args: tuple[CArg, ...]
+
+
+#: Coefficients per block in the rescale and base-conversion kernels: small enough that a block
+#: of every limb stays in L1, large enough that the inner loops over it vectorize well.
+BLOCK = 64
+
+
+def block_of(ring: RingSpec) -> int:
+    """Coefficients per block for ``ring``: ``BLOCK``, or ``n`` when smaller."""
+    return min(ring.n, BLOCK)
+
+
+def word_arg(name: str, ring: RingSpec, role: str, shape=None) -> CArg:
+    """A pointer to ``ring``'s words, ``(L, n)`` unless ``shape`` says; ``const`` unless written."""
+    const = "" if role == "out" else "const "
+    return CArg(
+        name,
+        f"{const}{WORD[ring.dtype]} *",
+        np.dtype(ring.np_dtype).name,
+        shape or (ring.L, ring.n),
+        role,
+    )
