@@ -10,21 +10,26 @@ compiler. For a CI job or a teaching room, fill the cache once, before the first
 A preset is run once on the ``cpu`` device (keys made, a multiply and a rotation at the top
 level, a value encrypted at level 0 and bootstrapped); a plan's
 kernels are read and checked as ``ren.load`` checks them and built, nothing run. Prints what it
-built, how long it took and where the cache is.
+built, how long it took, where the cache is and the compiler flags: they are part of each
+kernel's key, so warm with the settings the users run with (``REN_THREADS=1`` builds without
+OpenMP, another set of kernels).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 
 import numpy as np
 
-from ren.backends import cpu
+import ren
+from ren.backends import cpu, cpu_threads
 from ren.capture.plankernels import plan_kernels
 from ren.codegen import compiler
 from ren.engine.realize import backend, prepare_all
+from ren.errors import RenError
 from ren.schemes import ckks
 
 
@@ -44,12 +49,20 @@ def warm_preset(name: str) -> None:
 
 
 def warm_plan(path: str) -> int:
-    """Build every kernel of the plan file at ``path``; how many were built."""
+    """Build every kernel of the plan file at ``path``; how many were built.
+
+    A plan that reads no stored input is loaded whole, so its graph runner is built too; one
+    that does (a CKKS plan's keys) has its kernels built.
+    """
     kernels = plan_kernels(path)
     before = len(_entries())
     prepare_all([(backend(info.device), ast, info) for ast, info in kernels])
     for ast, info in kernels:
         backend(info.device).compile(ast, info)  # the ones no batch built (a device of its own)
+    with contextlib.suppress(ValueError):  # stored inputs it needs: the kernels are enough
+        ren.load(path)
+    if "-fopenmp" in cpu.flags():
+        cpu_threads.apply()  # the helper that sets each call's threads, built once too
     return len(_entries()) - before
 
 
@@ -75,7 +88,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(e))
     start, before = time.perf_counter(), len(_entries())
     if args.plan is not None:
-        warm_plan(args.plan)
+        try:
+            warm_plan(args.plan)
+        except (OSError, ValueError, RenError) as e:  # no such file, a damaged plan, no device
+            print(f"python -m ren.codegen warm: {e}", file=sys.stderr)
+            return 1
     else:
         warm_preset(args.preset)
     took = time.perf_counter() - start
