@@ -1,12 +1,15 @@
 """What the C templates share: the description of a kernel's arguments and of a kernel.
 
 ``CKernel(source, name, args)`` is a generated kernel; each ``CArg`` is one pointer argument
-(its C type, the NumPy array to pass and its role). ``word_arg`` describes a ``(L, n)`` word array
-of a ring, ``block_of`` the block of coefficients the rescale and basis-extension loops take.
+(its C type, the NumPy array to pass and its role); ``ring_table`` is the last argument of the
+kernels that read their limb count and moduli when they run. ``word_arg`` describes a ``(L, n)``
+word array of a ring, ``block_of`` the block of coefficients the rescale and basis-extension loops
+take.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -15,7 +18,16 @@ import numpy as np
 from ren.codegen.helpers import WORD
 from ren.ring import RingSpec
 
-__all__ = ["BLOCK", "CArg", "CKernel", "block_of", "word_arg"]
+__all__ = [
+    "BLOCK",
+    "CArg",
+    "CKernel",
+    "block_of",
+    "frozen",
+    "frozen_words",
+    "ring_table",
+    "word_arg",
+]
 
 
 @dataclass(frozen=True)
@@ -65,3 +77,25 @@ def word_arg(name: str, ring: RingSpec, role: str, shape=None) -> CArg:
         shape or (ring.L, ring.n),
         role,
     )
+
+
+def frozen(arr: np.ndarray) -> np.ndarray:
+    """``arr``, made read-only (the tables kernels read are cached and shared)."""
+    arr.flags.writeable = False
+    return arr
+
+
+def frozen_words(ring: RingSpec, rows: list) -> np.ndarray:
+    """``rows`` as a read-only array of ``ring``'s words."""
+    return frozen(np.array(rows, dtype=ring.np_dtype))
+
+
+@functools.cache
+def ring_table(ring: RingSpec) -> np.ndarray:
+    """The ``ring`` argument of the kernels that serve every ring of one ``n`` and word size.
+
+    ``2L + 1`` words of ``ring.np_dtype``: ``L``, the moduli ``q_0 .. q_{L-1}``, then ``q_i^-1 mod
+    R`` (the Montgomery constants). Read-only and cached.
+    """
+    R = 1 << ring.word_bits
+    return frozen_words(ring, [ring.L, *ring.moduli, *(pow(q, -1, R) for q in ring.moduli)])

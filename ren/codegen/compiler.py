@@ -103,14 +103,30 @@ def _key(source: str, compiler: str, version: str, flags: tuple[str, ...]) -> st
 def cached(
     source: str, flags: tuple[str, ...] = (), compiler: str | None = None, name: str = "kernel"
 ) -> bool:
-    """Whether ``compile_cached`` would find ``source`` built (in this process or on disk)."""
+    """Whether ``compile_cached`` would find ``source`` built (in this process or on disk).
+
+    An entry found valid on disk is remembered (and touched), as ``compile_cached`` would, so
+    the library is read and checked once, not again when it is loaded.
+    """
     cc, version = find_compiler(compiler)
     key = _key(source, cc, version, tuple(flags))
-    with _lock:
-        hit = _memory.get(f"{name}-{key}")
-    if hit is not None and regular(hit):
+    tag = f"{name}-{key}"
+    if _remembered(tag) is not None:
         return True
-    return settings.CCACHE.get() and valid(disk_dir() / f"{name}-{key[:24]}.so")
+    entry = disk_dir() / f"{name}-{key[:24]}.so"
+    if not (settings.CCACHE.get() and valid(entry)):
+        return False
+    touch(entry)
+    with _lock:
+        _memory[tag] = entry
+    return True
+
+
+def _remembered(tag: str) -> Path | None:
+    """The library this process built or found for ``tag``, while it is still there."""
+    with _lock:
+        hit = _memory.get(tag)
+    return hit if hit is not None and regular(hit) else None
 
 
 def build_directory() -> Path:
@@ -142,9 +158,7 @@ def compile_cached(
     key = _key(source, cc, version, tuple(flags))
     tag = f"{name}-{key}"
     with _key_locks[int(key[:8], 16) % len(_key_locks)]:
-        with _lock:
-            hit = _memory.get(tag)
-        if hit is not None and regular(hit):
+        if (hit := _remembered(tag)) is not None:
             return hit
         keep = settings.CCACHE.get()
         directory = disk_dir() if keep else scratch_dir()
@@ -153,8 +167,8 @@ def compile_cached(
         with _lock:
             _building.add(entry)
         try:
-            private = scratch_made()
-            private = private and private / entry.name  # where a refused entry was built
+            scratch = scratch_made()
+            private = scratch / entry.name if scratch else None  # where a refused entry went
             if keep and valid(entry):
                 touch(entry)
                 lib = entry

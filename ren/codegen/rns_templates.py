@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ren.codegen.ckernel import CArg, CKernel, block_of, word_arg
+from ren.codegen.ckernel import CArg, CKernel, block_of, frozen, frozen_words, word_arg
 from ren.codegen.helpers import WORD, c_helpers, family_header, family_tag, fill, omp_for_words
 from ren.ring import RingSpec
 from ren.ring.arith import check_drop
@@ -214,9 +214,7 @@ def rescale_tables(ring: RingSpec, drop) -> tuple[np.ndarray]:
     ``P_INV`` (``D`` rows of ``L``), the dropped rows and the kept rows (``rescale_constants``).
     Read-only and cached.
     """
-    arr = np.array(_rescale_words(ring, check_drop(ring, drop)), dtype=ring.np_dtype)
-    arr.flags.writeable = False
-    return (arr,)
+    return (frozen_words(ring, _rescale_words(ring, check_drop(ring, drop))),)
 
 
 def rescale_source(ring: RingSpec, drop) -> CKernel:
@@ -497,8 +495,4 @@ def base_convert_tables(ring: RingSpec, target: RingSpec) -> tuple[np.ndarray, n
         words += (
             [w for row in values for w in row] if values and isinstance(values[0], list) else values
         )
-    c = np.array(words, dtype=np.uint64)
-    q_float = np.array(named["Q_FLOAT"], dtype=np.float64)
-    for arr in (c, q_float):
-        arr.flags.writeable = False
-    return c, q_float
+    return frozen(np.array(words, dtype=np.uint64)), frozen(np.array(named["Q_FLOAT"]))

@@ -56,7 +56,7 @@ import functools
 import numpy as np
 
 from ren.codegen import ntt_ifma
-from ren.codegen.ckernel import BLOCK, CArg, CKernel, block_of, word_arg
+from ren.codegen.ckernel import BLOCK, CArg, CKernel, block_of, frozen_words, ring_table, word_arg
 from ren.codegen.helpers import (
     WORD,
     c_helpers,
@@ -373,26 +373,6 @@ def _twiddle_row(q: int, n: int, bits: int, inverse: bool) -> tuple[list[int], l
     return row, _shoup(row, q, bits)
 
 
-def _frozen_words(ring: RingSpec, rows: list[list[int]]) -> np.ndarray:
-    arr = np.array(rows, dtype=ring.np_dtype)
-    arr.flags.writeable = False
-    return arr
-
-
-@functools.cache
-def ring_table(ring: RingSpec) -> np.ndarray:
-    """The ``ring`` argument of the kernels that serve every ring of one ``n`` and word size.
-
-    ``2L + 1`` words of ``ring.np_dtype``: ``L``, the moduli ``q_0 .. q_{L-1}``, then ``q_i^-1 mod
-    R`` (the Montgomery constants). Read-only and cached.
-    """
-    R = 1 << ring.word_bits
-    words = [ring.L, *ring.moduli, *(pow(q, -1, R) for q in ring.moduli)]
-    arr = np.array(words, dtype=ring.np_dtype)
-    arr.flags.writeable = False
-    return arr
-
-
 @functools.cache
 def ntt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(tw, tw_shoup, ring)`` for :func:`ntt_source`: ``(L, n)`` arrays and :func:`ring_table`.
@@ -401,8 +381,8 @@ def ntt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     floor(tw[i, k] * R / q_i)``. Read-only and cached.
     """
     rows = [_twiddle_row(q, ring.n, ring.word_bits, False) for q in ring.moduli]
-    tw = _frozen_words(ring, [r[0] for r in rows])
-    return tw, _frozen_words(ring, [r[1] for r in rows]), ring_table(ring)
+    tw = frozen_words(ring, [r[0] for r in rows])
+    return tw, frozen_words(ring, [r[1] for r in rows]), ring_table(ring)
 
 
 @functools.cache
@@ -415,5 +395,5 @@ def intt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     and cached.
     """
     rows = [_twiddle_row(q, ring.n, ring.word_bits, True) for q in ring.moduli]
-    tw = _frozen_words(ring, [r[0] for r in rows])
-    return tw, _frozen_words(ring, [r[1] for r in rows]), ring_table(ring)
+    tw = frozen_words(ring, [r[0] for r in rows])
+    return tw, frozen_words(ring, [r[1] for r in rows]), ring_table(ring)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 import zlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -120,7 +121,7 @@ class _Stored:
         return None  # what is left is counted by the reader
 
 
-class _Inflating:
+class _Inflating(ABC):
     """A compressed stream inflated on demand: :meth:`read` gathers what :meth:`step` gives.
 
     A subclass names its compression (``name``), its decompressor's error (``error``) and how
@@ -134,9 +135,9 @@ class _Inflating:
     def left(self) -> int | None:
         return None  # unknown until inflated
 
+    @abstractmethod
     def step(self, most: int) -> bytes:
         """At most ``most`` more bytes, and none only where the stream or its input ends."""
-        raise NotImplementedError
 
     def read(self, count: int) -> bytearray:
         out = bytearray()

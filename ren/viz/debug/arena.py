@@ -11,6 +11,8 @@ import re
 
 from ren.engine.memory import ALIGN, DevicePlan, PlannedBuffer
 from ren.viz.debug.screens import StepperBase
+from ren.viz.memory.layout import bytes_text
+from ren.viz.memory.text import row_bytes
 
 
 class ArenaViews(StepperBase):
@@ -147,7 +149,6 @@ class ArenaViews(StepperBase):
         now = sorted(live + fresh, key=lambda p: (-p.nbytes, p.offset))
         try:
             from ren.viz.memory import plan_text
-            from ren.viz.memory.text import row_bytes
         except ImportError:  # the picture is optional
             pass
         else:
@@ -210,15 +211,13 @@ def _peak_kernel(d: DevicePlan, columns: int) -> int | None:
 
 def _with_use_now(picture: list[str], now: list[PlannedBuffer], band: int) -> list[str]:
     """The picture's rows with the bytes of each row's band that ``now`` holds, at the right."""
-    from ren.viz.memory.layout import _bytes
-
     out = []
     row = 0
     for line in picture:
         if re.fullmatch(r"\s*\S+(?: \S+)? [|][^|<]*[|<]", line):  # a row of offsets
             lo, hi = row * band, (row + 1) * band
             used = sum(max(0, min(hi, p.offset + p.nbytes) - max(lo, p.offset)) for p in now)
-            line += f" {_bytes(used)} in use" if used else ""
+            line += f" {bytes_text(used)} in use" if used else ""
             row += 1
         elif line.startswith("one row:"):
             line += "; right: the bytes in use now"

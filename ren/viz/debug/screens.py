@@ -29,23 +29,27 @@ class BufferInfo:
     domain: Domain | None = None
 
 
-def _ms(seconds: float | None) -> str:
+def ms_text(seconds: float | None) -> str:
+    """``seconds`` as milliseconds in a column of fixed width (a dash when not timed)."""
     return "       -   " if seconds is None else f"{seconds * 1e3:8.3f} ms"
 
 
-def _count_text(counts: Counter) -> str:
+def count_text(counts: Counter) -> str:
+    """``name n, ...``, the most frequent first."""
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(f"{name} {n}" for name, n in items)
 
 
-def _cut(text: str, max_lines: int | None, more: str) -> str:
+def cut_lines(text: str, max_lines: int | None, more: str) -> str:
+    """``text`` cut to ``max_lines`` lines, the last saying how many more and ``more`` (how)."""
     lines = text.splitlines()
     if max_lines is None or len(lines) <= max_lines:
         return text
     return "\n".join([*lines[:max_lines], f"... {len(lines) - max_lines} more lines ({more})"])
 
 
-def _describe(node: Node) -> str:
+def describe_node(node: Node) -> str:
+    """``ring domain device`` of ``node``, or its op for a node without a ring."""
     f = facts(node)
     if f.ring is None:
         return node.op.name
@@ -60,7 +64,7 @@ def _int_arg(text: str, what: str) -> int:
         raise ValueError(f"{what} must be a number, got {text!r}") from None
 
 
-def _short(node: Node, width: int = 48) -> str:
+def short_node(node: Node, width: int = 48) -> str:
     """``OP arg (SOURCE OPS)``: one node and what it reads, on one line."""
     arg = "" if node.arg is None else f" {node.arg!r}"
     text = f"{node.op.name}{arg}"

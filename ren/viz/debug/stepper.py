@@ -16,7 +16,14 @@ from ren.poly import Poly, prepare_realize
 from ren.viz.debug.arena import ArenaViews
 from ren.viz.debug.buffers import BufferViews
 from ren.viz.debug.regions import RegionViews
-from ren.viz.debug.screens import BufferInfo, _count_text, _cut, _describe, _ms, _short
+from ren.viz.debug.screens import (
+    BufferInfo,
+    count_text,
+    cut_lines,
+    describe_node,
+    ms_text,
+    short_node,
+)
 from ren.viz.debug.watching import _Watch
 from ren.viz.trace import RealizationRecord, kernel_source, record
 
@@ -96,7 +103,7 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
 
     def banner(self) -> str:
         """What is realized: the outputs' rings, domains and devices, the kernels, the arena."""
-        outs = Counter(_describe(n) for n in self.realization.sink.src)
+        outs = Counter(describe_node(n) for n in self.realization.sink.src)
         kinds = Counter(k.info.kind for k in self._kernels)
         lines = [self.title] if self.title else []
         parts = [f"{n} x {d}" if n > 1 else d for d, n in outs.items()]
@@ -107,7 +114,7 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
         )
         lines.append(
             f"{len(self.record.passes)} passes, {len(self._kernels)} kernels "
-            f"({_count_text(kinds)})" + (f", {arenas}" if arenas else "")
+            f"({count_text(kinds)})" + (f", {arenas}" if arenas else "")
         )
         watched = [w for w in self._all_watches() if self._relevant(w)]
         if watched:
@@ -133,7 +140,7 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
             mark = "->" if self.cursor == p.step else "  "
             lines.append(
                 f"{mark} {p.step:2d}  {p.name:<20} {len(p.rules):8d} {len(p.created):8d} "
-                f"{_ms(p.seconds)}"
+                f"{ms_text(p.seconds)}"
             )
         total = sum(p.seconds for p in self.record.passes)
         lines.append(f"    {len(self.record.passes)} passes in {total * 1e3:.3f} ms")
@@ -170,7 +177,7 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
             return "\n".join(
                 [
                     f"pass 0: the input graph, as handed to the scheduler ({nodes} nodes)",
-                    _cut(self._graph_text(graph), max_lines, more),
+                    cut_lines(self._graph_text(graph), max_lines, more),
                 ]
             )
         p = self.record.passes[i - 1]
@@ -190,8 +197,8 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
             for name, n in counts:
                 example = first[name]
                 lines.append(
-                    f"  {name:<{width}}  x{n:<4} e.g. {_short(example.before)} -> "
-                    f"{_short(example.after)}"
+                    f"  {name:<{width}}  x{n:<4} e.g. {short_node(example.before)} -> "
+                    f"{short_node(example.after)}"
                 )
         elif graph is self._graph_of(i - 1):
             lines.append("rules fired: none; the graph is unchanged")
@@ -199,10 +206,10 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
             lines.append("rules fired: none recorded (the pass rebuilt the graph directly)")
         created = Counter(n.op.name for n in p.created)
         if created:
-            lines.append(f"nodes created: {_count_text(created)}")
+            lines.append(f"nodes created: {count_text(created)}")
         text = self._graph_text(graph)
         lines.append(f"graph after the pass ({len(text.splitlines())} lines):")
-        lines.append(_cut(text, max_lines, more))
+        lines.append(cut_lines(text, max_lines, more))
         return "\n".join(lines)
 
     def graph(self, i: int | None = None) -> str:
@@ -272,7 +279,7 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
             seconds = unit.seconds if unit is not None else None
             lines.append(
                 f"ran {i:3d}  {k.info.name:<28} {k.info.kind:<12} {k.info.device:<6} "
-                f"{_ms(seconds)}  wrote {self._infos[id(k.bufs[0])].name}"
+                f"{ms_text(seconds)}  wrote {self._infos[id(k.bufs[0])].name}"
             )
         total = len(self._kernels)
         if self.done:

@@ -58,7 +58,7 @@ def _colour(i: int) -> str:
     return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
 
 
-def _bytes(n: float) -> str:
+def bytes_text(n: float) -> str:
     """``n`` bytes in the largest unit that keeps it at least 1: ``"512 B"``, ``"1.5 KiB"``."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(n) < 1024 or unit == "GiB":

@@ -10,11 +10,11 @@ from ren.viz.memory.layout import (
     MIN_RECT_HEIGHT,
     NAME_CHARS,
     _boxes,
-    _bytes,
     _colour,
     _header,
     _num,
     buffer_order,
+    bytes_text,
     plan_scale,
 )
 
@@ -34,7 +34,7 @@ def _kernel_name(kernels: list[str] | None, k: int) -> str:
 def _tooltip(name: str, p: PlannedBuffer, kernels: list[str] | None) -> str:
     life = f"kernel {p.first}" if p.first == p.last else f"kernels {p.first}-{p.last}"
     lines = [
-        f"{name}: {p.nbytes} B ({_bytes(p.nbytes)}), {p.size} x {p.dtype}",
+        f"{name}: {p.nbytes} B ({bytes_text(p.nbytes)}), {p.size} x {p.dtype}",
         f"offset {p.offset} to {p.offset + p.nbytes}",
         f"alive {life}",
     ]
@@ -104,7 +104,7 @@ def plan_svg(plan: DevicePlan, kernels: list[str] | None = None, title: str = ""
             f'<line x1="{_num(left - 4)}" y1="{_num(y)}" x2="{_num(left)}" y2="{_num(y)}" '
             'stroke="#666666"/>'
         )
-        out.append(_text(left - 6, y + 3.5, _bytes(b)))
+        out.append(_text(left - 6, y + 3.5, bytes_text(b)))
     out.append("</g>")
     mid = top + scale.plot_height / 2
     out.append(
@@ -138,8 +138,8 @@ def plan_svg(plan: DevicePlan, kernels: list[str] | None = None, title: str = ""
         )
         if w >= 16 and h >= 11:
             text = name
-            if w >= 7 * len(f"{name} {_bytes(p.nbytes)}") and h >= 11:
-                text = f"{name} {_bytes(p.nbytes)}"
+            if w >= 7 * len(f"{name} {bytes_text(p.nbytes)}") and h >= 11:
+                text = f"{name} {bytes_text(p.nbytes)}"
             labels.append(_text(x + w / 2, y + min(h / 2, 14) + 3.5, text))
     out.append("</g>")
     out.append('<g class="labels" text-anchor="middle" fill="#111111">')
@@ -159,12 +159,12 @@ def plan_svg(plan: DevicePlan, kernels: list[str] | None = None, title: str = ""
     bound_label_y = bound_y + 3.5
     if abs(arena_label_y - bound_label_y) < 12:  # equal or close: one above the other
         arena_label_y, bound_label_y = min(arena_y, bound_y) - 4, max(arena_y, bound_y) + 11
-    out.append(_text(right + 6, arena_label_y, f"arena {_bytes(plan.arena_bytes)}"))
+    out.append(_text(right + 6, arena_label_y, f"arena {bytes_text(plan.arena_bytes)}"))
     out.append(
         _text(
             right + 6,
             bound_label_y,
-            f"lower bound {_bytes(plan.lower_bound_bytes)}",
+            f"lower bound {bytes_text(plan.lower_bound_bytes)}",
             fill="#cc0000",
         )
     )

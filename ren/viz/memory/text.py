@@ -5,7 +5,15 @@ from __future__ import annotations
 import math
 
 from ren.engine.memory import ALIGN, DevicePlan
-from ren.viz.memory.layout import _SYMBOLS, _bytes, _columns, _counts, _facts, buffer_order, symbol
+from ren.viz.memory.layout import (
+    _SYMBOLS,
+    _columns,
+    _counts,
+    _facts,
+    buffer_order,
+    bytes_text,
+    symbol,
+)
 
 # --------------------------------------------------------------------------------------------
 # text
@@ -43,7 +51,7 @@ def plan_text(plan: DevicePlan, width: int = 72, height: int = 16) -> str:
     extent = max(plan.arena_bytes, plan.lower_bound_bytes, 1)
     band = row_bytes(plan, height)
     rows = -(-extent // band)
-    labels = [_bytes(r * band) for r in range(rows)]
+    labels = [bytes_text(r * band) for r in range(rows)]
     label_w = max(len(s) for s in [*labels, "offset"])
     cols = max(1, min(columns, width - label_w - 3))
     starts = [c * columns // cols for c in range(cols + 1)]  # column c: kernels [starts[c], ...)
@@ -74,14 +82,14 @@ def plan_text(plan: DevicePlan, width: int = 72, height: int = 16) -> str:
         lines.append(f"{labels[r]:>{label_w}} |{cells}{'<' if r == bound_row else '|'}")
     lines.append(f"{'':>{label_w}} +{'-' * cols}+")
     per = "one kernel" if cols == columns else f"{columns / cols:.2f} kernels"
-    lines.append(f"one row: {_bytes(band)}, one column: {per}, '.': free")
+    lines.append(f"one row: {bytes_text(band)}, one column: {per}, '.': free")
     lines.append(
-        f"'<': the row of the lower bound ({_bytes(plan.lower_bound_bytes)}); "
-        f"the arena is {_bytes(plan.arena_bytes)}"
+        f"'<': the row of the lower bound ({bytes_text(plan.lower_bound_bytes)}); "
+        f"the arena is {bytes_text(plan.arena_bytes)}"
     )
     if order and len(order) <= len(_SYMBOLS):
         entries = [
-            f"{symbol(i)}=b{i} {_bytes(p.nbytes)} k{p.first}"
+            f"{symbol(i)}=b{i} {bytes_text(p.nbytes)} k{p.first}"
             + (f"-{p.last}" if p.last != p.first else "")
             for i, p in enumerate(order)
         ]
