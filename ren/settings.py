@@ -337,6 +337,7 @@ SCHEDULE_CACHE: Setting[int] = _int(
     "The schedule cache: how many scheduled graphs a process keeps (0: schedule every time).",
 )  # fmt: skip
 PROGRESS: Setting[bool] = _bool("REN_PROGRESS", True, "Say on stderr what a long build compiles.")
+TIERED: Setting[bool] = _bool("REN_TIERED", True, "Run unbuilt cpu kernels while they build.")
 COMPILE_JOBS: Setting[int | None] = _int(
     "REN_COMPILE_JOBS", None, 1, None, "a positive integer",
     "Compiler processes that build kernels at once (unset: the cores).",

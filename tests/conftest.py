@@ -19,6 +19,10 @@ from tests.devices import gpu_missing, use_device
 
 # Run the verifier after every pass in the whole suite (scripts/test.sh exports it too).
 os.environ.setdefault("REN_CHECK", "1")
+# The suite tests the compiled kernels themselves: each is built before it runs. The first calls
+# that run while a kernel builds (REN_TIERED, on for users) have tests of their own, which turn it
+# on (tests/backends/test_tiers.py).
+os.environ.setdefault("REN_TIERED", "0")
 
 settings.register_profile(
     "ren",

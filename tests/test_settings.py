@@ -63,6 +63,7 @@ DEFAULTS = {
     "REN_CACHE_MAX_MB": 1024.0,
     "REN_SCHEDULE_CACHE": 256,
     "REN_PROGRESS": True,
+    "REN_TIERED": True,
     "REN_COMPILE_JOBS": None,
     "REN_THREADS": None,
     "REN_CUDA_EMULATE": False,

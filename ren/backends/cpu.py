@@ -11,22 +11,21 @@ machine), or ``REN_THREADS=N``; ``REN_THREADS=1`` builds without OpenMP at all.
 
 from __future__ import annotations
 
-import copy
 import ctypes
 import functools
-import hashlib
 import os
 from collections.abc import Callable
 
 import numpy as np
 
 from ren import settings
-from ren.backends import cpu_threads
+from ren.backends import cpu_graph, cpu_threads, cpu_tiers
+from ren.backends import python as interpreter
 from ren.backends.base import Templates, dispatch, kernel_source
-from ren.codegen import batch, lift, templates
+from ren.backends.cpu_graph import GraphRunner
+from ren.codegen import batch, compiler, lift, templates, vm
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import load_cached
-from ren.codegen.helpers import c_int, c_name
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
 from ren.codegen.toolchain import find_compiler, native_defines, supports_flag
@@ -34,13 +33,19 @@ from ren.device import Buffer
 from ren.ir.kernels import Family, KernelInfo, TemplateParams
 from ren.ir.node import Node
 from ren.ring import RingSpec, automorphism_ntt_table
+from ren.ring.primes import ntt_primes
 
-__all__ = ["CompiledKernel", "CopyKernel", "compile", "flags", "forget_kernels", "prepare"]
+__all__ = [
+    "CompiledKernel",
+    "CopyKernel",
+    "compile",
+    "flags",
+    "forget_kernels",
+    "graph_runner",
+    "prepare",
+]
 
 RENDERER = CRenderer()
-
-#: How a graph runner is built (``GraphRunner``).
-RUNNER_FLAGS = ("-O1", "-shared", "-fPIC")
 
 
 @functools.cache
@@ -115,15 +120,41 @@ def _elementwise_parts(ast: Node) -> tuple[str, str, tuple[np.ndarray, ...]]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _elementwise(ast: Node) -> CompiledKernel:
-    return CompiledKernel(*_elementwise_parts(ast))
+def _elementwise(ast: Node) -> CompiledKernel | cpu_tiers.Tiered:
+    name, source, tables = _elementwise_parts(ast)
+    future = cpu_tiers.pending(source)
+    if future is None:
+        return CompiledKernel(name, source, tables)
+
+    def fallback() -> Callable[[tuple[Buffer, ...]], None]:
+        return _vm_kernel(ast) or interpreter.compile(ast, None)  # type: ignore[arg-type]
+
+    return cpu_tiers.Tiered(name, future, lambda: CompiledKernel(name, source, tables), fallback)
+
+
+def _vm_kernel(ast: Node) -> cpu_tiers.VMKernel | None:
+    """``ast`` on the elementwise machine, once the machine's library is built; else ``None``."""
+    if cpu_tiers.machine(_program(ast).ring.dtype, flags()) is None:
+        return None
+    return _vm_bound(ast)
+
+
+@functools.lru_cache(maxsize=4096)
+def _vm_bound(ast: Node) -> cpu_tiers.VMKernel:
+    prog = _program(ast)
+    fn = cpu_tiers.machine(prog.ring.dtype, flags())
+    tables = _elementwise_parts(ast)[2]
+    return cpu_tiers.VMKernel(vm.encode(prog), prog.ring.n, tables, fn, _threaded())
 
 
 def forget_kernels() -> None:
     """Forget the kernels this process rendered and bound (the compile cache stays)."""
     _elementwise_parts.cache_clear()
     _elementwise.cache_clear()
+    _vm_bound.cache_clear()
+    _program.cache_clear()
     _polynomial.cache_clear()
+    cpu_tiers.forget()
 
 
 class CopyKernel:
@@ -170,7 +201,7 @@ class CTemplates(Templates[CTemplate]):
     def base_convert(self, ring: RingSpec, target: RingSpec) -> CTemplate:
         """The C basis extension and its tables; one limb: the lift (constants in its source)."""
         if lift.applies(ring, target):
-            return lift.lift_source(ring, target), ()
+            return lift.lift_source(ring, target), lift.lift_tables(ring, target)
         kernel = templates.base_convert_source(ring, target)
         return kernel, templates.base_convert_tables(ring, target)
 
@@ -193,6 +224,17 @@ def _polynomial(info: KernelInfo) -> CompiledKernel:
     prm = info.need_params()
     offsets = (0, prm.limb_offset * prm.source.n * np.dtype(prm.source.np_dtype).itemsize)
     return CompiledKernel(kernel.name, kernel.source, tuple(tables), offsets)
+
+
+def _template(ast: Node, info: KernelInfo) -> CompiledKernel | cpu_tiers.Tiered:
+    """A template kernel: built, or interpreted by the python backend while it builds."""
+    kernel = TEMPLATES.template(info)[0]
+    future = cpu_tiers.pending(kernel.source)
+    if future is None:
+        return _polynomial(info)
+    return cpu_tiers.Tiered(
+        kernel.name, future, lambda: _polynomial(info), lambda: interpreter.compile(ast, info)
+    )
 
 
 def source(ast: Node, info: KernelInfo) -> str:
@@ -219,7 +261,56 @@ def prepare(kernels: list[tuple[Node, KernelInfo]]) -> int:
             name, text = kernel.name, kernel.source
         sources.setdefault(text, name)
     pairs = [(name, text) for text, name in sources.items()]
-    return batch.build_all(pairs, flags(), jobs=_cores())
+    if not cpu_tiers.enabled():
+        return batch.build_all(pairs, flags(), jobs=_cores())
+    todo = [(name, text) for name, text in pairs if not compiler.cached(text, flags(), name=name)]
+    if not todo:
+        return 0
+    shapes = {(r.n, r.dtype) for ast, info in kernels for r in _rings(ast, info)}
+    for shape in sorted(shapes):  # the families and the machine, with the first batch of a shape
+        todo += [(name, text) for name, text in _stock(*shape) if (name, text) not in todo]
+    todo = [(name, text) for name, text in todo if not compiler.cached(text, flags(), name=name)]
+
+    def build(items: list[tuple[str, str]]) -> int:
+        return batch.build_all(items, flags(), jobs=_cores(), background=True)
+
+    return cpu_tiers.submit(todo, build)
+
+
+def _rings(ast: Node, info: KernelInfo) -> tuple[RingSpec, ...]:
+    """The rings a kernel reads (the families of their shapes are built with it)."""
+    if info.family is Family.ELEMENTWISE:
+        return (_program(ast).ring,)
+    if info.family is Family.COPY:
+        return ()
+    return (info.need_params().source,)
+
+
+@functools.cache
+def _stock(n: int, dtype: str) -> tuple[tuple[str, str], ...]:
+    """``(name, source)`` of every family kernel of one shape, and of the elementwise machine.
+
+    Their sources depend on ``n`` and the word size only, so a background build makes all of
+    them at the first kernel of a shape: the NTT, INTT, rescale and basis changes a program
+    reaches later are built by then. Built on an example ring of the shape (three primes).
+    """
+    ring = RingSpec(n, ntt_primes(n, 50 if dtype == "u64" else 28, 3), dtype=dtype)
+    one = RingSpec(n, ring.moduli[:1], dtype=dtype)
+    kernels = [
+        TEMPLATES.ntt(ring)[0],
+        TEMPLATES.intt(ring)[0],
+        TEMPLATES.rescale(ring, ring.moduli[-1:])[0],
+        TEMPLATES.base_convert(RingSpec(n, ring.moduli[:2], dtype=dtype), ring)[0],
+        TEMPLATES.base_convert(one, ring)[0],
+    ]
+    pairs = [(k.name, k.source) for k in kernels]
+    return (*dict.fromkeys(pairs), (vm.vm_name(dtype), vm.vm_source(dtype)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _program(ast: Node):
+    """The linearized body of an elementwise kernel (``ren.codegen.linearize``)."""
+    return linearize(ast)
 
 
 def _cores() -> int:
@@ -232,161 +323,11 @@ def _cores() -> int:
 
 def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
     """The runner of one kernel body on the cpu device."""
-    return dispatch(ast, info, elementwise=_elementwise, copy=_copy, template=_polynomial)
-
-
-# ---------------------------------------------------------------------------------------------
-# the graph runner of ren.jit: a whole captured plan as one C function
-
-
-class GraphRunner:
-    """A captured plan as one C function; each replay is one ctypes call.
-
-    Every kernel is called in order through a table of function pointers, with the byte offsets
-    of arena views and limb windows baked into the source.
-
-    The function takes ``F`` (the kernels' entry points) and ``B`` (the address of every root
-    buffer and table the plan touches). Inputs are slots of ``B`` set just before the call and
-    cleared after it. The source depends only on the plan's shape (indices, offsets, sizes), so
-    the same plan in another process hits the compile cache.
-    """
-
-    def __init__(
-        self, source: str, name: str, fns: list, roots: list, input_slots: dict, keep: list
-    ) -> None:
-        self.source, self.name = source, name
-        self._keep = keep  # the compiled kernels (and their libraries) the pointers point into
-        # -O1: the runner is a list of calls; -O2 took twice as long to build a bootstrap's
-        # (2.0 s against 1.1 s for 3,000 calls), for no faster replay
-        lib = load_cached(source, RUNNER_FLAGS, name=name)
-        self.fn = getattr(lib, name)
-        self.fn.restype = None
-        self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        self._lib = lib
-        self.F = np.array(
-            [ctypes.cast(f, ctypes.c_void_p).value for f in fns] or [0], dtype=np.uint64
-        )
-        self.roots = roots  # keeps every buffer and table alive while the runner is
-        self.B = np.array([0 if r is None else _address(r) for r in roots] or [0], dtype=np.uint64)
-        self.input_slots = input_slots  # input position -> slot of B
-        self.slots: list[tuple[int, int]] | None = None  # each argument's (slot, offset)
-
-    def rebound(self, units: list) -> GraphRunner | None:
-        """This runner over the buffers of ``units``, the same kernels over other buffers.
-
-        For a schedule-cache hit, whose units are those of the realization the runner was made
-        for, over fresh buffers: ``None`` unless the kernels are the same and their buffers are
-        shared the same way (each root in the same slot of ``B``, each view at the same offset).
-        """
-        if len(units) != len(self._keep) or any(
-            u.fn is not f for u, f in zip(units, self._keep, strict=True)
-        ):
-            return None
-        roots, slots = _roots(units)
-        if slots != self.slots:
-            return None
-        new = copy.copy(self)
-        new.roots = roots
-        new.B = np.array([_address(r) for r in roots] or [0], dtype=np.uint64)
-        return new
-
-    def run(self, inputs: list[Buffer | None]) -> None:
-        """One replay with ``inputs`` (by input position) bound."""
-        if _threaded():
-            cpu_threads.apply()
-        B = self.B
-        for k, slot in self.input_slots.items():
-            B[slot] = inputs[k].array.ctypes.data
-        try:
-            self.fn(self.F.ctypes.data, B.ctypes.data)
-        finally:
-            for slot in self.input_slots.values():
-                B[slot] = 0
-
-
-def _roots(units: list) -> tuple[list, list[tuple[int, int]]]:
-    """Every root buffer and table ``units`` touch, in order, and each argument's slot and offset.
-
-    The offset is the argument's byte offset in its root, which the runner's source bakes in.
-    """
-    roots: list = []
-    index: dict[int, int] = {}
-    slots: list[tuple[int, int]] = []
-    for unit in units:
-        args = [(b.root, b.offset) for b in unit.bufs]
-        args += [(t, 0) for t in getattr(unit.fn, "tables", ())]
-        for obj, offset in args:
-            key = id(obj)
-            if key not in index:
-                index[key] = len(roots)
-                roots.append(obj)
-            slots.append((index[key], offset))
-    return roots, slots
-
-
-def _address(obj: Buffer | np.ndarray) -> int:
-    array = obj if isinstance(obj, np.ndarray) else obj.ensure_allocated().need_array()
-    return array.ctypes.data
+    return dispatch(
+        ast, info, elementwise=_elementwise, copy=_copy, template=lambda i: _template(ast, i)
+    )
 
 
 def graph_runner(units: list, bindings: list[tuple[int, int, int]]) -> GraphRunner | None:
-    """The graph runner for a captured plan on the cpu device, or ``None`` if it cannot have one.
-
-    There is none when a unit is neither a compiled kernel nor a copy between host buffers.
-    """
-    roots: list = []
-    index: dict[int, int] = {}
-    input_slots: dict[int, int] = {}
-    bound = {(i, j): k for i, j, k in bindings}
-
-    def slot_of(obj, key: int) -> int:
-        if key not in index:
-            index[key] = len(roots)
-            roots.append(obj)
-        return index[key]
-
-    fns: list[Callable[..., None]] = []
-    lines: list[str] = []
-    for i, unit in enumerate(units):
-        args = []
-        for j, buf in enumerate(unit.bufs):
-            if (i, j) in bound:
-                k = bound[(i, j)]
-                slot = slot_of(None, -1 - k)
-                input_slots[k] = slot
-                args.append((slot, 0))
-            else:
-                args.append((slot_of(buf.root, id(buf.root)), buf.offset))
-        fn = unit.fn
-        if isinstance(fn, CompiledKernel):
-            for j, off in enumerate(fn.offsets):
-                if off:
-                    slot, byte = args[j]
-                    args[j] = (slot, byte + off)
-            args += [(slot_of(t, id(t)), 0) for t in fn.tables]
-            params = ", ".join(["void *"] * len(args))
-            call = ", ".join(f"B[{c_int(s)}] + {c_int(o)}" for s, o in args)
-            note = c_name(fn.name)
-            lines.append(f"    ((void (*)({params}))F[{len(fns)}])({call});  /* {note} */")
-            fns.append(fn.fn)
-        elif isinstance(fn, CopyKernel):
-            (ds, do), (ss, so) = args
-            nbytes = unit.bufs[0].nbytes
-            so += fn.offset * (nbytes // fn.size)  # the window's first word, in bytes
-            where = f"B[{c_int(ds)}] + {c_int(do)}, B[{c_int(ss)}] + {c_int(so)}"
-            lines.append(f"    memcpy({where}, {c_int(nbytes)});  /* copy */")
-        else:
-            return None
-    body = "\n".join(lines)
-    digest = hashlib.sha256(body.encode()).hexdigest()[:12]
-    name = f"ren_graph_{digest}"
-    source = (
-        "/* A plan captured by ren.jit: every kernel in order. F: entry points; B: root buffers\n"
-        "   and tables (inputs are bound just before the call). Offsets are in bytes. */\n"
-        "#include <string.h>\n\n"
-        f"void {name}(void *const *F, char *const *B)\n{{\n{body}\n}}\n"
-    )
-    runner = GraphRunner(source, name, fns, roots, input_slots, [u.fn for u in units])
-    if not bindings:  # a realization's units: the shape a schedule-cache hit can rebind
-        runner.slots = _roots(units)[1]
-    return runner
+    """The graph runner of a captured plan (``ren.backends.cpu_graph``), or ``None``."""
+    return cpu_graph.graph_runner(units, bindings, _threaded())

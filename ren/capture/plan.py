@@ -78,6 +78,7 @@ class CapturedPlan:
     pruned: int = 0
     memory: MemoryPlan = dataclasses.field(default_factory=MemoryPlan)
     runner: PlanRunner | None = None
+    building: bool = False  # a kernel still building (ren.backends.cpu_tiers): no runner yet
     capture_s: float = 0.0
     staging: dict[int, Buffer] = dataclasses.field(default_factory=dict)
     replays: int = 0
@@ -176,6 +177,10 @@ class CapturedPlan:
             new.append(buf)
         if plan.const_rows:
             write_constants(plan.units, plan.const_rows, polys)
+        if plan.runner is None and plan.building:  # kernels built in the background since?
+            plan.building = _building(plan)
+            if not plan.building:
+                plan.runner = _graph_runner(plan)
         try:
             validate = settings.VALIDATE.get()
             if plan.runner is not None and not validate:
@@ -367,9 +372,19 @@ def _bound(new: list[Buffer | None], k: int) -> Buffer:
     return buf
 
 
+def _building(plan: CapturedPlan) -> bool:
+    """Whether a kernel of the plan still runs while its library builds (``Tiered``)."""
+    return any(getattr(u.fn, "building", False) for u in plan.units)
+
+
 def _graph_runner(plan: CapturedPlan) -> PlanRunner | None:
-    """The backend's graph runner for the plan, when every unit is on one device that has one."""
-    if not settings.JIT_GRAPH.get() or not plan.units:
+    """The backend's graph runner for the plan, when every unit is on one device that has one.
+
+    While a kernel of the plan is still being built there is none yet; ``plan.building`` then
+    says to try again at a later replay.
+    """
+    plan.building = _building(plan)
+    if not settings.JIT_GRAPH.get() or not plan.units or plan.building:
         return None
     devices = {u.device for u in plan.units}
     if len(devices) != 1:

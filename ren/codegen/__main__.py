@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 import ren
+from ren import settings
 from ren.backends import cpu, cpu_threads
 from ren.capture.plankernels import plan_kernels
 from ren.codegen import compiler
@@ -87,14 +88,15 @@ def main(argv: list[str] | None = None) -> int:
         except (TypeError, ValueError) as e:
             parser.error(str(e))
     start, before = time.perf_counter(), len(_entries())
-    if args.plan is not None:
-        try:
-            warm_plan(args.plan)
-        except (OSError, ValueError, RenError) as e:  # no such file, a damaged plan, no device
-            print(f"python -m ren.codegen warm: {e}", file=sys.stderr)
-            return 1
-    else:
-        warm_preset(args.preset)
+    with settings.override(TIERED=False):  # build every kernel before it runs: what warm is for
+        if args.plan is not None:
+            try:
+                warm_plan(args.plan)
+            except (OSError, ValueError, RenError) as e:  # no such file, a damaged plan, no device
+                print(f"python -m ren.codegen warm: {e}", file=sys.stderr)
+                return 1
+        else:
+            warm_preset(args.preset)
     took = time.perf_counter() - start
     made = len(_entries()) - before
     print(f"ren: {made} kernels compiled in {took:.1f} s; the cache is {compiler.cache_dir()}")

@@ -23,6 +23,7 @@ error says what is compiled (``ren.progress``; ``REN_PROGRESS=0`` silences it), 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,11 +60,14 @@ def build_all(
     flags: tuple[str, ...],
     jobs: int = 1,
     what: str = "the cpu device",
+    background: bool = False,
 ) -> int:
     """Build every ``(name, source)`` the compile cache lacks, together; how many were built.
 
     ``jobs`` compiler processes run at once (``REN_COMPILE_JOBS`` overrides it). Afterwards
-    ``compiler.load_cached(source, flags, name=name)`` finds each one built.
+    ``compiler.load_cached(source, flags, name=name)`` finds each one built. ``background``: the
+    program goes on meanwhile (``ren.backends.cpu_tiers``), so the compiler processes run at a
+    lower priority and the progress line says so.
 
     Raises:
         CompileError: the compiler rejected a source (built alone, so the message names it).
@@ -79,15 +83,17 @@ def build_all(
     jobs = max(1, min(jobs, len(items)))
     seconds = estimate([src for _, src in items], jobs)
     show = settings.PROGRESS.get() and seconds > SLOW_SECONDS
-    bar = Progress(f"ren: compiling {len(items)} kernels for {what}", jobs, show)
+    where = " in the background" if background else ""
+    bar = Progress(f"ren: compiling {len(items)} kernels for {what}{where}", jobs, show)
+    meanwhile = "; the first calls run without them meanwhile" if background else ""
     bar.say(
-        f"about {seconds:.0f} s with {jobs} compiler process{'es' if jobs > 1 else ''}; they are "
-        f"kept in {compiler.build_directory()} for the next run "
+        f"about {seconds:.0f} s with {jobs} compiler process{'es' if jobs > 1 else ''}{meanwhile};"
+        f" they are kept in {compiler.build_directory()} for the next run "
         "(python -m ren.codegen warm fills it ahead of time)"
     )
     placed: set[str] = set()
     with contextlib.suppress(OSError):  # the cache deleted under the batch: each alone, below
-        _build_chunks(_balanced(items, jobs), flags, bar, placed)
+        _build_chunks(_balanced(items, jobs), flags, bar, placed, background)
     for name, src in items:  # what no batch placed: alone, so that a CompileError names it
         if src not in placed:
             compiler.compile_cached(src, flags, name=name)
@@ -97,7 +103,11 @@ def build_all(
 
 
 def _build_chunks(
-    chunks: list[list[tuple[str, str]]], flags: tuple[str, ...], bar: Progress, placed: set[str]
+    chunks: list[list[tuple[str, str]]],
+    flags: tuple[str, ...],
+    bar: Progress,
+    placed: set[str],
+    background: bool = False,
 ) -> None:
     """Build each chunk as one library, all at once; each kernel of a good one goes in ``placed``.
 
@@ -107,7 +117,7 @@ def _build_chunks(
     with tempfile.TemporaryDirectory(
         dir=compiler.build_directory(), prefix=".batch-", ignore_cleanup_errors=True
     ) as tmp:
-        runs = [_start(Path(tmp), i, chunk, flags) for i, chunk in enumerate(chunks)]
+        runs = [_start(Path(tmp), i, chunk, flags, background) for i, chunk in enumerate(chunks)]
         for done, (chunk, (proc, lib, started)) in enumerate(zip(chunks, runs, strict=True), 1):
             err = proc.communicate()[1]
             if settings.DEBUG.get() >= 1:
@@ -136,9 +146,12 @@ def _balanced(items: list[tuple[str, str]], jobs: int) -> list[list[tuple[str, s
 
 
 def _start(
-    tmp: Path, index: int, chunk: list[tuple[str, str]], flags: tuple[str, ...]
+    tmp: Path, index: int, chunk: list[tuple[str, str]], flags: tuple[str, ...], background: bool
 ) -> tuple[subprocess.Popen, Path, float]:
-    """Write ``chunk``'s files and start the compiler on them: ``(process, library, start)``."""
+    """Write ``chunk``'s files and start the compiler on them: ``(process, library, start)``.
+
+    ``background``: the compiler runs at a lower priority (``nice -n 10``) than the program.
+    """
     cc, _ = find_compiler()
     files: list[Path] = []
     units: dict[str, list[str]] = {}  # a shared head -> the kernels after it
@@ -155,5 +168,7 @@ def _start(
     lib = tmp / f"batch-{index}.so"
     cmd = [cc, *flags, "-o", str(lib), *map(str, files)]
     started = time.perf_counter()
+    if background and shutil.which("nice"):  # below the program, which goes on meanwhile
+        cmd = ["nice", "-n", "10", *cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return proc, lib, started

@@ -22,6 +22,7 @@ __all__ = [
     "BLOCK",
     "CArg",
     "CKernel",
+    "basis_change_args",
     "block_of",
     "frozen",
     "frozen_words",
@@ -76,6 +77,18 @@ def word_arg(name: str, ring: RingSpec, role: str, shape=None) -> CArg:
         np.dtype(ring.np_dtype).name,
         shape or (ring.L, ring.n),
         role,
+    )
+
+
+def basis_change_args(
+    ring: RingSpec, target: RingSpec, c: np.ndarray, q_float: np.ndarray
+) -> tuple[CArg, ...]:
+    """``out, in, c, q_float``: a basis change from ``ring`` to ``target`` reading two tables."""
+    return (
+        word_arg("out", target, "out"),
+        word_arg("in", ring, "in"),
+        CArg("c", "const uint64_t *", "uint64", c.shape, "table"),
+        CArg("q_float", "const double *", "float64", q_float.shape, "table"),
     )
 
 

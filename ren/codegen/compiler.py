@@ -59,6 +59,7 @@ __all__ = [
     "BUILD_ATTEMPTS",
     "RENDERER_VERSION",
     "CompileError",
+    "after_fork",
     "build_directory",
     "cache_dir",
     "cached",
@@ -78,6 +79,12 @@ _lock = threading.Lock()  # guards every table below
 _memory: dict[str, Path] = {}  # "name-key" -> library built or found by this process
 _building: set[Path] = set()  # entries being built or checked now: never evicted
 _key_locks = tuple(threading.Lock() for _ in range(64))  # builds of one key run one at a time
+
+
+def after_fork() -> None:
+    """New locks, in a forked child (a thread of the parent, not in the child, may hold one)."""
+    global _lock, _key_locks
+    _lock, _key_locks = threading.Lock(), tuple(threading.Lock() for _ in range(64))
 
 
 class _Vanished(Exception):
@@ -375,9 +382,6 @@ def _keep_failed(path: Path, source: str) -> Path | str:
         except OSError:
             continue
     return "nowhere: no directory could be written"
-
-
-# -- the size bound ----------------------------------------------------------------------------
 
 
 def trim() -> None:

@@ -15,33 +15,45 @@ one Montgomery product per word where the generic kernel takes three and two 128
 from __future__ import annotations
 
 import functools
-import hashlib
 
-from ren.codegen.ckernel import CKernel, word_arg
-from ren.codegen.helpers import c_array, c_helpers, fill, header, limbs, omp_for, tag
+import numpy as np
+
+from ren.codegen.ckernel import CKernel, basis_change_args, block_of, frozen
+from ren.codegen.helpers import c_helpers, family_header, family_tag, fill, omp_for_words
 from ren.ring import RingSpec
 
-__all__ = ["applies", "lift_source"]
+__all__ = ["applies", "lift_source", "lift_tables"]
 
 LIFT_DOC = """\
-Basis change of one limb (q = {q}) to target moduli ({targets}): the centered value a_c mod each
-target modulus, the words of the fast base conversion (ren.ring.arith.base_convert) with L = 1:
-y = a R^-1 mod q plain, v = floor(y / q + 1/2) in double (0 or 1), out = (y mod p) - v (q mod p)
-mod p in Montgomery form (y mod p by conditional subtractions of 2^k p where q < 32p, else a
-division). A target modulus equal to q gets a copy of the limb.
+Basis change of one limb (q, from the table) to the table's target moduli: the centered value
+a_c mod each target modulus, the words of the fast base conversion (ren.ring.arith.base_convert)
+with L = 1: y = a R^-1 mod q plain, v = floor(y / q + 1/2) in double (0 or 1), out = (y mod p) -
+v (q mod p) mod p in Montgomery form (y mod p by conditional subtractions of 2^k p where q < 32p,
+else a division). A target modulus equal to q gets a copy of the limb.
 
-  out  ({L_out}, {n}) target words; must not overlap `in`.
-  in   (1, {n}) source words in [0, q), coefficient form."""
+  out      (L', {n}) target words; must not overlap `in`.
+  in       (1, {n}) source words in [0, q), coefficient form.
+  c        the table (ren.codegen.lift.lift_tables): F (fresh targets), S (shared), q, q^-1 mod
+           2^64, the S rows equal to q, the F fresh rows, then P, P_INV, Q_MOD_P, STEPS (a
+           negative step count as its two's complement) and R2, F words each.
+  q_float  (1,) q as a double."""
 
 LIFT = """
-enum { N_FRESH = {n_fresh}, N_SHARED = {n_shared}, B = {block} };
-{consts}
+enum { B = {block} };
 
-void {name}(uint64_t *restrict out, const uint64_t *restrict in)
+void {name}(uint64_t *restrict out, const uint64_t *restrict in, const uint64_t *restrict c,
+            const double *restrict q_float_)
 {
-    const uint64_t q = {q}ULL, q_inv = {q_inv}ULL;
-    const double q_float = {q_float};
-    for (int s = 0; s < N_SHARED; ++s)
+    const int64_t n_fresh = (int64_t)c[0], n_shared = (int64_t)c[1];
+    const uint64_t q = c[2], q_inv = c[3];
+    const uint64_t *restrict SHARED_DST = c + 4, *restrict FRESH_ROWS = SHARED_DST + n_shared;
+    const uint64_t *restrict P = FRESH_ROWS + n_fresh, *restrict P_INV = P + n_fresh;
+    const uint64_t *restrict Q_MOD_P = P_INV + n_fresh, *restrict STEPS = Q_MOD_P + n_fresh;
+    const uint64_t *restrict R2 = STEPS + n_fresh;
+    const double q_float = q_float_[0];
+    const int64_t L = n_fresh;                          /* the rows the loop below computes */
+    (void)L;                                            /* (read by OpenMP's if clause only) */
+    for (int64_t s = 0; s < n_shared; ++s)
         for (size_t k = 0; k < {n}; ++k)
             out[(size_t)SHARED_DST[s] * {n} + k] = in[k];
     {omp}
@@ -51,17 +63,18 @@ void {name}(uint64_t *restrict out, const uint64_t *restrict in)
             y[b] = mont_mul_u64(in[k0 + b], 1, q, q_inv);                  /* plain, in [0, q) */
             v[b] = (uint64_t)((double)y[b] / q_float + 0.5);              /* as the reference */
         }
-        for (int f = 0; f < N_FRESH; ++f) {
+        for (int64_t f = 0; f < n_fresh; ++f) {
             const uint64_t p = P[f], p_inv = P_INV[f], q_mod_p = Q_MOD_P[f], r2 = R2[f];
+            const int64_t steps = (int64_t)STEPS[f];
             uint64_t *restrict dst = out + (size_t)FRESH_ROWS[f] * {n} + k0;
             uint64_t r[B];
-            if (STEPS[f] < 0) {                             /* q >= 32p: y mod p by division */
+            if (steps < 0) {                                /* q >= 32p: y mod p by division */
                 for (int b = 0; b < B; ++b)
                     r[b] = y[b] % p;
             } else {               /* q < 2^(s+1) p: subtract 2^k p where it fits, k = s .. 0 */
                 for (int b = 0; b < B; ++b)
                     r[b] = y[b];
-                for (int k = STEPS[f]; k >= 0; --k)
+                for (int64_t k = steps; k >= 0; --k)
                     for (int b = 0; b < B; ++b)
                         r[b] = r[b] >= (p << k) ? r[b] - (p << k) : r[b];
             }
@@ -88,45 +101,49 @@ def applies(ring: RingSpec, target: RingSpec) -> bool:
     return ring.L == 1 and ring.dtype == target.dtype == "u64" and ring.n == target.n
 
 
+def _check(ring: RingSpec, target: RingSpec) -> None:
+    if not applies(ring, target):
+        raise ValueError(f"lift_source converts one u64 limb to u64 words, not {ring} to {target}")
+
+
 @functools.cache
 def lift_source(ring: RingSpec, target: RingSpec) -> CKernel:
     """The basis change of one limb as C, word for word the generic kernel's.
 
+    ``void ren_lift_n<n>_u64(out, in, c, q_float)``: the moduli and constants are the tables of
+    :func:`lift_tables`, so the source depends on ``n`` only (one build serves every limb of
+    every chain of that ``n``).
+
     Raises:
         ValueError: when :func:`applies` does not hold.
     """
-    if not applies(ring, target):
-        raise ValueError(f"lift_source converts one u64 limb to u64 words, not {ring} to {target}")
+    _check(ring, target)
+    name = f"ren_lift_{family_tag(ring)}"
+    doc = fill(LIFT_DOC, n=ring.n)
+    body = fill(LIFT, name=name, n=ring.n, omp=omp_for_words(ring.n), block=block_of(ring))
+    source = family_header(f"{name}: basis change of one limb", ring, doc, "ren.codegen.lift")
+    args = basis_change_args(ring, target, *lift_tables(ring, target))
+    return CKernel(source + c_helpers("u64") + body, name, args)
+
+
+@functools.cache
+def lift_tables(ring: RingSpec, target: RingSpec) -> tuple[np.ndarray, np.ndarray]:
+    """``(c, q_float)`` for :func:`lift_source`: the sizes and constants as words, and ``q``.
+
+    Read-only and cached.
+
+    Raises:
+        ValueError: when :func:`applies` does not hold.
+    """
+    _check(ring, target)
     (q,) = ring.moduli
     R = 1 << 64
     fresh = [k for k, p in enumerate(target.moduli) if p != q]
     shared = [k for k, p in enumerate(target.moduli) if p == q]
     ps = [target.moduli[k] for k in fresh]
-    consts = [
-        ("SHARED_DST", "int", shared),
-        ("FRESH_ROWS", "int", fresh),
-        ("P", "uint64_t", ps),
-        ("P_INV", "uint64_t", [pow(p, -1, R) for p in ps]),
-        ("Q_MOD_P", "uint64_t", [q % p for p in ps]),
-        ("STEPS", "int", [_steps(q, p) for p in ps]),
-        ("R2", "uint64_t", [R * R % p for p in ps]),
-    ]
-    digest = hashlib.sha256(repr(target).encode()).hexdigest()[:8]
-    name = f"ren_lift_to{target.L}_{digest}_{tag(ring)}"
-    doc = fill(LIFT_DOC, q=q, targets=limbs(target), L_out=target.L, n=ring.n)
-    body = fill(
-        LIFT,
-        n_fresh=len(fresh),
-        n_shared=len(shared),
-        consts="\n".join(c_array(*c) for c in consts),
-        name=name,
-        q=q,
-        q_inv=pow(q, -1, R),
-        q_float=float(q).hex(),
-        n=ring.n,
-        omp=omp_for(target, over_limbs=False),
-        block=min(ring.n, 64),
-    )
-    source = header(f"{name}: basis change of one limb", ring, doc) + c_helpers("u64") + body
-    out = word_arg("out", target, "out")
-    return CKernel(source, name, (out, word_arg("in", ring, "in")))
+    words = [len(fresh), len(shared), q, pow(q, -1, R), *shared, *fresh, *ps]
+    words += [pow(p, -1, R) for p in ps]
+    words += [q % p for p in ps]
+    words += [_steps(q, p) % R for p in ps]
+    words += [R * R % p for p in ps]
+    return frozen(np.array(words, dtype=np.uint64)), frozen(np.array([float(q)], dtype=np.float64))

@@ -15,7 +15,14 @@ import math
 
 import numpy as np
 
-from ren.codegen.ckernel import CArg, CKernel, block_of, frozen, frozen_words, word_arg
+from ren.codegen.ckernel import (
+    CKernel,
+    basis_change_args,
+    block_of,
+    frozen,
+    frozen_words,
+    word_arg,
+)
 from ren.codegen.helpers import WORD, c_helpers, family_header, family_tag, fill, omp_for_words
 from ren.ring import RingSpec
 from ren.ring.arith import check_drop
@@ -459,13 +466,7 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
     )
     helpers = "".join(c_helpers(d) for d in sorted({ring.dtype, target.dtype}))
     source = family_header(f"{name}: fast base conversion", ring, doc) + helpers + body
-    c, q_float = base_convert_tables(ring, target)
-    args = (
-        word_arg("out", target, "out"),
-        word_arg("in", ring, "in"),
-        CArg("c", "const uint64_t *", "uint64", c.shape, "table"),
-        CArg("q_float", "const double *", "float64", q_float.shape, "table"),
-    )
+    args = basis_change_args(ring, target, *base_convert_tables(ring, target))
     return CKernel(source, name, args)
 
 
