@@ -17,9 +17,9 @@ program); the first call after the build finishes loads the library and uses it 
 ``CompileError`` reaches the program that needs the kernel.
 
 Off (``REN_TIERED=0``), under ``REN_VALIDATE`` (which checks the compiled kernels themselves) and
-for ``python -m ren.codegen warm`` (which exists to build), every kernel is built before it runs,
-as before. A process that exits while a build runs waits for it (its libraries fill the cache for
-the next run); ``wait()`` does the same from a program.
+for ``python -m ren.codegen warm`` (which exists to build), every kernel is built before it runs.
+A process that exits while a build runs waits for it (its libraries fill the cache for the next
+run); ``wait()`` does the same from a program.
 
 Threads: the table of builds under way is behind a lock; a ``Tiered`` kernel may be called from
 several threads at once (each may load the finished library; the loads agree). Processes: a
@@ -35,7 +35,8 @@ import ctypes
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
+from typing import Any
 
 import numpy as np
 
@@ -46,9 +47,11 @@ from ren.device import Buffer
 
 __all__ = ["Tiered", "VMKernel", "enabled", "pending", "submit", "wait"]
 
-_lock = threading.Lock()  # guards _pending and _pool
+_lock = threading.Lock()  # guards _pending, _queue and _worker
 _pending: dict[str, Future] = {}  # source -> the background build that makes it
-_pool: list[ThreadPoolExecutor] = []
+_Job = tuple[list[tuple[str, str]], Callable[[list[tuple[str, str]]], int], Future, Any]
+_queue: list[_Job] = []  # submitted, not started: (pairs, build, future, settings)
+_worker: list[threading.Thread] = []  # the background thread, while it runs
 _machines: dict[str, tuple[Callable[..., int], object]] = {}  # dtype -> (entry point, library)
 
 
@@ -64,7 +67,8 @@ def _forked() -> None:
     _lock = threading.Lock()
     compiler.after_fork()  # the background thread may have held the compile cache's locks
     _pending.clear()
-    _pool.clear()
+    _queue.clear()
+    _worker.clear()
     _generation[0] += 1
 
 
@@ -86,27 +90,50 @@ def submit(pairs: list[tuple[str, str]], build: Callable[[list[tuple[str, str]]]
     """Build ``(name, source)`` pairs not already under way in the background, with ``build``.
 
     Returns how many were submitted. ``build`` runs in the background thread, in a copy of the
-    caller's settings (``contextvars``).
+    caller's settings (``contextvars``). What is submitted while a build runs is built together
+    after it, in one build: a program's first realizations, each with a few new kernels, make a
+    few libraries, not one per realization.
     """
     with _lock:
         todo = [(name, src) for name, src in pairs if src not in _pending]
         if not todo:
             return 0
-        if not _pool:
-            _pool.append(ThreadPoolExecutor(1, thread_name_prefix="ren-build"))
-        context = contextvars.copy_context()
-        future = _pool[0].submit(context.run, build, todo)
+        future: Future = Future()
+        _queue.append((todo, build, future, contextvars.copy_context()))
         for _, src in todo:
             _pending[src] = future
-
-    def done(fut: Future) -> None:
-        with _lock:
-            for _, src in todo:
-                if _pending.get(src) is fut:
-                    del _pending[src]
-
-    future.add_done_callback(done)
+        if not _worker:
+            _worker.append(threading.Thread(target=_work, name="ren-build"))
+            _worker[0].start()
     return len(todo)
+
+
+def _work() -> None:
+    """The background thread: build everything queued, together, until nothing is left."""
+    while True:
+        with _lock:
+            jobs = list(_queue)
+            _queue.clear()
+            if not jobs:
+                _worker.clear()
+                return
+        items = list(dict.fromkeys(pair for pairs, _, _, _ in jobs for pair in pairs))
+        _, build, _, context = jobs[-1]  # the latest settings
+        error: BaseException | None = None
+        try:
+            context.run(build, items)
+        except BaseException as e:  # the kernels' own calls build them again and raise it
+            error = e
+        for _, _, future, _ in jobs:  # done before they leave the table: wait() sees them
+            if error is None:
+                future.set_result(len(items))
+            else:
+                future.set_exception(error)
+        with _lock:
+            for pairs, _, future, _ in jobs:
+                for _, src in pairs:
+                    if _pending.get(src) is future:
+                        del _pending[src]
 
 
 def wait() -> None:

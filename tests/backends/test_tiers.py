@@ -217,3 +217,57 @@ def test_a_forked_child_builds_what_its_parent_was_still_building(fresh, held):
     assert os.waitstatus_to_exitcode(status) == 0
     assert first.tolist() == want
     assert not held.is_set()  # the parent's build is still held: the child did not wait for it
+
+
+def test_what_is_submitted_while_a_build_runs_is_built_together_after_it():
+    import time
+
+    gate, calls = threading.Event(), []
+
+    def build(items):
+        calls.append([name for name, _ in items])
+        assert gate.wait(60)
+        return len(items)
+
+    assert cpu_tiers.submit([("a", "/* test a */")], build) == 1
+    for _ in range(500):  # until the background thread runs the first build
+        if calls:
+            break
+        time.sleep(0.01)
+    assert cpu_tiers.submit([("b", "/* test b */")], build) == 1
+    assert cpu_tiers.submit([("c", "/* test c */"), ("b", "/* test b */")], build) == 1
+    futures = [cpu_tiers.pending(f"/* test {k} */") for k in "bc"]
+    assert all(f is not None and not f.done() for f in futures)
+    gate.set()
+    cpu_tiers.wait()
+    assert calls == [["a"], ["b", "c"]]  # one build for what came while "a" was built
+    assert [f.result() for f in futures] == [2, 2]
+    assert cpu_tiers.pending("/* test b */") is None
+
+
+def test_many_threads_call_kernels_while_they_build_and_after(fresh, held):
+    """Eight threads realize the same programs before, during and after the build finishes."""
+    ring = RingSpec(64, ntt_primes(64, 60, 3))
+    ca, cb = _coeffs(ring, 1), _coeffs(ring, 2)
+    want = [p.limbs() for p in realize(*programs(ring, "python", ca, cb))]
+    errors: list[str] = []
+    start = threading.Barrier(8)
+
+    def worker(k: int) -> None:
+        start.wait()
+        for i in range(6):
+            if k == 0 and i == 2:
+                held.set()  # the build goes on while the others call
+            got = realize(*programs(ring, "cpu", ca, cb))
+            if not all((g.limbs() == w).all() for g, w in zip(got, want, strict=True)):
+                errors.append(f"thread {k}, call {i}")
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not errors
+    cpu_tiers.wait()
+    units = _units(programs(ring, "cpu", ca, cb))
+    assert not any(getattr(u.fn, "building", False) for u in units)
