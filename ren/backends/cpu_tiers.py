@@ -11,10 +11,10 @@ builds it in the background (``REN_TIERED``, on by default):
 
 Both give the very words the compiled kernel gives (the conformance tests compare every backend
 with the python one), so only the time of those first calls differs. A background thread runs
-the compiler (``ren.codegen.batch``, one process per free core, at a lower priority than the
-program); the first call after the build finishes loads the library and uses it from then on
-(``Tiered``). A build that fails is tried again at that call, in the caller's thread, so the
-``CompileError`` reaches the program that needs the kernel.
+the compiler (``ren.codegen.batch``, one process per free core, at the program's priority); the
+first call after the build finishes loads the library and uses it from then on (``Tiered``). A
+build that fails is tried again at that call, in the caller's thread, so the ``CompileError``
+reaches the program that needs the kernel.
 
 Off (``REN_TIERED=0``), under ``REN_VALIDATE`` (which checks the compiled kernels themselves) and
 for ``python -m ren.codegen warm`` (which exists to build), every kernel is built before it runs.
