@@ -296,13 +296,16 @@ def _stock(n: int, dtype: str) -> tuple[tuple[str, str], ...]:
     """
     ring = RingSpec(n, ntt_primes(n, 50 if dtype == "u64" else 28, 3), dtype=dtype)
     one = RingSpec(n, ring.moduli[:1], dtype=dtype)
-    kernels = [
-        TEMPLATES.ntt(ring)[0],
-        TEMPLATES.intt(ring)[0],
-        TEMPLATES.rescale(ring, ring.moduli[-1:])[0],
-        TEMPLATES.base_convert(RingSpec(n, ring.moduli[:2], dtype=dtype), ring)[0],
-        TEMPLATES.base_convert(one, ring)[0],
+    kernels = [  # the sources alone: the example ring's twiddle tables are never needed
+        templates.ntt_source(ring),
+        templates.intt_source(ring),
+        templates.rescale_source(ring, ring.moduli[-1:]),
+        templates.base_convert_source(RingSpec(n, ring.moduli[:2], dtype=dtype), ring),
     ]
+    if lift.applies(one, ring):
+        kernels.append(lift.lift_source(one, ring))
+    else:
+        kernels.append(templates.base_convert_source(one, ring))
     pairs = [(k.name, k.source) for k in kernels]
     return (*dict.fromkeys(pairs), (vm.vm_name(dtype), vm.vm_source(dtype)))
 
