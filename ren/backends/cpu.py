@@ -113,7 +113,7 @@ def _elementwise_parts(ast: Node) -> tuple[str, str, tuple[np.ndarray, ...]]:
     The tables are the gather tables of its automorphisms, then the ring table (the limb count
     and moduli the source reads at run time).
     """
-    prog = linearize(ast)
+    prog = _program(ast)
     name, source = render_named(RENDERER, prog)
     tables = tuple(np.ascontiguousarray(automorphism_ntt_table(t.n, t.g)) for t in prog.tables)
     return name, source, (*tables, templates.ring_table(prog.ring))
@@ -267,9 +267,9 @@ def prepare(kernels: list[tuple[Node, KernelInfo]]) -> int:
     if not todo:
         return 0
     shapes = {(r.n, r.dtype) for ast, info in kernels for r in _rings(ast, info)}
-    for shape in sorted(shapes):  # the families and the machine, with the first batch of a shape
-        todo += [(name, text) for name, text in _stock(*shape) if (name, text) not in todo]
-    todo = [(name, text) for name, text in todo if not compiler.cached(text, flags(), name=name)]
+    missing = set(todo)  # the families and the machine come with the first batch of a shape
+    stock = dict.fromkeys(pair for shape in sorted(shapes) for pair in _stock(*shape))
+    todo += [p for p in stock if p not in missing and not compiler.cached(p[1], flags(), name=p[0])]
 
     def build(items: list[tuple[str, str]]) -> int:
         return batch.build_all(items, flags(), jobs=_cores(), background=True)

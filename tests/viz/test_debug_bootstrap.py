@@ -31,6 +31,7 @@ from ren.viz.debug import Stepper, debug
 from ren.viz.examples import run_example
 from ren.viz.report import text_report
 from ren.viz.trace import kernel_source, record
+from tests.viz.boot_input import boot_toy_input
 
 dbg = sys.modules["ren.viz.debug.watching"]
 STAGES = ["mod_raise", "coeff_to_slot", "eval_mod", "slot_to_coeff"]
@@ -52,12 +53,7 @@ def bit_reversed(m: int) -> list[int]:
 @pytest.fixture(scope="module")
 def boot() -> SimpleNamespace:
     """One boot-toy input; its bootstrap realized plainly, and again walked by ``next_region``."""
-    params = ckks.Params.preset("boot-toy")
-    ctx = ckks.Context(params, seed=3, device="python")
-    ctx.keygen()
-    ctx.bootstrap_keys(progress=False)
-    z = np.random.default_rng(3).uniform(-1, 1, params.slots)
-    ct = ctx.encrypt(z, level=0).realize()
+    params, ctx, z, ct = boot_toy_input()
     out_input = ct
     with record() as trace:
         plain = ckks.bootstrap(ct).realize()

@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 import ren
@@ -30,6 +29,7 @@ from ren.viz.debug import Debugger, Stepper, debug, main
 from ren.viz.debug.buffers import ARENA_LARGEST, ARENA_LINES
 from ren.viz.debug.screens import region_arg, region_matches
 from ren.viz.trace import record
+from tests.viz.boot_input import boot_toy_input
 
 dbg = sys.modules["ren.viz.debug.watching"]
 RING = RingSpec(16, ntt_primes(16, 30, 2))
@@ -217,12 +217,7 @@ def boot() -> SimpleNamespace:
     with pytest.MonkeyPatch.context() as m:
         for var in ("REN_NO_PLAN", "REN_POISON", "REN_DEBUG", "REN_DEVICE"):
             m.delenv(var, raising=False)
-        params = ckks.Params.preset("boot-toy")
-        ctx = ckks.Context(params, seed=3, device="python")
-        ctx.keygen()
-        ctx.bootstrap_keys(progress=False)
-        z = np.random.default_rng(3).uniform(-1, 1, params.slots)
-        ct = ctx.encrypt(z, level=0).realize()
+        _, ctx, z, ct = boot_toy_input()
         out = ckks.bootstrap(ct)
         st = Stepper(out)
         kernels = list(st.realization.kernels)
