@@ -56,7 +56,7 @@ import functools
 import numpy as np
 
 from ren.codegen import ntt_ifma
-from ren.codegen.ckernel import BLOCK, CArg, CKernel, block_of, frozen_words, ring_table, word_arg
+from ren.codegen.ckernel import BLOCK, CArg, CKernel, block_of, frozen, ring_table, word_arg
 from ren.codegen.helpers import (
     WORD,
     c_helpers,
@@ -79,7 +79,7 @@ from ren.codegen.rns_templates import (
     rescale_tables,
 )
 from ren.ring import RingSpec
-from ren.ring.tables import modulus_powers
+from ren.ring.tables import shoup_powers
 
 __all__ = [
     "BASE_CONVERT",
@@ -355,22 +355,27 @@ def intt_source(ring: RingSpec) -> CKernel:
     return _ntt_family(ring, "intt", INTT, INTT_DOC, "inverse")
 
 
-def _shoup(w: list[int], q: int, bits: int) -> list[int]:
-    """``floor(w * 2**bits / q)`` for each ``w < q``: below ``2**bits``."""
-    return [(x << bits) // q for x in w]
-
-
 @functools.lru_cache(maxsize=1024)
-def _twiddle_row(q: int, n: int, bits: int, inverse: bool) -> tuple[list[int], list[int]]:
-    """One limb's ``(tw, tw_shoup)`` row of :func:`ntt_tables` or :func:`intt_tables`.
+def _twiddle_row(q: int, n: int, bits: int, inverse: bool) -> tuple[np.ndarray, np.ndarray]:
+    """One limb's ``(tw, tw_shoup)`` row of :func:`ntt_tables` or :func:`intt_tables`, read-only.
 
-    Made once per modulus: the rings of a CKKS chain share their moduli.
+    Made once per modulus from :func:`ren.ring.tables.shoup_powers` (the rings of a CKKS chain
+    share their moduli, so a new ring of a known chain only stacks rows). The inverse row carries
+    ``n^-1`` in its first two words.
     """
-    row = modulus_powers(q, n, bits, inverse, False).tolist()  # psi**(+-brv(k)), plain
+    row, shoup = shoup_powers(q, n, bits, inverse)
     if inverse:
+        row, shoup = row.copy(), shoup.copy()
         n_inv = pow(n, -1, q)
-        row[0], row[1] = n_inv, row[1] * n_inv % q
-    return row, _shoup(row, q, bits)
+        row[0], row[1] = n_inv, int(row[1]) * n_inv % q
+        shoup[0], shoup[1] = (int(row[0]) << bits) // q, (int(row[1]) << bits) // q
+    return frozen(row), frozen(shoup)
+
+
+def _twiddle_tables(ring: RingSpec, inverse: bool) -> tuple[np.ndarray, np.ndarray]:
+    rows = [_twiddle_row(q, ring.n, ring.word_bits, inverse) for q in ring.moduli]
+    stacked = (np.stack([r[k] for r in rows]).astype(ring.np_dtype, copy=False) for k in (0, 1))
+    return tuple(frozen(t) for t in stacked)  # type: ignore[return-value]
 
 
 @functools.cache
@@ -380,9 +385,7 @@ def ntt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ``tw[i, k] = psi_i**brv(k) mod q_i`` (plain; ``k = 0`` is not read) and ``tw_shoup[i, k] =
     floor(tw[i, k] * R / q_i)``. Read-only and cached.
     """
-    rows = [_twiddle_row(q, ring.n, ring.word_bits, False) for q in ring.moduli]
-    tw = frozen_words(ring, [r[0] for r in rows])
-    return tw, frozen_words(ring, [r[1] for r in rows]), ring_table(ring)
+    return (*_twiddle_tables(ring, False), ring_table(ring))
 
 
 @functools.cache
@@ -394,6 +397,4 @@ def intt_tables(ring: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     q_i``, which the last stage applies to its sums. ``tw_shoup = floor(tw * R / q_i)``. Read-only
     and cached.
     """
-    rows = [_twiddle_row(q, ring.n, ring.word_bits, True) for q in ring.moduli]
-    tw = frozen_words(ring, [r[0] for r in rows])
-    return tw, frozen_words(ring, [r[1] for r in rows]), ring_table(ring)
+    return (*_twiddle_tables(ring, True), ring_table(ring))

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import threading
 import weakref
+from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 from ren.ir.args import (
     BufferArg,
@@ -67,21 +68,29 @@ __all__ = [
 #: Held while a new node is made and entered in the cache (lookups of existing nodes take no lock).
 _INTERN_LOCK = threading.Lock()
 
+#: The live nodes by ``(op, dtype, src, arg)``, each held weakly: a plain dict of keyed weak
+#: references (what ``weakref.WeakValueDictionary`` keeps, read here without its Python-level
+#: wrapper, since every node built goes through it). A reference's callback removes its entry when
+#: the node dies, only if the entry is still that dead reference.
+_LIVE: dict[tuple, weakref.KeyedRef] = {}
+
+
+def _forget(ref: weakref.KeyedRef) -> None:
+    _remove_dead_weakref(_LIVE, ref.key)
+
 
 class _Interning(type):
     """Metaclass: ``Node(...)`` returns the live node with the same fields, or makes one."""
-
-    _cache: ClassVar[weakref.WeakValueDictionary] = weakref.WeakValueDictionary()
 
     def __call__(cls, op: Op, dtype: DType, src: tuple[Node, ...] = (), arg: Any = None) -> Node:
         src = tuple(src)
         key = (op, dtype, src, arg)
         try:
-            hit = cls._cache.get(key)
+            ref = _LIVE.get(key)
         except TypeError as e:
             raise TypeError(f"{op.name} arg {arg!r} is not hashable; args must be frozen") from e
-        if hit is not None:
-            return hit
+        if ref is not None and (hit := ref()) is not None:
+            return cast("Node", hit)
         if not isinstance(op, Op):
             raise TypeError(f"op must be an Op, got {op!r}")
         if not isinstance(dtype, DType):
@@ -91,13 +100,14 @@ class _Interning(type):
                 raise TypeError(f"{op.name} source {s!r} is not a Node")
         # two threads making the same node at once must get one object: look again under the lock
         with _INTERN_LOCK:
-            hit = cls._cache.get(key)
+            ref = _LIVE.get(key)
+            hit = None if ref is None else ref()
             if hit is None:  # the dataclass's fields, set without its __init__ (a hot path)
                 hit = object.__new__(cast("type[Node]", cls))
                 hit.__dict__.update(op=op, dtype=dtype, src=src, arg=arg)
                 tag(hit)  # the region it is first made in (ren.ir.region)
-                cls._cache[key] = hit
-        return hit
+                _LIVE[key] = weakref.KeyedRef(hit, _forget, key)
+        return cast("Node", hit)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -152,7 +162,7 @@ def base_buffer(node: Node) -> Node:
 
 def live_nodes() -> int:
     """How many interned nodes are alive (for tests that check graphs are freed)."""
-    return len(_Interning._cache)
+    return len(_LIVE)
 
 
 def toposort(root: Node) -> list[Node]:

@@ -26,7 +26,7 @@ import contextlib
 import functools
 import itertools
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any, TypeVar
 
 __all__ = [
@@ -261,6 +261,16 @@ def within(node: Any) -> contextlib.AbstractContextManager[Any]:
     """A block that builds in ``node``'s region (a pass's replacement of ``node``)."""
     path = region_of(node)
     return inside(path) if path else contextlib.nullcontext()
+
+
+def enter(path: tuple[str, ...]) -> Token[tuple[str, ...]]:
+    """Make ``path`` the current region until ``leave(token)`` (a hot loop's ``inside``)."""
+    return _PATH.set(path)
+
+
+def leave(token: Token[tuple[str, ...]]) -> None:
+    """Undo the :func:`enter` that returned ``token``."""
+    _PATH.reset(token)
 
 
 @contextlib.contextmanager

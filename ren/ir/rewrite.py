@@ -31,7 +31,7 @@ from typing import Any
 from ren.errors import RenError
 from ren.ir.node import Node
 from ren.ir.op import DType, Op
-from ren.ir.region import inside, region_of
+from ren.ir.region import enter, leave, region_of
 
 __all__ = ["Pat", "Rewrite", "RewriteLoopError", "Rule", "Rules", "graph_rewrite"]
 
@@ -202,6 +202,7 @@ def graph_rewrite(
         RewriteLoopError: when rules keep rewriting a node (a cycle, or an endless chain).
     """
     rules = rules if isinstance(rules, Rules) else Rules(rules)
+    by_op = rules._by_op
     done: dict[Node, Node] = {}
     pending: set[Node] = set()  # visited, result not known yet
     chain: dict[Node, int] = {}  # node a rule produced -> how many rewrites led to it
@@ -220,18 +221,23 @@ def graph_rewrite(
                 )
             pending.add(node)
             stack.append((node, 1, None))
-            stack.extend((s, 0, None) for s in reversed(node.src) if s not in done)
+            stack.extend([(s, 0, None) for s in reversed(node.src) if s not in done])
         elif stage == 1:
-            new_src = tuple(done[s] for s in node.src)
-            changed = any(a is not b for a, b in zip(new_src, node.src, strict=True))
+            src = node.src
+            new_src = tuple([done[s] for s in src])
+            same = new_src == src
+            if same and not by_op[node.op]:  # nothing to rebuild, no rule to try
+                done[node] = node
+                pending.discard(node)
+                continue
             path = region_of(node)
-            if path:  # the replacement is built in the node's region (ren.ir.region)
-                with inside(path):
-                    cur = node.replace(src=new_src) if changed else node
-                    fired = rules.rewrite_once(cur, ctx)
-            else:
-                cur = node.replace(src=new_src) if changed else node
+            token = enter(path) if path else None  # build in the node's region (ren.ir.region)
+            try:
+                cur = node if same else Node(node.op, node.dtype, new_src, node.arg)
                 fired = rules.rewrite_once(cur, ctx)
+            finally:
+                if token is not None:
+                    leave(token)
             if fired is None:
                 done[node] = done[cur] = cur
                 pending.discard(node)

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence, Set
 import numpy as np
 
 from ren.ring import Domain, RingSpec, automorphism_coeff_table, automorphism_ntt_table
+from ren.ring.tables import shoup_powers
 
 __all__ = [
     "add",
@@ -371,21 +372,16 @@ def _shoup_twiddles(ring: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
     Returns ``(psi_rev, psi_rev_shoup, psi_inv_rev, psi_inv_rev_shoup)``, each ``(L, n)``
     ``uint64``: ``w = twiddle * R^-1 mod q`` (the plain value of the Montgomery-form table) and
-    ``floor(w * 2**bits / q)``, ``bits`` the ring's word size. Computed once per ring with Python
-    integers.
+    ``floor(w * 2**bits / q)``, ``bits`` the ring's word size. Stacked from the rows of
+    :func:`ren.ring.tables.shoup_powers`, which are made once per modulus.
     """
-    tab, bits = ring.tables(), ring.word_bits
     out = []
-    for table in (tab.psi_rev, tab.psi_inv_rev):
-        plain = np.empty_like(table)
-        shoup = np.empty_like(table)
-        for i, q in enumerate(ring.moduli):
-            r_inv = pow(1 << bits, -1, q)
-            ws = [int(x) * r_inv % q for x in table[i].tolist()]
-            plain[i] = ws
-            shoup[i] = [(w << bits) // q for w in ws]
-        plain.flags.writeable = shoup.flags.writeable = False
-        out += [plain, shoup]
+    for inverse in (False, True):
+        rows = [shoup_powers(q, ring.n, ring.word_bits, inverse) for q in ring.moduli]
+        for k in (0, 1):
+            table = np.stack([r[k] for r in rows])
+            table.flags.writeable = False
+            out.append(table)
     return out[0], out[1], out[2], out[3]
 
 

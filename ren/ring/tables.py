@@ -202,6 +202,19 @@ def modulus_powers(q: int, n: int, word_bits: int, inverse: bool, mont: bool) ->
     return row
 
 
+@functools.lru_cache(maxsize=1024)
+def shoup_powers(q: int, n: int, word_bits: int, inverse: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(w, w_shoup)``: a plain row of :func:`modulus_powers`, ``floor(w * 2**word_bits / q)``.
+
+    Both ``(n,)`` ``uint64``, read-only, made once per modulus: the NumPy NTT and the compiled
+    NTT families multiply by twiddles with Shoup's method, and stack these rows into their tables.
+    """
+    row = modulus_powers(q, n, word_bits, inverse, False)
+    shoup = np.array([(w << word_bits) // q for w in row.tolist()], dtype=np.uint64)
+    shoup.flags.writeable = False
+    return row, shoup
+
+
 @functools.cache
 def ring_tables(ring: RingSpec) -> RingTables:
     """The NumPy tables of ``ring``, made once per ring (``RingSpec.tables`` returns them)."""

@@ -2,6 +2,7 @@
 
 import gc
 import textwrap
+import threading
 
 import pytest
 
@@ -63,6 +64,39 @@ def test_the_cache_is_weak():
     del x
     gc.collect()
     assert live_nodes() == before
+
+
+def test_a_node_made_again_after_it_died_is_cached_again():
+    gc.collect()
+    before = live_nodes()
+    x = Node(Op.NEG, DType.U32, (const(424242),))
+    del x
+    gc.collect()
+    assert live_nodes() == before
+    y = Node(Op.NEG, DType.U32, (const(424242),))
+    assert Node(Op.NEG, DType.U32, (const(424242),)) is y
+    assert live_nodes() == before + 2
+
+
+def test_threads_making_the_same_nodes_get_one_object_each():
+    barrier = threading.Barrier(8)
+    chains: list[list[Node]] = []
+
+    def build() -> None:
+        barrier.wait()
+        x, made = const(777), []
+        for k in range(300):
+            x = Node(Op.ADD, DType.U32, (x, const(k)))
+            made.append(x)
+        chains.append(made)
+
+    threads = [threading.Thread(target=build) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(chains) == 8
+    assert all(a is b for chain in chains[1:] for a, b in zip(chains[0], chain, strict=True))
 
 
 def test_toposort_puts_sources_first_and_visits_shared_nodes_once():
