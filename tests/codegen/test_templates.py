@@ -436,3 +436,26 @@ def test_the_one_limb_lift_gives_the_generic_words(build, ring, target):
         call(build, tp.base_convert_source(ring, target), tp.base_convert_tables(ring, target), a),
         want,
     )
+
+
+@pytest.mark.parametrize("bits", [30, 60])
+def test_twiddle_tables_of_a_ring_of_the_chain_are_rows_of_the_chain_tables(bits: int):
+    """The tables are stacked from rows made once per modulus: a ring that drops a modulus reads
+    the same rows. Oracle: Python integers for the inverse table's first two words and every
+    Shoup companion."""
+    n = 16
+    full = RingSpec(n, ntt_primes(n, bits, 3))
+    sub = full.with_moduli(full.moduli[1:])
+    for tables in (tp.ntt_tables, tp.intt_tables):
+        (tw_f, sh_f, _), (tw_s, sh_s, _) = tables(full), tables(sub)
+        assert tw_s.dtype == tw_f.dtype == full.np_dtype
+        assert tw_s.tolist() == tw_f[1:].tolist() and sh_s.tolist() == sh_f[1:].tolist()
+        assert not tw_s.flags.writeable and not sh_f.flags.writeable
+    tw, shoup, _ = tp.intt_tables(full)
+    for i, q in enumerate(full.moduli):
+        n_inv = pow(n, -1, q)
+        psi_inv = full.tables().mods[i].psi_inv
+        assert int(tw[i, 0]) == n_inv
+        assert int(tw[i, 1]) == pow(psi_inv, n // 2, q) * n_inv % q  # brv(1) = n/2
+        bits_w = full.word_bits
+        assert shoup[i].tolist() == [(int(w) << bits_w) // q for w in tw[i].tolist()]
