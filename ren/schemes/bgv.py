@@ -98,7 +98,7 @@ class Context(IntContext):
         self, c: Poly, key: KeySwitchKey, level: int, galois: int | None = None
     ) -> tuple[Poly, Poly]:
         t, Q = self.params.t, self.params.ring(level).Q
-        k0, k1 = self.key_switch(c * pow(t, -1, Q), key, level, galois)
+        k0, k1 = self.key_switcher.switch(c * pow(t, -1, Q), key, level, galois)
         return k0 * t, k1 * t
 
     def _match(self, a: Ciphertext, b: Ciphertext) -> tuple[Ciphertext, Ciphertext]:

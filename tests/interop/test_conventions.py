@@ -79,7 +79,7 @@ def test_a_digit_is_extended_centred():
         q0, q1 = params.q_moduli
         words = np.array([[q0 - 1, 5] + [0] * 14, [q1 - 1, 7] + [0] * 14], dtype=np.uint64)
         c = Poly.from_limbs(words, params.ring(1)).ntt()
-        ups = ctx.mod_up(c, 1)
+        ups = ctx.key_switcher.mod_up(c, 1)
         ring = params.key_ring_at(1)
         first = ups[0].intt().limbs()  # the digit of q_0: -1 and 5, extended
         for limb, q in enumerate(ring.moduli):

@@ -415,7 +415,7 @@ def test_key_switch_is_c_times_new_secret(params):
         for level in range(params.max_level, -1, -1):
             ring = params.ring(level)
             u = Poly.uniform(ring, 9)
-            d0, d1 = c.key_switch(u, key, level)
+            d0, d1 = c.key_switcher.switch(u, key, level)
             assert d0.ring == ring and d1.ring == ring
             err = (d0 + d1 * s.to_ring(ring) - u * s_new.to_ring(ring)).tolist(centered=True)
             # digits below P: the error is about sqrt(n) * 6 sigma * digits + rounding * |s|
@@ -437,7 +437,7 @@ def test_mod_down_is_the_rescale_by_p(params):
     for level in (params.max_level, 0):
         Kl, ring = params.key_ring_at(level), params.ring(level)
         x = Poly.uniform(Kl, 40 + level).ntt()
-        got = ctx.mod_down(x, level)
+        got = ctx.key_switcher.mod_down(x, level)
         assert got.ring == ring and got.domain is Domain.NTT
         np.testing.assert_array_equal(got.intt().words(), x.intt().rescale(params.p_moduli).words())
         # big-integer oracle: the centered x over P Q_l, divided by P, rounded to nearest
@@ -452,9 +452,9 @@ def test_mod_down_is_the_rescale_by_p(params):
 def test_mod_down_refuses_a_value_of_another_ring():
     ctx = ckks.Context(DEEP, seed=2)
     with pytest.raises(ValueError, match=r"mod_down at level 1 needs a value over RingSpec"):
-        ctx.mod_down(Poly.uniform(DEEP.ring(1), 1), 1)
+        ctx.key_switcher.mod_down(Poly.uniform(DEEP.ring(1), 1), 1)
     with pytest.raises(ValueError, match="level=9 is outside"):
-        ctx.mod_down(Poly.uniform(DEEP.key_ring, 1), 9)
+        ctx.key_switcher.mod_down(Poly.uniform(DEEP.key_ring, 1), 9)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -265,11 +265,11 @@ def raise_modulus(ct: ckks.Ciphertext, made: Plan, lift: int = 0) -> ckks.Cipher
     else:
         down, up = ctx.encapsulation_keys(h)
         c0, c1 = ct.parts
-        d0, d1 = ctx.key_switch(c1, down, 0)
+        d0, d1 = ctx.key_switcher.switch(c1, down, 0)
         # under the sparse secret: no shadow (the secret key would not decrypt it)
         raised = mod_raise(dataclasses.replace(ct, parts=(c0 + d0, d1)), under_secret=False)
         c0, c1 = raised.parts
-        d0, d1 = ctx.key_switch(c1, up, raised.level)
+        d0, d1 = ctx.key_switcher.switch(c1, up, raised.level)
         raised = dataclasses.replace(raised, parts=(c0 + d0, d1))
         # under the secret again: its shadow is its exact decryption, t + q_0 I
         raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))

@@ -26,11 +26,10 @@ from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.keygen import KeyOwner
 from ren.schemes.rlwe.keys import KeySwitchKey
 from ren.schemes.rlwe.keyset import Copies
-from ren.schemes.rlwe.keyswitch import KeySwitching
 from ren.schemes.rlwe.params import _bits
 
 
-class Context(Copies, KeyOwner, KeySwitching, Evaluator):
+class Context(Copies, KeyOwner, Evaluator):
     """Keys and the evaluator for one parameter set.
 
     Keys (secret, public, relinearization) are made on entering the ``with`` block, or at the

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ren.schemes.ckks.context import Context
     from ren.schemes.ckks.params import Params
     from ren.schemes.rlwe.keys import KeySwitchKey
+    from ren.schemes.rlwe.keyswitch import KeySwitchMethod
 
 
 class Evaluator:
@@ -54,9 +55,8 @@ class Evaluator:
         ) -> Plaintext: ...
         def _require_public(self) -> tuple[tuple[Poly, Poly], KeySwitchKey]: ...
         def galois_key(self, g: int) -> KeySwitchKey: ...  # noqa: D102
-        def key_switch(  # noqa: D102
-            self, c: Poly, key: KeySwitchKey, level: int, galois: int | None = None
-        ) -> tuple[Poly, Poly]: ...
+
+        key_switcher: KeySwitchMethod
 
     # --- evaluation -------------------------------------------------------------------------------
     def _match(self, a: Ciphertext, level: int, scale: float, what: str) -> Ciphertext:
@@ -228,7 +228,7 @@ class Evaluator:
         if ct.size == 2:
             return ct
         _, relin = self._require_public()
-        k0, k1 = self.key_switch(ct.parts[2], relin, ct.level)
+        k0, k1 = self.key_switcher.switch(ct.parts[2], relin, ct.level)
         parts = (ct.parts[0] + k0, ct.parts[1] + k1)
         return ct._evolve(parts=parts)
 
@@ -264,7 +264,7 @@ class Evaluator:
         c0, c1 = ct.parts
         # the automorphism acts on c1's extended digits, after the ModUp: every rotation of this
         # ciphertext builds the same ModUp nodes, so rotations realized together share it
-        k0, k1 = self.key_switch(c1, key, ct.level, galois=g)
+        k0, k1 = self.key_switcher.switch(c1, key, ct.level, galois=g)
         return ct._evolve(parts=(c0.automorphism(g) + k0, k1), shadow=apply(on_slots, ct.shadow))
 
     def _pt_shadow(self, ct: Ciphertext, pt: Plaintext) -> Shadow | None:

@@ -27,7 +27,6 @@ from ren.schemes.integer.types import Ciphertext, Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.keys import KeySwitchKey
-from ren.schemes.rlwe.keyswitch import KeySwitching
 
 __all__ = ["IntContext", "NoiseBudgetExhausted"]
 
@@ -36,7 +35,7 @@ class NoiseBudgetExhausted(RenError, ValueError):
     """A ciphertext's noise has grown past what decryption can remove: its values are lost."""
 
 
-class IntContext(KeyExchange, KeySwitching):
+class IntContext(KeyExchange):
     """Keys, encoding, encryption and evaluation for one BFV or BGV parameter set.
 
     Keys are made on entering the ``with`` block (or at the first operation that needs them);
@@ -273,7 +272,7 @@ class IntContext(KeyExchange, KeySwitching):
     def _switch(
         self, c: Poly, key: KeySwitchKey, level: int, galois: int | None = None
     ) -> tuple[Poly, Poly]:
-        return self.key_switch(c, key, level, galois)
+        return self.key_switcher.switch(c, key, level, galois)
 
     # --- evaluation -----------------------------------------------------------------------------
     def _own(self, ct: Any) -> Ciphertext:

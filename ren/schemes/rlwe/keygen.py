@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import threading
 from typing import Any
 
@@ -14,6 +13,7 @@ from ren.poly import Poly, is_int, realize
 from ren.ring import Domain, RingSpec, sampling
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.keys import KeySwitchKey
+from ren.schemes.rlwe.keyswitch import KeySwitchMethod, key_switcher
 
 
 class KeyOwner:
@@ -21,6 +21,8 @@ class KeyOwner:
 
     A mixin: the context sets what is declared here (its parameters, with a key ring, digits,
     moduli, ``sigma`` and ``hamming_weight``; its device, random source and lock; the keys).
+    ``key_switcher`` is the key-switching technique its parameters choose
+    (:mod:`ren.schemes.rlwe.keyswitch`): it makes the key-switching keys and builds the switches.
     """
 
     params: Any
@@ -33,10 +35,12 @@ class KeyOwner:
     _relin: KeySwitchKey | None
     _galois: dict[int, KeySwitchKey]
     _encapsulation: dict[int, tuple[KeySwitchKey, KeySwitchKey]]  # by weight: to s' and back
+    key_switcher: KeySwitchMethod
 
     def _start(self, params: Any, seed: int | None, device: str | None) -> None:
         """The context's parameters, device, random source and lock, and no keys yet."""
         self.params = params
+        self.key_switcher = key_switcher(params)
         self.device = canonical_device(device)
         self._rng = sampling.as_rng(seed)
         self._lock = threading.RLock()
@@ -103,20 +107,18 @@ class KeyOwner:
         return Poly.from_limbs(limbs, ring, Domain.NTT, self.device)
 
     def _make_switch_key(self, secret: Poly, s_new: Poly, galois: int | None) -> KeySwitchKey:
-        prm, K = self.params, self.params.key_ring
-        Q = math.prod(prm.q_moduli)
-        P = math.prod(prm.p_moduli)
-        pairs = []
-        for digit in prm.digits:
-            D = math.prod(prm.q_moduli[i] for i in digit)
-            T = (Q // D) * pow(Q // D, -1, D)  # 1 mod the digit's moduli, 0 mod the others
-            a = self._uniform_ntt(K)
-            e = Poly.gaussian(K, prm.sigma, self._rng, self.device)
-            b = -(a * secret) + e + s_new * (P * T % K.Q)
-            pairs.append((b.ntt(), a))
+        """The context's technique's key switching ``s_new`` to ``secret``, realized."""
+        prm = self.params
+        key = self.key_switcher.make_key(
+            secret,
+            s_new,
+            galois,
+            self._uniform_ntt,
+            lambda ring: Poly.gaussian(ring, prm.sigma, self._rng, self.device),
+        )
         with uncaptured():
-            realize(*(p for pair in pairs for p in pair))
-        return KeySwitchKey(galois, tuple(pairs))
+            realize(*(p for pair in key.parts for p in pair))
+        return key
 
     def _require_secret(self, what: str) -> Poly:
         with self._lock:
