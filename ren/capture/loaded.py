@@ -92,7 +92,7 @@ class LoadedPlan:
         wrong = [name for name, want in manifest["stored"].items() if got[name] != want]
         if wrong:
             raise ValueError(_stored_mismatch(wrong, got, manifest["stored"], stored or {}))
-        self._metadata = Metadata(manifest.get("metadata"), self.name)
+        self._metadata = Metadata(manifest.get("metadata"), self.name, manifest["stored"])
         self._metadata.check_stored(stored)  # the stored keys fix their key group
         self.plan = self._build(data, named)
         self._metadata.check_result(self.plan.result)  # as rebuilt in the active context

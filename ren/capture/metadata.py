@@ -231,12 +231,14 @@ class Metadata:
     Args:
         data: the manifest's ``metadata`` (hostile: every entry is type-checked here).
         name: the plan as messages name it.
+        read: the names of the stored polys the plan reads (``keys.relin[0].b``): a key group
+            may only be recorded for a stored value they belong to.
 
     Raises:
         PlanFileError: malformed metadata.
     """
 
-    def __init__(self, data: Any, name: str) -> None:
+    def __init__(self, data: Any, name: str, read: Iterable[str] = ()) -> None:
         if not isinstance(data, dict) or set(data) != {"inputs", "stored", "result"}:
             raise PlanFileError(f"the plan file of {name} has no well-formed manifest.metadata")
         self.name = name
@@ -247,6 +249,12 @@ class Metadata:
             type(g) is int and g >= 0 for g in stored.values()
         ):
             raise PlanFileError("the plan file's metadata.stored is malformed")
+        read = list(read)
+        unread = sorted(k for k in stored if not any(r.startswith(f"{k}.") for r in read))
+        if unread:  # a save records keys only for the stored values whose polys the plan reads
+            raise PlanFileError(
+                f"the plan file's metadata.stored names {unread[:3]}, which the plan does not read"
+            )
         self.stored: dict[str, int] = stored
         self.keys: dict[int, tuple[str, str]] = {}  # group -> (fingerprint, who fixed it)
 

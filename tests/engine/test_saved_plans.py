@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import ren
@@ -311,6 +311,7 @@ JSON = st.recursive(
 
 
 @settings(max_examples=40)
+@example(where="stored", value={"": 0})  # a key group for a stored value the plan does not read
 @given(
     where=st.sampled_from(["inputs", "stored", "result", "whole"]),
     value=JSON | st.lists(st.tuples(st.sampled_from(["x", "steps"]), JSON).map(list)),
