@@ -73,7 +73,7 @@ class DType(enum.Enum):
         return f"DType.{self.name}"
 
 
-# Groups that keep rules short.
+# The op groups the graph pictures color by (ren.ir.dot); a kernel's family is ren.ir.kernels.
 FRONTEND = frozenset(
     {
         Op.ADD,
@@ -93,10 +93,3 @@ FRONTEND = frozenset(
 STORAGE = frozenset({Op.BUFFER, Op.BUFFER_VIEW, Op.AS_RING})
 SCHEDULING = frozenset({Op.SINK, Op.BUFFERIZE, Op.STORE, Op.AFTER, Op.AUTOMORPHISM})
 KERNEL = frozenset({Op.KERNEL, Op.SLOT, Op.GIDX, Op.INDEX, Op.LOAD, Op.IMM})
-
-BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL})
-ALU = BINARY | {Op.NEG}  # elementwise modular arithmetic (MUL is elementwise only in NTT form)
-DOMAIN_CHANGE = frozenset({Op.NTT, Op.INTT})
-SAME_VALUE = frozenset({Op.NTT, Op.INTT, Op.COPY, Op.CONTIGUOUS})  # value-preserving unary ops
-# Whole-polynomial ops: each is one kernel of its own family (not fused with elementwise work).
-POLY_KERNEL = frozenset({Op.NTT, Op.INTT, Op.RESCALE, Op.TO_RING, Op.COPY})

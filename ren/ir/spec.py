@@ -316,8 +316,8 @@ def _form(domain: Domain | None) -> str:
 def verify(sink: Node, domains: bool = False) -> Node:
     """Check every node below ``sink``; return it, or raise ``SpecError`` at the first bad one.
 
-    With ``domains=True`` (the scheduler sets it once domains are injected) also check that every
-    op reads its sources in the domain it computes in.
+    With ``domains=True`` (the scheduler sets it once a pass establishes ``"domains"``) also check
+    that every op reads its sources in the domain it computes in.
     """
     for node in sink.toposort():
         check = SPEC.get(node.op)

@@ -1,8 +1,10 @@
 """The scheduler's passes, one module each, in the order ``ren/engine/schedule.py`` runs them.
 
-Every pass module has a docstring (what it does, *Requires*, *Establishes*), its ``rules``, and
-``run(sink, ctx=None) -> sink``. ``ctx`` is the ``ScheduleContext`` of one realization; a pass that
-needs none ignores it, so ``run(sink)`` works for every pass.
+Every pass module has a docstring (what it does, *Requires*, *Establishes*), its ``rules``,
+``run(sink, ctx=None) -> sink``, and ``ESTABLISHES``: the properties of :data:`VERIFIABLE` that hold
+from that pass on, which the scheduler's verifier (``REN_CHECK=1``) then checks after every later
+pass. ``ctx`` is the ``ScheduleContext`` of one realization; a pass that needs none ignores it, so
+``run(sink)`` works for every pass. Only the pass list (``ren.engine.schedule.PASSES``) orders them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,12 @@ from ren.ir.node import Node
 from ren.ir.op import Op
 from ren.ir.rewrite import Rewrite
 
-__all__ = ["ScheduleContext", "is_stored", "make"]
+__all__ = ["VERIFIABLE", "ScheduleContext", "is_stored", "make"]
+
+#: The properties a pass may establish (its ``ESTABLISHES``) and the verifier then checks.
+VERIFIABLE: dict[str, str] = {
+    "domains": "every op reads its sources in the domain it computes in",
+}
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Pass 7, ``becomes_map``: record what each requested output becomes once realized.
+"""``becomes_map``: record what each requested output becomes once realized.
 
 For each output (a source of the ``SINK``, matched by position to the nodes the user asked for),
 the node of its realized value:
@@ -23,6 +23,9 @@ from ren.passes import ScheduleContext, is_stored
 from ren.passes.views import view_of
 
 __all__ = ["realized", "rules", "run"]
+
+#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
+ESTABLISHES: frozenset[str] = frozenset()
 
 
 def realized(node: Node) -> Node:

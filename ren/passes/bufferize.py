@@ -1,4 +1,4 @@
-"""Pass 5, ``bufferize``: decide where values are materialized, marking them ``BUFFERIZE(x)``.
+"""``bufferize``: decide where values are materialized, marking them ``BUFFERIZE(x)``.
 
 A value gets a buffer of its own when (the rules, each a predicate over the graph):
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ren.ir.facts import is_const, is_view
+from ren.ir.kernels import FAMILY_OF_OP
 from ren.ir.node import Node
 from ren.ir.op import Op
 from ren.ir.region import within
@@ -35,12 +36,18 @@ from ren.passes import ScheduleContext, is_stored, make
 
 __all__ = ["is_poly_kernel", "rules", "run"]
 
+#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
+ESTABLISHES: frozenset[str] = frozenset()
+
 
 def is_poly_kernel(node: Node) -> bool:
-    """Computed by a whole-polynomial kernel rather than elementwise."""
-    if node.op is Op.TO_RING:
-        return not is_view(node)
-    return node.op in (Op.NTT, Op.INTT, Op.RESCALE, Op.COPY)
+    """Computed by a kernel of a family of its own (``FAMILY_OF_OP``) rather than elementwise.
+
+    A ``TO_RING`` that is a view of limbs is no kernel at all.
+    """
+    if node.op is Op.TO_RING and is_view(node):
+        return False
+    return node.op in FAMILY_OF_OP
 
 
 def stored_or_view(node: Node) -> bool:

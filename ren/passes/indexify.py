@@ -1,4 +1,4 @@
-"""Pass 11, ``indexify``: every read of a stored value becomes an indexed load.
+"""``indexify``: every read of a stored value becomes an indexed load.
 
 Inside the kernels, a stored value is read word by word: the word of output limb ``i``, slot ``k``
 (``GIDX`` = ``i * n + k``) comes from buffer word ``(i + limb_offset) * n + j``:
@@ -12,7 +12,8 @@ The ring, domain, limb offset and Galois element of each read are in the ``INDEX
 interpreter and the renderers compute addresses from it. Polynomial kernels read their source the
 same way (as a whole).
 
-*Requires*: views are ``BUFFER_VIEW`` (pass 10), automorphisms sit on stored values (pass 8).
+*Requires*: views are ``BUFFER_VIEW`` (``views``), automorphisms sit on stored values
+(``lower_automorphism``).
 
 *Establishes*: no ``AS_RING`` and no ``AUTOMORPHISM`` below a ``STORE``; every read is a ``LOAD``.
 Values are unchanged.
@@ -28,6 +29,9 @@ from ren.ir.rewrite import Pat, Rules, graph_rewrite
 from ren.passes import ScheduleContext, is_stored
 
 __all__ = ["GIDX", "rules", "run"]
+
+#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
+ESTABLISHES: frozenset[str] = frozenset()
 
 GIDX = Node(Op.GIDX, DType.INDEX)
 

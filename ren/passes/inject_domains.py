@@ -1,4 +1,4 @@
-"""Pass 3, ``inject_domains``: put ``NTT``/``INTT`` where an op needs a domain.
+"""``inject_domains``: put ``NTT``/``INTT`` where an op needs a domain.
 
 Rules (``c`` is a constant, ``x``, ``y`` are not):
 
@@ -28,6 +28,9 @@ from ren.passes import ScheduleContext, make
 from ren.ring import Domain
 
 __all__ = ["rules", "run"]
+
+#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): each op reads its domain.
+ESTABLISHES: frozenset[str] = frozenset({"domains"})
 
 
 def _to(x: Node, domain: Domain) -> Node:

@@ -1,4 +1,4 @@
-"""Pass 12, ``kernelize``: every store becomes a kernel with numbered buffer parameters.
+"""``kernelize``: every store becomes a kernel with numbered buffer parameters.
 
 ``AFTER(B, STORE(B, value))`` -> ``AFTER(B, KERNEL(B, b1, b2, ...))`` where the ``KERNEL``'s arg
 holds the kernel body, ``STORE(SLOT 0, value')``, in which each buffer the value reads is
@@ -29,6 +29,9 @@ from ren.passes import ScheduleContext
 from ren.ring import Domain
 
 __all__ = ["const_rows", "kernel_info", "rules", "run", "template_params"]
+
+#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
+ESTABLISHES: frozenset[str] = frozenset()
 
 
 def _slots(value: Node, out: Node) -> tuple[Node, tuple[Node, ...]]:

@@ -1,4 +1,4 @@
-"""Pass 6, ``lower_bufferize``: each ``BUFFERIZE(x)`` becomes a buffer, a store, and an order.
+"""``lower_bufferize``: each ``BUFFERIZE(x)`` becomes a buffer, a store, and an order.
 
 ``BUFFERIZE(x)`` -> ``AS_RING(AFTER(B, STORE(B, x)), ring, domain)`` with ``B`` a new, not yet
 allocated ``BUFFER`` of ``L * n`` words on ``x``'s device. ``STORE(B, x)`` writes the value;
@@ -22,6 +22,9 @@ from ren.passes import ScheduleContext
 from ren.ring import Domain
 
 __all__ = ["rules", "run"]
+
+#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
+ESTABLISHES: frozenset[str] = frozenset()
 
 
 def lower_bufferize(x: Node) -> Node:

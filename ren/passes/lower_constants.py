@@ -1,4 +1,4 @@
-"""Pass 9, ``lower_constants``: ring constants become explicit words, ``IMM``.
+"""``lower_constants``: ring constants become explicit words, ``IMM``.
 
 A constant polynomial ``c`` has different words in the two domains: in coefficient form it is
 ``c`` at coefficient 0 and zeros elsewhere; in NTT form it is ``c`` in every slot. As a *factor*
@@ -11,7 +11,8 @@ it is a scalar, ``c`` in every word, in either domain. So:
 ``IMM``'s value is the constant polynomial ``c`` whatever its layout (so ``MUL(x, IMM(c))`` is
 ``c * x``), so values are unchanged.
 
-*Requires*: domains are final (pass 4); automorphisms are pushed to the loads (pass 8).
+*Requires*: domains are final (``fold_domains``); automorphisms are pushed to the loads
+(``lower_automorphism``).
 
 *Establishes*: no ``CONST``; every ``IMM`` in coefficient-form addition or storage is ``first``.
 """
@@ -28,6 +29,9 @@ from ren.passes import ScheduleContext
 from ren.ring import Domain
 
 __all__ = ["rules", "run"]
+
+#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
+ESTABLISHES: frozenset[str] = frozenset()
 
 ALL = Pat(Op.IMM, name="imm", where=lambda n: n.arg.layout == "all")
 STORED_ALL = Pat(Op.AFTER, src=(Pat(Op.BUFFER), Pat(Op.STORE, src=(Pat(), ALL))))

@@ -1,4 +1,4 @@
-"""Pass 1, ``simplify``: algebra, ring rules, constants and copies.
+"""``simplify``: algebra, ring rules, constants and copies.
 
 Removes work whose result is known without computing: identities (``x + 0``, ``x * 1``), constant
 folding (a constant polynomial stays a ``CONST``, whatever op is applied to it), double negation,
@@ -24,6 +24,9 @@ from ren.passes import ScheduleContext, make
 from ren.ring import Domain
 
 __all__ = ["rules", "run"]
+
+#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
+ESTABLISHES: frozenset[str] = frozenset()
 
 
 def const_value(node: Node) -> int | None:

@@ -1,4 +1,4 @@
-"""Pass 10, ``views``: a ``TO_RING`` onto a contiguous run of the moduli is a window, not work.
+"""``views``: a ``TO_RING`` onto a contiguous run of the moduli is a window, not work.
 
 The words of a polynomial over moduli ``(q_s, ..., q_{s+k-1})`` are rows ``s`` to ``s+k-1`` of
 the source's limb-major buffer (same Montgomery radix, same dtype). So:
@@ -10,7 +10,8 @@ the source's limb-major buffer (same Montgomery radix, same dtype). So:
   and ``AUTOMORPHISM`` too; a lowered constant takes the new ring. The view is then fused into
   the loads that read it.
 
-*Requires*: constants lowered (pass 9), automorphisms at the loads (pass 8).
+*Requires*: constants lowered (``lower_constants``), automorphisms at the loads
+(``lower_automorphism``).
 
 *Establishes*: no ``TO_RING`` views remain; every limb view is a ``BUFFER_VIEW``. Values are
 unchanged: ``a_c mod Q'`` is the residues of ``a`` modulo each kept ``q_i``.
@@ -28,6 +29,9 @@ from ren.passes import ScheduleContext, is_stored
 from ren.ring import RingSpec
 
 __all__ = ["rules", "run", "view_of"]
+
+#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
+ESTABLISHES: frozenset[str] = frozenset()
 
 
 def view_of(x: Node, ring: RingSpec) -> Node:
