@@ -79,7 +79,7 @@ class Poly:
     ) -> None:
         ring = _check_ring(ring)
         words = rk.encode_coeffs(ring, coeffs)
-        self.node = _buffer_node(words, ring, Domain.COEFF, canonical_device(device))
+        self.node = buffer_node(words, ring, Domain.COEFF, canonical_device(device))
         self._facts: Facts | None = None
         LIVE.add(self)
 
@@ -136,7 +136,7 @@ class Poly:
         ring = _check_ring(ring)
         arr = _checked_rows(limbs, ring, domain, "limbs", "residue")
         words = rk.to_mont(ring, arr.astype(ring.np_dtype))
-        return cls._wrap(_buffer_node(words, ring, domain, canonical_device(device)))
+        return cls._wrap(buffer_node(words, ring, domain, canonical_device(device)))
 
     @classmethod
     def from_words(
@@ -165,7 +165,7 @@ class Poly:
         ring = _check_ring(ring)
         arr = _checked_rows(words, ring, domain, "words", "word")
         stored = np.array(arr, dtype=ring.np_dtype, copy=True)
-        return cls._wrap(_buffer_node(stored, ring, domain, canonical_device(device)))
+        return cls._wrap(buffer_node(stored, ring, domain, canonical_device(device)))
 
     @classmethod
     def uniform(cls, ring: RingSpec, rng: RngLike = None, device: str | None = None) -> Poly:
@@ -177,7 +177,7 @@ class Poly:
         gen = sampling.as_rng(rng)
         residues = np.stack([sampling.uniform_below(gen, q, ring.n) for q in ring.moduli])
         words = rk.to_mont(ring, residues.astype(ring.np_dtype))
-        return cls._wrap(_buffer_node(words, ring, Domain.COEFF, canonical_device(device)))
+        return cls._wrap(buffer_node(words, ring, Domain.COEFF, canonical_device(device)))
 
     @classmethod
     def uniform_on_interval(
@@ -600,7 +600,7 @@ def _checked_rows(rows: Any, ring: RingSpec, domain: Any, name: str, what: str) 
     return arr
 
 
-def _buffer_node(words: np.ndarray, ring: RingSpec, domain: Domain, device: str) -> Node:
+def buffer_node(words: np.ndarray, ring: RingSpec, domain: Domain, device: str) -> Node:
     """``AS_RING(BUFFER)`` over a new buffer holding ``words`` (``(L, n)`` Montgomery words)."""
     dtype = DType.of_ring(ring.dtype)
     buf = Buffer(device, ring.dtype, ring.size, words)

@@ -275,10 +275,10 @@ def test_edge_patterns_are_the_residues_they_claim():
 
 @pytest.mark.parametrize("form", ["coeff", "ntt"])
 def test_pattern_inputs_hold_exactly_the_pattern(form):
-    from ren.testing.rings import _Inputs
+    from ren.testing.rings import Inputs
 
     residues = edge_patterns(SMALL, seed=3)["mixed"]
-    inputs = _Inputs(SMALL, 0, "python")
+    inputs = Inputs(SMALL, 0, "python")
     p = inputs.from_residues(residues) if form == "coeff" else inputs.from_slots(residues)
     assert p.domain.value == form
     assert (p.limbs() == residues).all()

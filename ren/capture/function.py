@@ -43,7 +43,7 @@ from ren.engine.observe import notify
 from ren.engine.realize import CAPTURE_RECORDER, ExecUnit
 from ren.errors import JitError
 from ren.ir.facts import is_const
-from ren.poly import Poly, _buffer_node, realize
+from ren.poly import Poly, buffer_node, realize
 from ren.repoint import stored
 
 __all__ = [
@@ -294,7 +294,7 @@ class JitFunction(Saving, Generic[P, R]):
             if id(buf) in input_ids:
                 src = (input_ids[id(buf)], root[1] or (0, buf.size))
             words = np.array(p._words(), copy=True)
-            fresh = Poly._wrap(_buffer_node(words, p.ring, p.domain, p.device))
+            fresh = Poly._wrap(buffer_node(words, p.ring, p.domain, p.device))
             swap[id(p)] = fresh
             passthrough.append((src, storage_of(fresh)[0]))
         if swap:

@@ -33,7 +33,7 @@ from ren.ir.node import Node
 from ren.ir.region import RegionPath
 
 if TYPE_CHECKING:
-    from ren.engine.schedule_cache import Entry, Key, _Kernel
+    from ren.engine.schedule_cache import Entry, Kernel, Key
 
 __all__ = ["MIN_UNITS", "bind", "run_as_graph", "sources"]
 
@@ -112,6 +112,6 @@ def _fresh(device: str, dtype: str, size: int, no_opt: bool = False) -> Buffer:
     return Buffer(device, dtype, size, np.empty(size, BUFFER_DTYPES[dtype]), no_opt=no_opt)
 
 
-def sources(kernel: _Kernel, key: Key) -> tuple[Node | None, ...]:
+def sources(kernel: Kernel, key: Key) -> tuple[Node | None, ...]:
     """The ``CONST`` node of ``key``'s graph each row of ``kernel`` holds, where abstracted."""
     return tuple(key.const_nodes[v] if kind == "const" else None for kind, v in kernel.consts)

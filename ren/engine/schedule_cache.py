@@ -157,7 +157,7 @@ def graph_key(sink: Node) -> Key:
 
 
 @dataclass(frozen=True)
-class _Kernel:
+class Kernel:
     """One kernel of an entry: its body and info, its buffers as refs, its constants as refs.
 
     A buffer ref is ``("in", i)`` (input ``i`` of the key), ``("view", v)`` (planned view ``v``)
@@ -178,7 +178,7 @@ class Entry:
 
     digest: str
     literal: tuple[tuple[int, int], ...]  # (constant position, value) that must match
-    kernels: tuple[_Kernel, ...]
+    kernels: tuple[Kernel, ...]
     arenas: tuple[tuple[str, int], ...]  # (device, bytes)
     views: tuple[tuple[int, str, int, int], ...]  # (arena, dtype, size, byte offset)
     news: tuple[tuple[str, str, int], ...]  # (device, dtype, size)
@@ -246,7 +246,7 @@ def _entry(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry:
     if None in regions:  # a region the graph does not hold: passes build in their nodes'
         raise _Uncacheable
     entries = tuple(
-        _Kernel(
+        Kernel(
             k.ast,
             k.info,
             tuple(ref(b) for b in k.bufs),

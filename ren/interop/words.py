@@ -266,13 +266,13 @@ def _openfhe_words(path: Path) -> Words:
 def _ren_words(blob: bytes, source: str) -> Words:
     """A Ren ciphertext's or plaintext's bytes as words."""
     from ren.ring import Domain
-    from ren.schemes.ckks.params import _read_value
+    from ren.schemes.ckks.params import read_value
 
     at = len(REN_MAGIC) + 2  # after the magic and the format version: the kind's length, the kind
     kind = blob[at + 1 : at + 1 + blob[at]].decode(errors="replace") if len(blob) > at else "?"
     if kind not in ("ciphertext", "plaintext"):
         raise ValueError(f"{source} holds Ren's {kind} bytes: a ciphertext's or plaintext's")
-    _, _, polys = _read_value(blob, kind, None, "python")
+    _, _, polys = read_value(blob, kind, None, "python")
     ring = polys[0].ring
     form = "ntt" if polys[0].domain is Domain.NTT else "coeff"
     words = np.stack([p.limbs() for p in polys]).astype(np.uint64)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 
 from ren.ir import op as ops
 from ren.ir.facts import Facts, facts
-from ren.ir.node import Node, _fmt_arg, toposort
+from ren.ir.node import Node, fmt_arg, toposort
 
 __all__ = ["GROUP_COLORS", "part_to_dot", "to_dot"]
 
@@ -68,7 +68,7 @@ def _label(node: Node, buffers: dict[int, str]) -> str:
         ring = [] if f.ring is None else [f"n={f.ring.n}", f"L={len(f.ring.moduli)}"]
         domain = [] if f.domain is None else [f.domain.value]
         lines.append(" ".join(ring + domain))
-    arg = _fmt_arg(node, buffers).strip()  # "b0 python 16 words" for buffers, else repr(arg)
+    arg = fmt_arg(node, buffers).strip()  # "b0 python 16 words" for buffers, else repr(arg)
     if arg:
         lines.append(arg if len(arg) <= _ARG_WIDTH else arg[: _ARG_WIDTH - 3] + "...")
     return "\n".join(lines)

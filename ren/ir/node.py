@@ -212,14 +212,14 @@ def format_graph(root: Node, name_of: Callable[[Any], str] | None = None) -> str
         if uses.get(node, 0) > 1:
             labels[node] = len(labels)
             label = f"[{labels[node]}] "
-        arg = _fmt_arg(node, buffers, name_of)
+        arg = fmt_arg(node, buffers, name_of)
         lines.append(f"{pad}{label}{node.op.name} {node.dtype.value}{arg}")
         for s in reversed(node.src):
             stack.append((s, depth + 1))
     return "\n".join(lines)
 
 
-def _fmt_arg(
+def fmt_arg(
     node: Node, buffers: dict[int, str], name_of: Callable[[Any], str] | None = None
 ) -> str:
     if node.arg is None:

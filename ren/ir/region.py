@@ -144,7 +144,7 @@ def note(**values: Any) -> None:
         path.instances[-1].notes.update(values)
 
 
-_KEEP: ContextVar[bool] = ContextVar("ren_region_keep", default=False)
+KEEP: ContextVar[bool] = ContextVar("ren_region_keep", default=False)
 
 
 @contextlib.contextmanager
@@ -155,16 +155,16 @@ def keeping() -> Iterator[None]:
     program (a separate realization: the recorded schedule is not changed). Outside, no value is
     kept, and a region's instance holds only names and small notes.
     """
-    token = _KEEP.set(True)
+    token = KEEP.set(True)
     try:
         yield
     finally:
-        _KEEP.reset(token)
+        KEEP.reset(token)
 
 
 def is_keeping() -> bool:
     """Whether this thread keeps region outputs (:func:`keeping`)."""
-    return _KEEP.get()
+    return KEEP.get()
 
 
 def _notes_of(value: Any, side: str) -> dict[str, Any]:
@@ -183,7 +183,7 @@ def noted(side: str, value: Any) -> bool:
     got = _notes_of(value, side)
     if got:
         note(**got)
-        if side == "out" and _KEEP.get():
+        if side == "out" and KEEP.get():
             note(output=value)
     return bool(got)
 

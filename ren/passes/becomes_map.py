@@ -23,9 +23,7 @@ from ren.passes import ScheduleContext, is_stored
 from ren.passes.views import view_of
 
 __all__ = ["realized", "rules", "run"]
-
-#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
-ESTABLISHES: frozenset[str] = frozenset()
+ESTABLISHES: frozenset[str] = frozenset()  # what the verifier checks from here on
 
 
 def realized(node: Node) -> Node:

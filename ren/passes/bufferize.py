@@ -35,9 +35,7 @@ from ren.ir.rewrite import Rewrite
 from ren.passes import ScheduleContext, is_stored, make
 
 __all__ = ["is_poly_kernel", "rules", "run"]
-
-#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
-ESTABLISHES: frozenset[str] = frozenset()
+ESTABLISHES: frozenset[str] = frozenset()  # what the verifier checks from here on
 
 
 def is_poly_kernel(node: Node) -> bool:

@@ -29,9 +29,7 @@ from ren.ir.rewrite import Pat, Rules, graph_rewrite
 from ren.passes import ScheduleContext, is_stored
 
 __all__ = ["GIDX", "rules", "run"]
-
-#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
-ESTABLISHES: frozenset[str] = frozenset()
+ESTABLISHES: frozenset[str] = frozenset()  # what the verifier checks from here on
 
 GIDX = Node(Op.GIDX, DType.INDEX)
 

@@ -28,9 +28,7 @@ from ren.passes import ScheduleContext, make
 from ren.ring import Domain
 
 __all__ = ["rules", "run"]
-
-#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): each op reads its domain.
-ESTABLISHES: frozenset[str] = frozenset({"domains"})
+ESTABLISHES: frozenset[str] = frozenset({"domains"})  # what the verifier checks from here on
 
 
 def _to(x: Node, domain: Domain) -> Node:

@@ -29,9 +29,7 @@ from ren.passes import ScheduleContext
 from ren.ring import Domain
 
 __all__ = ["const_rows", "kernel_info", "rules", "run", "template_params"]
-
-#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
-ESTABLISHES: frozenset[str] = frozenset()
+ESTABLISHES: frozenset[str] = frozenset()  # what the verifier checks from here on
 
 
 def _slots(value: Node, out: Node) -> tuple[Node, tuple[Node, ...]]:

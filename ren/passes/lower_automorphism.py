@@ -27,9 +27,7 @@ from ren.ir.rewrite import Pat, Rules, graph_rewrite
 from ren.passes import ScheduleContext, make
 
 __all__ = ["rules", "run"]
-
-#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
-ESTABLISHES: frozenset[str] = frozenset()
+ESTABLISHES: frozenset[str] = frozenset()  # what the verifier checks from here on
 
 
 def push_down(node: Node, x: Node) -> Node:

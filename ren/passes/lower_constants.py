@@ -29,9 +29,7 @@ from ren.passes import ScheduleContext
 from ren.ring import Domain
 
 __all__ = ["rules", "run"]
-
-#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
-ESTABLISHES: frozenset[str] = frozenset()
+ESTABLISHES: frozenset[str] = frozenset()  # what the verifier checks from here on
 
 ALL = Pat(Op.IMM, name="imm", where=lambda n: n.arg.layout == "all")
 STORED_ALL = Pat(Op.AFTER, src=(Pat(Op.BUFFER), Pat(Op.STORE, src=(Pat(), ALL))))

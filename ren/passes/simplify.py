@@ -24,9 +24,7 @@ from ren.passes import ScheduleContext, make
 from ren.ring import Domain
 
 __all__ = ["rules", "run"]
-
-#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
-ESTABLISHES: frozenset[str] = frozenset()
+ESTABLISHES: frozenset[str] = frozenset()  # what the verifier checks from here on
 
 
 def const_value(node: Node) -> int | None:

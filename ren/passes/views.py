@@ -29,9 +29,7 @@ from ren.passes import ScheduleContext, is_stored
 from ren.ring import RingSpec
 
 __all__ = ["rules", "run", "view_of"]
-
-#: What the verifier checks from here on (``ren.passes.VERIFIABLE``): nothing new.
-ESTABLISHES: frozenset[str] = frozenset()
+ESTABLISHES: frozenset[str] = frozenset()  # what the verifier checks from here on
 
 
 def view_of(x: Node, ring: RingSpec) -> Node:

@@ -55,7 +55,7 @@ def _is_prime(x: int) -> bool:
     return True
 
 
-def _check_power_of_two(n: int, name: str = "n") -> None:
+def check_power_of_two(n: int, name: str = "n") -> None:
     if isinstance(n, bool) or not isinstance(n, int | np.integer):
         raise TypeError(f"{name} must be an int, got {type(n).__name__}")
     if n < 2 or n & (n - 1):
@@ -75,7 +75,7 @@ def ntt_primes(n: int, bits: int, count: int) -> tuple[int, ...]:
     Raises:
         ValueError: on a bad argument, or when fewer than ``count`` such primes exist.
     """
-    _check_power_of_two(n)
+    check_power_of_two(n)
     for name, value in (("bits", bits), ("count", count)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer):
             raise TypeError(f"{name} must be an int, got {type(value).__name__}")

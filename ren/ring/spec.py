@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ren.ring.primes import DTYPE_LIMIT_BITS, DTYPE_WORD_BITS, _check_power_of_two, is_prime
+from ren.ring.primes import DTYPE_LIMIT_BITS, DTYPE_WORD_BITS, check_power_of_two, is_prime
 from ren.ring.tables import RingTables, ring_tables
 
 __all__ = ["DTYPE_LIMIT_BITS", "DTYPE_WORD_BITS", "NUMPY_DTYPES", "Domain", "RingSpec"]
@@ -57,7 +57,7 @@ class RingSpec:
     dtype: str
 
     def __init__(self, n: int, moduli: Iterable[int], dtype: str | None = None) -> None:
-        _check_power_of_two(n)
+        check_power_of_two(n)
         n = int(n)
         object.__setattr__(self, "n", n)
         if isinstance(moduli, int | np.integer):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ren.ring.primes import _check_power_of_two, primitive_root_2n
+from ren.ring.primes import check_power_of_two, primitive_root_2n
 
 if TYPE_CHECKING:
     from ren.ring.spec import RingSpec
@@ -53,7 +53,7 @@ def galois_for_rotation(n: int, steps: int, generator: int = 5) -> int:
     Raises:
         ValueError: a generator other than 5 or 3.
     """
-    _check_power_of_two(n)
+    check_power_of_two(n)
     if generator not in (5, 3) or isinstance(generator, bool):
         raise ValueError(f"generator={generator!r}: 5 (Ren's slot order) or 3 (SEAL's)")
     return pow(generator, steps % (n // 2) if n > 2 else 0, 2 * n)

@@ -48,7 +48,7 @@ from ren.testing.run import (
     stored_words,
 )
 from ren.testing.run import (
-    _pinpoint as _pinpoint,  # the tests pinpoint a case directly
+    pinpoint as pinpoint,  # the tests pinpoint a case directly
 )
 
 __all__ = [

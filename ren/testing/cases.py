@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ren.ring import RingSpec
-from ren.testing.families import _automorphism, _basis, _copy, _elementwise, _intt, _ntt, _rescale
-from ren.testing.programs import _edge, _edge_rings, _random
+from ren.testing.families import (
+    automorphism_cases,
+    basis_cases,
+    copy_cases,
+    elementwise_cases,
+    intt_cases,
+    ntt_cases,
+    rescale_cases,
+)
+from ren.testing.programs import edge_cases, edge_rings, random_cases
 from ren.testing.rings import Case, conformance_rings
 
 #: The families of cases, in the order they run, with what each covers.
@@ -48,18 +56,18 @@ def cases(
     rings = list(rings) if rings is not None else conformance_rings(quick)
     count, max_ops = (2, 12) if quick else (4, 30)
     makers: dict[str, Callable[[RingSpec], list[Case]]] = {
-        "elementwise": lambda r: _elementwise(r, seed),
-        "ntt": lambda r: _ntt(r, seed),
-        "intt": lambda r: _intt(r, seed),
-        "automorphism": lambda r: _automorphism(r, seed),
-        "rescale": lambda r: _rescale(r, seed),
-        "basis": lambda r: _basis(r, seed),
-        "copy": lambda r: _copy(r, seed),
-        "random": lambda r: _random(r, seed, count, max_ops),
-        "edge": lambda r: _edge(r, seed),
+        "elementwise": lambda r: elementwise_cases(r, seed),
+        "ntt": lambda r: ntt_cases(r, seed),
+        "intt": lambda r: intt_cases(r, seed),
+        "automorphism": lambda r: automorphism_cases(r, seed),
+        "rescale": lambda r: rescale_cases(r, seed),
+        "basis": lambda r: basis_cases(r, seed),
+        "copy": lambda r: copy_cases(r, seed),
+        "random": lambda r: random_cases(r, seed, count, max_ops),
+        "edge": lambda r: edge_cases(r, seed),
     }
     out: list[Case] = []
     for family in (f for f in FAMILIES if f in chosen):
-        for ring in _edge_rings(rings) if family == "edge" else rings:
+        for ring in edge_rings(rings) if family == "edge" else rings:
             out += makers[family](ring)
     return out

@@ -16,7 +16,7 @@ from pathlib import Path
 from ren.device import devices
 from ren.testing.cases import FAMILIES
 from ren.testing.rings import Case, ring_label
-from ren.testing.run import CaseResult, DeviceUnavailable, _describe, run_conformance
+from ren.testing.run import CaseResult, DeviceUnavailable, describe, run_conformance
 
 # --------------------------------------------------------------------------------------------
 # the command
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             importlib.import_module(module)
         except Exception as e:
-            print(f"ren.testing: --import {module} failed: {_describe(e)}", file=sys.stderr)
+            print(f"ren.testing: --import {module} failed: {describe(e)}", file=sys.stderr)
             return 2
     if not args.device:
         parser.print_usage(sys.stderr)

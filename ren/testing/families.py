@@ -9,10 +9,11 @@ from collections.abc import Callable
 
 from ren.poly import Poly
 from ren.ring import RingSpec, ntt_primes
-from ren.testing.rings import Case, _case, _Inputs, _ring
+from ren.testing.rings import Case, Inputs, case, make_ring
 
 
-def _elementwise(ring: RingSpec, seed: int) -> list[Case]:
+def elementwise_cases(ring: RingSpec, seed: int) -> list[Case]:
+    """The elementwise family's cases over ``ring``: sums, differences, products, constants."""
     Q = ring.Q
     programs = {
         "a+b": lambda i: [("a+b", i.coeff(0) + i.coeff(1))],
@@ -33,35 +34,38 @@ def _elementwise(ring: RingSpec, seed: int) -> list[Case]:
         ],
         "shared": lambda i: _shared(i),
     }
-    return [_case("elementwise", name, ring, seed, p) for name, p in programs.items()]
+    return [case("elementwise", name, ring, seed, p) for name, p in programs.items()]
 
 
-def _shared(i: _Inputs) -> list[tuple[str, Poly]]:
+def _shared(i: Inputs) -> list[tuple[str, Poly]]:
     a, b = i.coeff(0), i.coeff(1)
     s = a + b
     return [("a+b", s), ("(a+b)*3", s * 3), ("a-b", a - b)]
 
 
-def _ntt(ring: RingSpec, seed: int) -> list[Case]:
+def ntt_cases(ring: RingSpec, seed: int) -> list[Case]:
+    """The forward NTT family's cases over ``ring``."""
     programs = {
         "forward": lambda i: [("a.ntt()", i.coeff(0).ntt())],
         "after elementwise": lambda i: [("(a+b).ntt()", (i.coeff(0) + i.coeff(1)).ntt())],
         "two": lambda i: [("a.ntt()", i.coeff(0).ntt()), ("b.ntt()", i.coeff(1).ntt())],
         "product": lambda i: [("a*b", i.coeff(0) * i.coeff(1))],
     }
-    return [_case("ntt", name, ring, seed, p) for name, p in programs.items()]
+    return [case("ntt", name, ring, seed, p) for name, p in programs.items()]
 
 
-def _intt(ring: RingSpec, seed: int) -> list[Case]:
+def intt_cases(ring: RingSpec, seed: int) -> list[Case]:
+    """The inverse NTT family's cases over ``ring``."""
     programs = {
         "inverse": lambda i: [("A.intt()", i.ntt(0).intt())],
         "after elementwise": lambda i: [("(A*B).intt()", (i.ntt(0) * i.ntt(1)).intt())],
         "then elementwise": lambda i: [("A.intt()+b", i.ntt(0).intt() + i.coeff(1))],
     }
-    return [_case("intt", name, ring, seed, p) for name, p in programs.items()]
+    return [case("intt", name, ring, seed, p) for name, p in programs.items()]
 
 
-def _automorphism(ring: RingSpec, seed: int) -> list[Case]:
+def automorphism_cases(ring: RingSpec, seed: int) -> list[Case]:
+    """The automorphism cases over ``ring``: rotations and conjugations, in both forms."""
     n = ring.n
     programs = {
         "rotate ntt": lambda i: [
@@ -74,10 +78,11 @@ def _automorphism(ring: RingSpec, seed: int) -> list[Case]:
         "rotate coeff": lambda i: [("a.rotate(2)", i.coeff(0).rotate(2))],
         "conjugate coeff": lambda i: [("a.conjugate()", i.coeff(0).conjugate())],
     }
-    return [_case("automorphism", name, ring, seed, p) for name, p in programs.items()]
+    return [case("automorphism", name, ring, seed, p) for name, p in programs.items()]
 
 
-def _rescale(ring: RingSpec, seed: int) -> list[Case]:
+def rescale_cases(ring: RingSpec, seed: int) -> list[Case]:
+    """The rescale family's cases over ``ring`` (none for a ring of one modulus)."""
     if ring.L < 2:
         return []
     m = ring.moduli
@@ -90,17 +95,17 @@ def _rescale(ring: RingSpec, seed: int) -> list[Case]:
     if ring.L >= 3:
         programs["two"] = lambda i: [("a.rescale(last two)", i.coeff(0).rescale(m[-2:]))]
         programs["twice"] = lambda i: [("a.rescale().rescale()", i.coeff(0).rescale().rescale())]
-    return [_case("rescale", name, ring, seed, p) for name, p in programs.items()]
+    return [case("rescale", name, ring, seed, p) for name, p in programs.items()]
 
 
-def _basis_targets(ring: RingSpec) -> dict[str, RingSpec]:
+def basis_targets(ring: RingSpec) -> dict[str, RingSpec]:
     """The rings the basis family converts ``ring`` to."""
     n, bits = ring.n, max(ring.moduli).bit_length()
     extra = tuple(q for q in ntt_primes(n, bits - 1, ring.L + 2) if q not in ring.moduli)[:2]
     other = "u64" if ring.dtype == "u32" else "u32"
     out = {
         "extend": RingSpec(n, ring.moduli + extra, ring.dtype),
-        "other dtype": _ring(n, other, 2),
+        "other dtype": make_ring(n, other, 2),
         "fresh": RingSpec(n, extra, ring.dtype),
     }
     if ring.L >= 2:
@@ -109,18 +114,19 @@ def _basis_targets(ring: RingSpec) -> dict[str, RingSpec]:
     return out
 
 
-def _converts_to(t: RingSpec) -> Callable[[_Inputs], list[tuple[str, Poly]]]:
+def _converts_to(t: RingSpec) -> Callable[[Inputs], list[tuple[str, Poly]]]:
     return lambda i: [(f"a.to_ring({t.short()})", i.coeff(0).to_ring(t))]
 
 
-def _basis(ring: RingSpec, seed: int) -> list[Case]:
+def basis_cases(ring: RingSpec, seed: int) -> list[Case]:
+    """The basis-change family's cases over ``ring``: extensions to each target, and a view."""
     out = []
-    for name, target in _basis_targets(ring).items():
-        out.append(_case("basis", name, ring, seed, _converts_to(target)))
+    for name, target in basis_targets(ring).items():
+        out.append(case("basis", name, ring, seed, _converts_to(target)))
     if ring.L >= 2:
         view = RingSpec(ring.n, ring.moduli[:-1], ring.dtype)
         out.append(
-            _case(
+            case(
                 "basis",
                 "view ntt",
                 ring,
@@ -131,28 +137,28 @@ def _basis(ring: RingSpec, seed: int) -> list[Case]:
     return out
 
 
-def _copy(ring: RingSpec, seed: int) -> list[Case]:
+def copy_cases(ring: RingSpec, seed: int) -> list[Case]:
     """Copies both ways.
 
     A device value copied back is realized on the device first: a lazy
     ``x.to(device).to("python")`` simplifies to ``x`` and would copy nothing.
     """
 
-    def there(i: _Inputs) -> list[tuple[str, Poly]]:
+    def there(i: Inputs) -> list[tuple[str, Poly]]:
         return [
             ("a.to(device)", i.python(0).to(i.device)),
             ("A.to(device)", i.python(1).ntt().realize().to(i.device)),
         ]
 
-    def back(i: _Inputs) -> list[tuple[str, Poly]]:
+    def back(i: Inputs) -> list[tuple[str, Poly]]:
         a, A = i.coeff(0).realize(), i.ntt(1).realize()
         return [("a.to(python)", a.to("python")), ("A.to(python)", A.to("python"))]
 
-    def work_then_back(i: _Inputs) -> list[tuple[str, Poly]]:
+    def work_then_back(i: Inputs) -> list[tuple[str, Poly]]:
         a, b = i.coeff(0), i.coeff(1)
         return [("(a+b*3).to(python)", (a + b * 3).to("python")), ("a-b", a - b)]
 
-    def both_sides(i: _Inputs) -> list[tuple[str, Poly]]:
+    def both_sides(i: Inputs) -> list[tuple[str, Poly]]:
         a, b = i.python(0), i.coeff(1)
         here = ((a + 1).to(i.device) * 5 + b).to("python") - a
         return [("((a+1).to(device)*5+b).to(python)-a", here)]
@@ -163,4 +169,4 @@ def _copy(ring: RingSpec, seed: int) -> list[Case]:
         "work then back": work_then_back,
         "both sides": both_sides,
     }
-    return [_case("copy", name, ring, seed, p) for name, p in programs.items()]
+    return [case("copy", name, ring, seed, p) for name, p in programs.items()]

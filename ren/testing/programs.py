@@ -9,8 +9,8 @@ import numpy as np
 
 from ren.poly import Poly
 from ren.ring import RingSpec, ntt_primes
-from ren.testing.families import _basis_targets
-from ren.testing.rings import Case, _case, _Inputs, _ring, _seed
+from ren.testing.families import basis_targets
+from ren.testing.rings import Case, Inputs, case, make_ring, sub_seed
 
 # --- random programs ---------------------------------------------------------------------------
 
@@ -42,7 +42,7 @@ def random_program(
         ``([(name, poly), ...], text)``, the text one line per value: ``v3 = v1 * v2``.
     """
     rnd = random.Random(seed)
-    inputs = _Inputs(ring, seed, device)
+    inputs = Inputs(ring, seed, device)
     vals: list[Poly] = [inputs.coeff(0), inputs.ntt(1), inputs.coeff(2)]
     lines = ["v0 = input (coeff)", "v1 = input (ntt)", "v2 = input (coeff)"]
     used: set[int] = set()
@@ -112,10 +112,11 @@ def random_program(
     return [(f"v{k}", vals[k]) for k in sinks], "; ".join(lines)
 
 
-def _random(ring: RingSpec, seed: int, count: int, max_ops: int) -> list[Case]:
+def random_cases(ring: RingSpec, seed: int, count: int, max_ops: int) -> list[Case]:
+    """``count`` random programs of up to ``max_ops`` ops over ``ring``, each a case."""
     out = []
     for k in range(count):
-        s = _seed(seed, "random", k, ring)
+        s = sub_seed(seed, "random", k, ring)
         _, text = random_program(ring, "python", s, max_ops)
 
         def build(device: str, s: int = s) -> list[tuple[str, Poly]]:
@@ -158,9 +159,9 @@ def _edge_program(
     ring: RingSpec, pattern: str, residues: np.ndarray, partner: np.ndarray
 ) -> Callable:
     Q = ring.Q
-    big = RingSpec(ring.n, ring.moduli + _basis_targets(ring)["fresh"].moduli, ring.dtype)
+    big = RingSpec(ring.n, ring.moduli + basis_targets(ring)["fresh"].moduli, ring.dtype)
 
-    def program(i: _Inputs) -> list[tuple[str, Poly]]:
+    def program(i: Inputs) -> list[tuple[str, Poly]]:
         if pattern == "+-Q/2":  # the centered boundary, and rounding ties of rescale
             h = Q // 2
             e = i._put(Poly([(h, -h, h + 1, -h - 1)[k % 4] for k in range(ring.n)], ring, "python"))
@@ -193,23 +194,24 @@ def _edge_program(
     return program
 
 
-def _edge(ring: RingSpec, seed: int) -> list[Case]:
-    patterns = edge_patterns(ring, _seed(seed, "edge", ring))
+def edge_cases(ring: RingSpec, seed: int) -> list[Case]:
+    """Programs over ``ring``'s edge residues (0, 1, ``q-1``, near ``q/2``, ...), each a case."""
+    patterns = edge_patterns(ring, sub_seed(seed, "edge", ring))
     partner = patterns["mixed"]
     out = [
-        _case("edge", name, ring, seed, _edge_program(ring, name, residues, partner))
+        case("edge", name, ring, seed, _edge_program(ring, name, residues, partner))
         for name, residues in patterns.items()
     ]
-    out.append(_case("edge", "+-Q/2", ring, seed, _edge_program(ring, "+-Q/2", partner, partner)))
+    out.append(case("edge", "+-Q/2", ring, seed, _edge_program(ring, "+-Q/2", partner, partner)))
     return out
 
 
-def _edge_rings(rings: Sequence[RingSpec]) -> list[RingSpec]:
+def edge_rings(rings: Sequence[RingSpec]) -> list[RingSpec]:
     """``rings``, and for each ``u64`` ring a twin over 62-bit moduli (the largest allowed)."""
     out = list(rings)
     for r in rings:
         if r.dtype == "u64":
-            twin = _ring(r.n, "u64", r.L, 62)
+            twin = make_ring(r.n, "u64", r.L, 62)
             if twin not in out:
                 out.append(twin)
     return out

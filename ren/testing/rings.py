@@ -34,7 +34,8 @@ def ring_label(ring: RingSpec) -> str:
     return f"{ring.short()} {max(ring.moduli).bit_length()}-bit"
 
 
-def _ring(n: int, dtype: str, limbs: int, bits: int | None = None) -> RingSpec:
+def make_ring(n: int, dtype: str, limbs: int, bits: int | None = None) -> RingSpec:
+    """The ring of ``limbs`` NTT primes of ``bits`` (default: the word type's size) for ``n``."""
     return RingSpec(n, ntt_primes(n, bits or BITS[dtype], limbs), dtype)
 
 
@@ -45,14 +46,14 @@ def conformance_rings(quick: bool = False) -> list[RingSpec]:
     every ``L`` in 1..4 meets both word types. Quick: ``QUICK_RINGS``.
     """
     if quick:
-        return [_ring(n, dtype, limbs) for n, dtype, limbs in QUICK_RINGS]
+        return [make_ring(n, dtype, limbs) for n, dtype, limbs in QUICK_RINGS]
     out = []
     for i, n in enumerate(SIZES):
         for dtype, limbs in (
             ("u32", (1, 3) if i % 2 else (2, 4)),
             ("u64", (2, 4) if i % 2 else (1, 3)),
         ):
-            out += [_ring(n, dtype, L) for L in limbs]
+            out += [make_ring(n, dtype, L) for L in limbs]
     return out
 
 
@@ -66,7 +67,7 @@ def _crt_ints(ring: RingSpec, residues: np.ndarray) -> list[int]:
     return rk.crt(ring, words)
 
 
-class _Inputs:
+class Inputs:
     """Seeded inputs for one case, made on python and copied to ``device``.
 
     ``coeff(k)`` and ``ntt(k)`` are uniform; ``from_residues`` and ``from_slots`` give an exact
@@ -81,9 +82,11 @@ class _Inputs:
         return p.realize().to(self.device)
 
     def coeff(self, k: int) -> Poly:
+        """Uniform input ``k`` in coefficient form, on the device under test."""
         return self._put(Poly.uniform(self.ring, rng=self.seed + k, device="python"))
 
     def ntt(self, k: int) -> Poly:
+        """Uniform input ``k`` in NTT form, on the device under test."""
         return self._put(Poly.uniform(self.ring, rng=self.seed + k, device="python").ntt())
 
     def python(self, k: int) -> Poly:
@@ -91,6 +94,7 @@ class _Inputs:
         return Poly.uniform(self.ring, rng=self.seed + k, device="python").realize()
 
     def from_residues(self, residues: np.ndarray) -> Poly:
+        """The input whose coefficients modulo ``q_i`` are row ``i`` of ``residues``."""
         return self._put(Poly(_crt_ints(self.ring, residues), self.ring, "python"))
 
     def from_slots(self, residues: np.ndarray) -> Poly:
@@ -128,22 +132,23 @@ class Case:
     detail: str = ""
 
 
-def _seed(seed: int, *parts: object) -> int:
+def sub_seed(seed: int, *parts: object) -> int:
+    """A seed for one part of a run, derived from ``seed`` and the part's names (stable)."""
     return zlib.crc32("/".join(map(str, (seed, *parts))).encode())
 
 
-def _case(
+def case(
     family: str,
     name: str,
     ring: RingSpec,
     seed: int,
-    program: Callable[[_Inputs], list[tuple[str, Poly]]],
+    program: Callable[[Inputs], list[tuple[str, Poly]]],
     detail: str = "",
 ) -> Case:
     """A case whose ``program(inputs)`` builds the outputs from an ``_Inputs``."""
-    s = _seed(seed, family, name, ring)
+    s = sub_seed(seed, family, name, ring)
 
     def build(device: str) -> list[tuple[str, Poly]]:
-        return program(_Inputs(ring, s, device))
+        return program(Inputs(ring, s, device))
 
     return Case(family, name, ring, build, detail)

@@ -93,7 +93,7 @@ def compare(label: str, got: Poly, want: Poly) -> str | None:
     )
 
 
-def _describe(e: BaseException) -> str:
+def describe(e: BaseException) -> str:
     """``Type: message (raised at file:line in function)``."""
     text = f"{type(e).__name__}: {e}"
     frames = traceback.extract_tb(e.__traceback__)
@@ -112,7 +112,7 @@ def _device_kernels(outputs: list[tuple[str, Poly]], device: str) -> tuple[str, 
     return tuple(sorted({k.info.kind for k in kernels if k.info.device == device}))
 
 
-def _pinpoint(case: Case, device: str) -> str:
+def pinpoint(case: Case, device: str) -> str:
     """Run ``case`` again with ``REN_VALIDATE=1``: the first kernel that differs, or ``""``."""
     try:
         with settings.override(REN_VALIDATE=True):  # this thread only
@@ -140,7 +140,7 @@ def run_case(case: Case, device: str) -> CaseResult:
         want = case.build("python")
         realize(*(p for _, p in want))
     except Exception as e:
-        message = f"the python reference raised {_describe(e)} (a bug in Ren, not in the device)"
+        message = f"the python reference raised {describe(e)} (a bug in Ren, not in the device)"
     else:
         try:
             got = case.build(device)
@@ -150,10 +150,10 @@ def run_case(case: Case, device: str) -> CaseResult:
                 if (message := compare(label, g, w) or "") != "":
                     break
         except Exception as e:
-            message = _describe(e)
+            message = describe(e)
         else:
             if message and device != "python":
-                where = _pinpoint(case, device)
+                where = pinpoint(case, device)
                 message += f"\n{where}" if where else ""
         if message and case.detail:
             message += f"\n{case.detail}"

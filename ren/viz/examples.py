@@ -32,7 +32,7 @@ import numpy as np
 
 from ren.engine.observe import observing
 from ren.viz.examples_bfv import bfv_mul
-from ren.viz.phases import Outcome, _Phases
+from ren.viz.phases import Outcome, Phases
 from ren.viz.trace import Trace, record
 
 __all__ = ["CKKS_PARAMS", "EXAMPLES", "Outcome", "run_example"]
@@ -64,7 +64,7 @@ def seed() -> Outcome:
     from ren.reference import evaluate
     from ren.ring import RingSpec
 
-    phases = _Phases()
+    phases = Phases()
     with observing(phases):
         ring = RingSpec(n=8, moduli=(17, 97))
         a = Poly(list(range(1, ring.n + 1)), ring, "python")
@@ -88,7 +88,7 @@ def seed() -> Outcome:
     return phases.outcome(summary, ok)
 
 
-def _ckks_context(phases: _Phases) -> Any:
+def _ckks_context(phases: Phases) -> Any:
     from ren.schemes import ckks
 
     params = ckks.Params(**CKKS_PARAMS)
@@ -129,7 +129,7 @@ def _check(
 
 def ckks_mul() -> Outcome:
     """One CKKS multiply ``Enc(x) * Enc(y)``, relinearized and rescaled, checked against NumPy."""
-    phases = _Phases()
+    phases = Phases()
     with observing(phases):
         ctx = _ckks_context(phases)
         params = ctx.params
@@ -160,7 +160,7 @@ def ckks_rotate() -> Outcome:
     """One CKKS rotation by one slot, checked against ``numpy.roll``."""
     from ren.ring import galois_for_rotation
 
-    phases = _Phases()
+    phases = Phases()
     with observing(phases):
         ctx = _ckks_context(phases)
         params = ctx.params
@@ -195,7 +195,7 @@ def jit() -> Outcome:
     """
     import ren
 
-    phases = _Phases()
+    phases = Phases()
     with observing(phases):
         ctx = _ckks_context(phases)
         params = ctx.params
@@ -247,7 +247,7 @@ def bootstrap() -> Outcome:
     from ren.schemes import ckks
     from ren.viz.debug import Stepper
 
-    phases = _Phases()
+    phases = Phases()
     with observing(phases):
         params = ckks.Params.preset("boot-toy")
         n, half, q0 = params.n, params.slots, params.q_moduli[0]

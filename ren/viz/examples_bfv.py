@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ren.engine.observe import observing
-from ren.viz.phases import Outcome, _Phases
+from ren.viz.phases import Outcome, Phases
 
 __all__ = ["BFV_PARAMS", "bfv_mul"]
 
@@ -19,7 +19,7 @@ def bfv_mul() -> Outcome:
     """``Enc(x) * Enc(y) + 1`` in BFV, relinearized, checked against NumPy's integers mod ``t``."""
     from ren.schemes import bfv
 
-    phases = _Phases()
+    phases = Phases()
     with observing(phases):
         params = bfv.Params(**BFV_PARAMS)
         ctx = bfv.Context(params, seed=1, device="python")

@@ -38,7 +38,7 @@ class Outcome:
         )
 
 
-class _Phases:
+class Phases:
     """An observer that names each realization after the phase of the program it ran in.
 
     ``with phases("encrypt x"):`` labels every realization started in the block; with ``names``

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ren.engine.observe import OBSERVERS
-from ren.ir.region import _KEEP, Instance, instances_of
+from ren.ir.region import KEEP, Instance, instances_of
 from ren.viz.trace import Trace
 
 __all__ = ["measure_precision"]
@@ -37,11 +37,11 @@ CHUNK = 128
 @contextlib.contextmanager
 def _unobserved() -> Iterator[None]:
     """No observer and no kept outputs: what runs inside is not part of the recording."""
-    token, keep = OBSERVERS.set(()), _KEEP.set(False)
+    token, keep = OBSERVERS.set(()), KEEP.set(False)
     try:
         yield
     finally:
-        _KEEP.reset(keep)
+        KEEP.reset(keep)
         OBSERVERS.reset(token)
 
 

@@ -30,7 +30,7 @@ from ren.ir.node import Node, toposort
 from ren.ir.op import DType, Op
 from ren.ir.spec import verify
 from ren.passes import ScheduleContext
-from ren.poly import Poly, _buffer_node
+from ren.poly import Poly, buffer_node
 from ren.ring import Domain, RingSpec
 from ren.ring import arith as rk
 
@@ -100,7 +100,7 @@ def ntt_input(coeffs: list[int], ring: RingSpec = RING) -> Poly:
     """A stored NTT-form poly of value ``coeffs``: its words from the NTT's definition (slot
     ``k`` = ``a(psi^(2 brv(k) + 1))``, ``reference.expected_limbs``), Montgomery-encoded."""
     plain = reference.expected_limbs(coeffs, ring, Domain.NTT)
-    node = _buffer_node(rk.to_mont(ring, plain), ring, Domain.NTT, "python")
+    node = buffer_node(rk.to_mont(ring, plain), ring, Domain.NTT, "python")
     return Poly._wrap(node)
 
 

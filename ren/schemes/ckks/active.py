@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 # the context
 
 #: The active contexts of this thread (or asyncio task), innermost last.
-_ACTIVE: contextvars.ContextVar[tuple[Context, ...]] = contextvars.ContextVar(
+ACTIVE: contextvars.ContextVar[tuple[Context, ...]] = contextvars.ContextVar(
     "ren_ckks_active", default=()
 )
 
@@ -29,7 +29,7 @@ def current() -> Context:
     Raises:
         RuntimeError: outside every ``with ckks.Context(...)`` block of this thread.
     """
-    stack = _ACTIVE.get()
+    stack = ACTIVE.get()
     if not stack:
         raise RuntimeError(
             "no CKKS context is active in this thread: use `with ckks.Context(params) as ctx:` "
@@ -38,7 +38,8 @@ def current() -> Context:
     return stack[-1]
 
 
-def _context_arg(context: Any) -> Context:
+def context_arg(context: Any) -> Context:
+    """The context a ``context=`` argument names: the current one for ``None``, else checked."""
     if context is None:
         return current()
     from ren.schemes.ckks.context import Context  # it imports this module
@@ -48,9 +49,9 @@ def _context_arg(context: Any) -> Context:
     return context
 
 
-def _plan_fields(fields: dict[str, Any]) -> dict[str, Any]:
+def plan_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """A loaded plan's result fields for a ciphertext or plaintext, with the active context."""
-    stack = _ACTIVE.get()
+    stack = ACTIVE.get()
     return {
         "scale": float(fields["scale"]),
         "level": int(fields["level"]),

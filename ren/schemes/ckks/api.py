@@ -10,7 +10,7 @@ from ren.schemes.ckks.active import current
 from ren.schemes.ckks.ciphertext import Ciphertext
 from ren.schemes.ckks.context import Context
 from ren.schemes.ckks.keys import EvaluationKeys
-from ren.schemes.ckks.params import Params, _read_value
+from ren.schemes.ckks.params import Params, read_value
 from ren.schemes.ckks.types import Plaintext
 
 # ---------------------------------------------------------------------------------------------
@@ -67,13 +67,13 @@ def multiply(a: Ciphertext, b: Any, relinearize: bool = True, rescale: bool = Tr
 
 
 def _plaintext_from_pickle(blob: bytes, device: str) -> Plaintext:
-    params, h, polys = _read_value(blob, "plaintext", None, device)
+    params, h, polys = read_value(blob, "plaintext", None, device)
     level, real = h.raw("level"), h.raw("real")
     return Plaintext(polys[0], h.hex_float("scale"), level, real, params=params)
 
 
 def _ciphertext_from_pickle(blob: bytes, device: str) -> Ciphertext:
-    params, h, polys = _read_value(blob, "ciphertext", None, device)
+    params, h, polys = read_value(blob, "ciphertext", None, device)
     fp = h.fingerprint("key_fingerprint")
     level, real = h.raw("level"), h.raw("real")
     return Ciphertext(

@@ -9,12 +9,12 @@ import numpy as np
 
 from ren.poly import Poly, realize
 from ren.ring import RingSpec
-from ren.schemes.ckks.active import _context_arg, _plan_fields, current
+from ren.schemes.ckks.active import context_arg, current, plan_fields
 from ren.schemes.ckks.encoding import precision_bits
-from ren.schemes.ckks.params import Params, _read_value
+from ren.schemes.ckks.params import Params, read_value
 from ren.schemes.ckks.ranges import expectations, out_of_range
 from ren.schemes.ckks.shadow import Shadow, observe
-from ren.schemes.ckks.types import _check_down, _check_fields, _copy_poly
+from ren.schemes.ckks.types import check_down, check_fields, copy_poly
 from ren.schemes.rlwe import bytes as _fmt
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class Ciphertext:
                     "ciphertext live on one device"
                 )
         object.__setattr__(self, "parts", parts)
-        _check_fields(self, ring, "ciphertext")
+        check_fields(self, ring, "ciphertext")
         fp = self.key_fingerprint
         if fp is not None and (not isinstance(fp, str) or not _fmt.FINGERPRINT.fullmatch(fp)):
             raise ValueError(f"key_fingerprint must be 16 hexadecimal digits, got {fp!r}")
@@ -155,7 +155,7 @@ class Ciphertext:
         return new
 
     def __deepcopy__(self, memo: dict) -> Ciphertext:
-        new = dataclasses.replace(self, parts=tuple(_copy_poly(p) for p in self.parts))
+        new = dataclasses.replace(self, parts=tuple(copy_poly(p) for p in self.parts))
         memo[id(self)] = new
         return new
 
@@ -184,7 +184,7 @@ class Ciphertext:
     @classmethod
     def __ren_plan_rebuild__(cls, fields: dict[str, Any]) -> Ciphertext:
         """The result ciphertext of a loaded plan, in the context active at load (if any)."""
-        return cls(tuple(fields["parts"]), **_plan_fields(fields))
+        return cls(tuple(fields["parts"]), **plan_fields(fields))
 
     # --- operators ------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Ciphertext:
@@ -237,7 +237,7 @@ class Ciphertext:
         """The same ciphertext at a lower ``level``: a limb view, scale unchanged."""
         if level == self.level:
             return self
-        _check_down(self.level, level, "ciphertext")
+        check_down(self.level, level, "ciphertext")
         ring = self._params().ring(level)
         return dataclasses.replace(
             self, parts=tuple(p.to_ring(ring) for p in self.parts), level=level
@@ -310,8 +310,8 @@ class Ciphertext:
                 context holding no keys, or a context holding other keys (naming both
                 fingerprints).
         """
-        ctx = _context_arg(context)
-        _, h, polys = _read_value(blob, "ciphertext", ctx.params, ctx.device)
+        ctx = context_arg(context)
+        _, h, polys = read_value(blob, "ciphertext", ctx.params, ctx.device)
         fp = h.fingerprint("key_fingerprint")
         ctx._check_fingerprint(fp, "ciphertext")
         return cls(tuple(polys), h.hex_float("scale"), h.raw("level"), h.raw("real"), ctx)

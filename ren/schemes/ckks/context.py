@@ -12,12 +12,12 @@ from ren.capture.function import capturing
 from ren.ir.region import in_region, noted, region
 from ren.poly import Poly, is_int, realize
 from ren.ring import RingSpec, galois_for_rotation
-from ren.schemes.ckks.active import _ACTIVE
+from ren.schemes.ckks.active import ACTIVE
 from ren.schemes.ckks.ciphertext import Ciphertext
-from ren.schemes.ckks.encoding import _check_scale, _slots, embed, embed_inverse
+from ren.schemes.ckks.encoding import check_scale, embed, embed_inverse, slot_values
 from ren.schemes.ckks.evaluator import Evaluator
 from ren.schemes.ckks.keys import EvaluationKeys
-from ren.schemes.ckks.params import Params, _params_of
+from ren.schemes.ckks.params import Params, params_of
 from ren.schemes.ckks.shadow import Shadow, shadowing
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
@@ -26,7 +26,7 @@ from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.keygen import KeyOwner
 from ren.schemes.rlwe.keys import KeySwitchKey
 from ren.schemes.rlwe.keyset import Copies
-from ren.schemes.rlwe.params import _bits
+from ren.schemes.rlwe.params import bits
 
 
 class Context(Copies, KeyOwner, Evaluator):
@@ -91,14 +91,14 @@ class Context(Copies, KeyOwner, Evaluator):
 
     def __enter__(self) -> Context:
         self._require_public()
-        _ACTIVE.set((*_ACTIVE.get(), self))
+        ACTIVE.set((*ACTIVE.get(), self))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        stack = _ACTIVE.get()
+        stack = ACTIVE.get()
         for i in range(len(stack) - 1, -1, -1):
             if stack[i] is self:
-                _ACTIVE.set(stack[:i] + stack[i + 1 :])
+                ACTIVE.set(stack[:i] + stack[i + 1 :])
                 break
 
     # --- copies -----------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ class Context(Copies, KeyOwner, Evaluator):
     def _load_secret(self, blob: bytes) -> None:
         """Take the secret and public key of ``blob``, each checked; nothing changes on error."""
         keyset.load_secret(
-            self, blob, "secret-key", lambda h: _params_of(h, self.params, "secret key")
+            self, blob, "secret-key", lambda h: params_of(h, self.params, "secret key")
         )
 
     def encode(
@@ -160,17 +160,17 @@ class Context(Copies, KeyOwner, Evaluator):
         prm = self.params
         level = prm.max_level if level is None else level
         ring = prm.ring(level)
-        scale = prm.scale if scale is None else _check_scale(scale)
-        slots, real = _slots(values, prm.slots)
+        scale = prm.scale if scale is None else check_scale(scale)
+        slots, real = slot_values(values, prm.slots)
         with np.errstate(over="ignore", invalid="ignore"):  # too large: refused just below
             coeffs = np.rint(embed_inverse(slots, prm.n) * scale)
         finite = bool(np.all(np.isfinite(coeffs)))
         biggest = float(np.max(np.abs(coeffs))) if finite and coeffs.size else 0.0
         if not finite or 2 * biggest >= ring.Q:  # exact: an int and a float compare exactly
-            size = _bits(biggest) if finite else "more than 2^1024"
+            size = bits(biggest) if finite else "more than 2^1024"
             raise ValueError(
-                f"the values are too large for scale {_bits(scale)} at level {level}: a "
-                f"coefficient of {size} does not fit the modulus Q={_bits(ring.Q)}"
+                f"the values are too large for scale {bits(scale)} at level {level}: a "
+                f"coefficient of {size} does not fit the modulus Q={bits(ring.Q)}"
             )
         if biggest < 2.0**62:
             ints = coeffs.astype(np.int64)

@@ -12,7 +12,7 @@ import numpy as np
 from ren.poly import Poly
 from ren.ring import RingSpec
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.params import _bits
+from ren.schemes.rlwe.params import bits
 
 # ---------------------------------------------------------------------------------------------
 # the canonical embedding
@@ -80,18 +80,21 @@ def embed(coeffs: np.ndarray, n: int, generator: int = 5) -> np.ndarray:
 # helpers of the evaluator
 
 
-def _level0(what: str) -> str:
+def level0(what: str) -> str:
+    """The message refusing to ``what`` at level 0 (no modulus left to rescale by)."""
     return (
         f"cannot {what} at level 0: rescaling would drop below the last modulus q_0; use fewer "
         "multiplications or more moduli (q_bits)"
     )
 
 
-def _same_scale(a: float, b: float) -> bool:
+def same_scale(a: float, b: float) -> bool:
+    """Whether two scales agree to 40 bits (rescales round them apart in the last digits)."""
     return abs(a - b) <= 2.0**-40 * max(abs(a), abs(b))
 
 
-def _check_scale(scale: Any) -> float:
+def check_scale(scale: Any) -> float:
+    """``scale`` as a float in ``[1, 2^1000)``, or a ``TypeError``/``ValueError`` naming it."""
     if not isinstance(scale, numbers.Real) or isinstance(scale, bool):
         raise TypeError(f"scale must be a number, got {scale!r}")
     scale = float(scale)
@@ -100,15 +103,17 @@ def _check_scale(scale: Any) -> float:
     return scale
 
 
-def _is_number(x: Any) -> bool:
+def is_number(x: Any) -> bool:
+    """Whether ``x`` is one number (a bool is not)."""
     return isinstance(x, numbers.Number) and not isinstance(x, bool | np.bool_)
 
 
-def _is_values(x: Any) -> bool:
+def is_values(x: Any) -> bool:
+    """Whether ``x`` holds slot values (a list, a tuple or an array)."""
     return isinstance(x, list | tuple | np.ndarray)
 
 
-def _finite(value: Any, what: str) -> complex:
+def finite(value: Any, what: str) -> complex:
     """``value`` as a complex number with finite parts, or a ``ValueError`` saying why not."""
     try:
         c = complex(value)
@@ -124,9 +129,9 @@ def _finite(value: Any, what: str) -> complex:
     return c
 
 
-def _slots(values: Any, slots: int) -> tuple[np.ndarray, bool]:
+def slot_values(values: Any, slots: int) -> tuple[np.ndarray, bool]:
     """``values`` as ``slots`` complex numbers (zero-padded), and whether they are all real."""
-    if _is_number(values):
+    if is_number(values):
         arr = np.full(slots, complex(values))
         real = complex(values).imag == 0
     else:
@@ -148,7 +153,7 @@ def _slots(values: Any, slots: int) -> tuple[np.ndarray, bool]:
     return arr, bool(real)
 
 
-def _constant_poly(
+def constant_poly(
     c: complex, scale: float, ring: RingSpec, device: str, what: str, level: int
 ) -> Poly:
     """The encoding of ``c`` in every slot at ``scale`` (for the operation ``what``).
@@ -166,8 +171,8 @@ def _constant_poly(
         size = math.log2(max(abs(c.real), abs(c.imag))) + math.log2(scale)
         raise ValueError(
             f"cannot {what}: it is too large for the modulus at this scale: times the scale "
-            f"{_bits(scale)} it is about 2^{size:.1f}, and a constant must stay below Q/2 at "
-            f"level {level} (Q={_bits(Q)})"
+            f"{bits(scale)} it is about 2^{size:.1f}, and a constant must stay below Q/2 at "
+            f"level {level} (Q={bits(Q)})"
         )
     re, im = round(re_f), round(im_f)
     if im == 0:

@@ -20,18 +20,18 @@ from ren.poly import Poly, is_int
 from ren.ring import galois_for_rotation
 from ren.schemes.ckks.ciphertext import Ciphertext
 from ren.schemes.ckks.encoding import (
-    _constant_poly,
-    _finite,
-    _is_number,
-    _is_values,
-    _level0,
-    _same_scale,
+    constant_poly,
+    finite,
+    is_number,
+    is_values,
+    level0,
+    same_scale,
 )
-from ren.schemes.ckks.params import _scale
+from ren.schemes.ckks.params import scale_text
 from ren.schemes.ckks.shadow import Shadow, apply
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.params import _bits
+from ren.schemes.rlwe.params import bits
 
 if TYPE_CHECKING:
     from ren.schemes.ckks.context import Context
@@ -65,14 +65,15 @@ class Evaluator:
         A view when the scales agree, else a scalar multiply by
         ``round(scale * q_(level+1) / a.scale)`` and a rescale from ``level + 1``.
         """
-        if _same_scale(a.scale, scale):
+        if same_scale(a.scale, scale):
             return a.at_level(level)
         a = a.at_level(level + 1)
         q = self.params.q_moduli[level + 1]
         k = round(scale * q / a.scale)
         if k < 2**20:
             raise ValueError(
-                f"cannot {what} values at scales {_scale(a.scale)} and {_scale(scale)}: adjusting "
+                f"cannot {what} values at scales {scale_text(a.scale)} and {scale_text(scale)}: "
+                "adjusting "
                 f"the first needs a factor of {k}, too small to keep the precision"
             )
         shadow = apply(lambda v: v * k, a.shadow)
@@ -88,9 +89,10 @@ class Evaluator:
                 a = self._match(a, b.level, b.scale, what)
             elif b.level > a.level:
                 b = self._match(b, a.level, a.scale, what)
-            elif not _same_scale(a.scale, b.scale):
+            elif not same_scale(a.scale, b.scale):
                 raise ValueError(
-                    f"cannot {what} ciphertexts at scales {_scale(a.scale)} and {_scale(b.scale)} "
+                    f"cannot {what} ciphertexts at scales {scale_text(a.scale)} and "
+                    f"{scale_text(b.scale)} "
                     f"(both at level {a.level}): encode or encrypt with scale= the other's scale"
                 )
             n = max(a.size, b.size)
@@ -107,23 +109,23 @@ class Evaluator:
             if b.level < a.level:
                 a = a.at_level(b.level)
             b = b.at_level(a.level)
-            if not _same_scale(a.scale, b.scale):
+            if not same_scale(a.scale, b.scale):
                 raise ValueError(
-                    f"cannot {what} a ciphertext at scale {_scale(a.scale)} and a plaintext at "
-                    f"scale {_scale(b.scale)}: encode with scale=ct.scale"
+                    f"cannot {what} a ciphertext at scale {scale_text(a.scale)} and a plaintext at "
+                    f"scale {scale_text(b.scale)}: encode with scale=ct.scale"
                 )
             c0 = a.parts[0] - b.poly if sub else a.parts[0] + b.poly
             shadow = apply(np.subtract if sub else np.add, a.shadow, self._pt_shadow(a, b))
             return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and b.real, shadow=shadow)
-        if _is_number(b):
+        if is_number(b):
             phrase = f"subtract {b!r} from a ciphertext" if sub else f"add {b!r} to a ciphertext"
-            c = _finite(b, phrase)
+            c = finite(b, phrase)
             ring = self.params.ring(a.level)
-            const = _constant_poly(-c if sub else c, a.scale, ring, self.device, phrase, a.level)
+            const = constant_poly(-c if sub else c, a.scale, ring, self.device, phrase, a.level)
             c0 = a.parts[0] + const
             shadow = apply(lambda v, d=(-c if sub else c) * a.scale: v + d, a.shadow)
             return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and c.imag == 0, shadow=shadow)
-        if _is_values(b):
+        if is_values(b):
             pt = self.encode(b, a.level, a.scale)
             return self._add(a, pt, sub)
         return NotImplemented
@@ -157,7 +159,7 @@ class Evaluator:
         elif isinstance(b, Plaintext):
             b = self._plain(b, "multiply")
         if rescale and isinstance(b, Ciphertext | Plaintext) and min(a.level, b.level) == 0:
-            raise ValueError(_level0("multiply and rescale"))
+            raise ValueError(level0("multiply and rescale"))
         if isinstance(b, Ciphertext):
             if a.size != 2 or b.size != 2:
                 raise ValueError("multiply needs two-part ciphertexts: relinearize first")
@@ -174,7 +176,7 @@ class Evaluator:
             if 2 * abs(int(b)) >= Q:
                 raise ValueError(
                     f"cannot multiply a ciphertext by the int {_fmt.describe(b)}: it is not below "
-                    f"Q/2 at level {a.level} (Q={_bits(Q)}), so it would wrap around the modulus"
+                    f"Q/2 at level {a.level} (Q={bits(Q)}), so it would wrap around the modulus"
                 )
             shadow = apply(lambda v, m=int(b): v * m, a.shadow)
             return dataclasses.replace(a, parts=tuple(p * int(b) for p in a.parts), shadow=shadow)
@@ -184,15 +186,15 @@ class Evaluator:
             parts = tuple(p * b.poly for p in a.parts)
             out = Ciphertext(parts, a.scale * b.scale, level, a.real and b.real, self._context())
             out = out._evolve(shadow=apply(np.multiply, a.shadow, self._pt_shadow(a, b)))
-        elif _is_number(b) or _is_values(b):
+        elif is_number(b) or is_values(b):
             if rescale and a.level == 0:
-                raise ValueError(_level0("multiply by a number"))
+                raise ValueError(level0("multiply by a number"))
             factor = float(self.params.q_moduli[a.level]) if rescale else self.params.scale
-            if _is_number(b):
+            if is_number(b):
                 phrase = f"multiply a ciphertext by {b!r}"
-                c = _finite(b, phrase)
+                c = finite(b, phrase)
                 ring = self.params.ring(a.level)
-                pc = _constant_poly(c, factor, ring, self.device, phrase, a.level)
+                pc = constant_poly(c, factor, ring, self.device, phrase, a.level)
                 parts = tuple(p * pc for p in a.parts)
                 real = a.real and c.imag == 0
                 out = Ciphertext(parts, a.scale * factor, a.level, real, self._context())
@@ -214,7 +216,7 @@ class Evaluator:
         """
         ct = self._own(ct)
         if ct.level == 0:
-            raise ValueError(_level0("rescale"))
+            raise ValueError(level0("rescale"))
         q = self.params.q_moduli[ct.level]
         parts = tuple(p.rescale(q).ntt() for p in ct.parts)
         shadow = apply(lambda v: v / q, ct.shadow)

@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 from ren.poly import Poly
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.params import Chain, _need_int
+from ren.schemes.rlwe.params import Chain, need_int
 
 
-def _scale(x: float) -> str:
+def scale_text(x: float) -> str:
     """A scale, exactly: ``2^k`` and the float itself (two scales may agree to many digits)."""
     return f"2^{math.log2(x):.6f} ({x!r})" if x > 0 else repr(x)
 
@@ -82,7 +82,7 @@ class Params(Chain):
 
     def __post_init__(self) -> None:
         self._check_chain()
-        scale_bits = _need_int("scale_bits", self.scale_bits)
+        scale_bits = need_int("scale_bits", self.scale_bits)
         object.__setattr__(self, "scale_bits", scale_bits)
         if not 1 <= scale_bits < self.q_bits[0]:
             raise ValueError(
@@ -188,7 +188,7 @@ class Params(Chain):
 # reading values (the format itself is ren.schemes.rlwe.bytes)
 
 
-def _params_of(h: _fmt.Header, params: Params, what: str) -> Params:
+def params_of(h: _fmt.Header, params: Params, what: str) -> Params:
     """The parameters of a blob read into a context with ``params``: they must be equal.
 
     The context's parameters were accepted already, so the blob's are read with the insecure
@@ -203,7 +203,7 @@ def _params_of(h: _fmt.Header, params: Params, what: str) -> Params:
     return found
 
 
-def _read_value(
+def read_value(
     blob: bytes, kind: str, params: Params | None, device: str | None
 ) -> tuple[Params, _fmt.Header, list[Poly]]:
     """The parameters, the checked header and the polys of a plaintext or ciphertext blob.
@@ -219,7 +219,7 @@ def _read_value(
     if params is None:
         params = Params._from_header(h.raw("params"), insecure=True, reader="")
     else:
-        params = _params_of(h, params, kind)
+        params = params_of(h, params, kind)
     level = h.integer("level", 0, params.max_level)
     h.hex_float("scale")
     h.flag("real")

@@ -12,10 +12,10 @@ import numpy as np
 
 from ren.poly import Poly, is_int
 from ren.ring import RingSpec
-from ren.schemes.ckks.active import _context_arg, current
-from ren.schemes.ckks.params import Params, _read_value
+from ren.schemes.ckks.active import context_arg, current
+from ren.schemes.ckks.params import Params, read_value
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.params import _bits, _need_int
+from ren.schemes.rlwe.params import bits, need_int
 
 if TYPE_CHECKING:
     from ren.schemes.ckks.ciphertext import Ciphertext
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # values
 
 
-def _check_fields(value: Plaintext | Ciphertext, ring: RingSpec, what: str) -> None:
+def check_fields(value: Plaintext | Ciphertext, ring: RingSpec, what: str) -> None:
     """Check and normalize the fields a plaintext and a ciphertext share.
 
     ``context`` and ``params`` (filled from the context when not given), ``level`` (its ring must
@@ -46,7 +46,7 @@ def _check_fields(value: Plaintext | Ciphertext, ring: RingSpec, what: str) -> N
             set_("params", params)
         elif params != ctx.params:
             raise ValueError(f"the {what}'s params {params} are not its context's {ctx.params}")
-    level = _need_int("level", value.level)
+    level = need_int("level", value.level)
     if level < 0:
         raise ValueError(f"level={level} is negative: levels are 0 .. L-1")
     set_("level", level)
@@ -74,7 +74,7 @@ def _check_fields(value: Plaintext | Ciphertext, ring: RingSpec, what: str) -> N
     Q = ring.Q
     if 2 * scale >= Q:
         raise ValueError(
-            f"the scale {_bits(scale)} outgrows the modulus Q={_bits(Q)} at level {level} (a "
+            f"the scale {bits(scale)} outgrows the modulus Q={bits(Q)} at level {level} (a "
             "scale must stay below Q/2): rescale before multiplying again"
         )
     set_("scale", scale)
@@ -83,7 +83,7 @@ def _check_fields(value: Plaintext | Ciphertext, ring: RingSpec, what: str) -> N
     set_("real", bool(value.real))
 
 
-def _copy_poly(p: Poly) -> Poly:
+def copy_poly(p: Poly) -> Poly:
     """A new stored poly with the value of ``p`` (its own buffer; computed first if lazy)."""
     return Poly.from_words(p.words(), p.ring, p.domain, p.device)
 
@@ -121,7 +121,7 @@ class Plaintext:
     def __post_init__(self) -> None:
         if not isinstance(self.poly, Poly):
             raise TypeError(f"poly must be a Poly, got {_fmt.describe(self.poly)}")
-        _check_fields(self, self.poly.ring, "plaintext")
+        check_fields(self, self.poly.ring, "plaintext")
 
     def _ctx(self) -> Context:
         return self.context if self.context is not None else current()
@@ -135,7 +135,7 @@ class Plaintext:
         return new
 
     def __deepcopy__(self, memo: dict) -> Plaintext:
-        new = dataclasses.replace(self, poly=_copy_poly(self.poly))
+        new = dataclasses.replace(self, poly=copy_poly(self.poly))
         memo[id(self)] = new
         return new
 
@@ -151,15 +151,15 @@ class Plaintext:
     @classmethod
     def __ren_plan_rebuild__(cls, fields: dict[str, Any]) -> Plaintext:
         """The result plaintext of a loaded plan, in the context active at load (if any)."""
-        from ren.schemes.ckks.active import _plan_fields  # it imports this module
+        from ren.schemes.ckks.active import plan_fields  # it imports this module
 
-        return cls(fields["poly"], **_plan_fields(fields))
+        return cls(fields["poly"], **plan_fields(fields))
 
     def at_level(self, level: int) -> Plaintext:
         """The same plaintext at a lower ``level`` (a limb view)."""
         if level == self.level:
             return self
-        _check_down(self.level, level, "plaintext")
+        check_down(self.level, level, "plaintext")
         ring = self._params().ring(level)
         return dataclasses.replace(self, poly=self.poly.to_ring(ring), level=level)
 
@@ -189,12 +189,17 @@ class Plaintext:
             TypeError: when ``blob`` is not bytes or ``context`` not a ``Context``.
             ValueError: a truncated, altered, malformed or foreign blob, or other parameters.
         """
-        ctx = _context_arg(context)
-        _, h, polys = _read_value(blob, "plaintext", ctx.params, ctx.device)
+        ctx = context_arg(context)
+        _, h, polys = read_value(blob, "plaintext", ctx.params, ctx.device)
         return cls(polys[0], h.hex_float("scale"), h.raw("level"), h.raw("real"), ctx)
 
 
-def _check_down(level: int, target: int, what: str) -> None:
+def check_down(level: int, target: int, what: str) -> None:
+    """Refuse bringing a ``what`` at ``level`` to ``target`` unless it is an int in ``[0, level]``.
+
+    Raises:
+        TypeError, ValueError: naming the level asked for.
+    """
     if not is_int(target):
         raise TypeError(f"level must be an int, got {_fmt.describe(target)}")
     if not 0 <= target <= level:

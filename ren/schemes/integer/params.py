@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from ren.ring import RingSpec, is_prime, ntt_primes
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.params import Chain, _need_int
+from ren.schemes.rlwe.params import Chain, need_int
 
 __all__ = ["SCHEMES", "IntParams", "scheme_module"]
 
@@ -91,7 +91,7 @@ class IntParams(Chain):
     p_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        t = _need_int("t", self.t)
+        t = need_int("t", self.t)
         self._check_chain(avoid=(t,))
         object.__setattr__(self, "t", t)
         smallest = min(self.q_moduli)

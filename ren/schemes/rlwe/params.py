@@ -38,14 +38,14 @@ SECURITY_BOUNDS: dict[int, int] = {
 MIN_SIGMA: float = 8 / math.sqrt(2 * math.pi)
 
 
-def _bits(x: float) -> str:
+def bits(x: float) -> str:
     """A modulus or coefficient size as ``2^k`` (exact for an int of any size)."""
     if isinstance(x, float) and not math.isfinite(x):
         return "more than 2^1024"
     return f"2^{math.log2(x):.6f}" if x > 0 else str(x)
 
 
-def _need_int(name: str, value: Any) -> int:
+def need_int(name: str, value: Any) -> int:
     """``value`` as an int; a bool, a float or anything else is a ``TypeError`` naming ``name``."""
     if not is_int(value):
         raise TypeError(f"{name} must be an int, got {_fmt.describe(value)}")
@@ -101,21 +101,21 @@ class Chain:
         the largest, none of them in ``avoid``.
         """
         set_ = functools.partial(object.__setattr__, self)
-        n = _need_int("n", self.n)
+        n = need_int("n", self.n)
         if n < 4 or n & (n - 1):
             raise ValueError(f"n={n} must be a power of two >= 4")
         set_("n", n)
         set_("q_bits", _bits_tuple("q_bits", self.q_bits))
         set_("p_bits", _bits_tuple("p_bits", self.p_bits))
         L = len(self.q_bits)
-        dnum = L if self.dnum is None else _need_int("dnum", self.dnum)
+        dnum = L if self.dnum is None else need_int("dnum", self.dnum)
         if not 1 <= dnum <= L:
             raise ValueError(f"dnum={dnum} must be an int from 1 to len(q_bits)={L}")
         set_("dnum", dnum)
         if not isinstance(self.insecure, bool):
             raise TypeError(f"insecure must be True or False, got {_fmt.describe(self.insecure)}")
         if self.hamming_weight is not None:
-            weight = _need_int("hamming_weight", self.hamming_weight)
+            weight = need_int("hamming_weight", self.hamming_weight)
             if not 1 <= weight <= n:
                 raise ValueError(f"hamming_weight={weight} must be None or in [1, n={n}]")
             set_("hamming_weight", weight)

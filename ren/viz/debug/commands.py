@@ -7,7 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from ren.errors import RenError
-from ren.viz.debug.screens import _int_arg
+from ren.viz.debug.screens import int_arg
 from ren.viz.debug.stepper import Stepper
 
 _HELP = """\
@@ -139,7 +139,7 @@ class Debugger(cmd.Cmd):
 
     def do_step(self, arg: str) -> bool:
         """step [N] (s): the next pass and what it changed; after the last pass, the next unit."""  # noqa: D403
-        count = _int_arg(arg, "the number of steps") if arg.strip() else 1
+        count = int_arg(arg, "the number of steps") if arg.strip() else 1
         for _ in range(max(count, 1)):
             self.say(self.stepper.step())
         return False
@@ -153,14 +153,14 @@ class Debugger(cmd.Cmd):
         """  # noqa: D403
         if not arg.strip():
             raise ValueError("which pass? 'pass N' with N from 0 (the input) to 12")
-        i = _int_arg(arg.strip(), "the pass")
+        i = int_arg(arg.strip(), "the pass")
         self.say(self.stepper.show_pass(i))
         self.stepper.cursor = i
         return False
 
     def do_graph(self, arg: str) -> bool:
         """graph [N]: the whole graph after pass N (default: the cursor; 0 is the input)."""  # noqa: D403
-        i = _int_arg(arg.strip(), "the pass") if arg.strip() else None
+        i = int_arg(arg.strip(), "the pass") if arg.strip() else None
         self.say(self.stepper.graph(i))
         return False
 
@@ -177,13 +177,13 @@ class Debugger(cmd.Cmd):
         if not words or len(words) > 2:
             raise ValueError("usage: source N [python|cpu|cuda]")
         device = words[1] if len(words) > 1 else None
-        self.say(self.stepper.source(_int_arg(words[0], "the kernel"), device))
+        self.say(self.stepper.source(int_arg(words[0], "the kernel"), device))
         return False
 
     def do_run(self, arg: str) -> bool:
         """run [N|all] (r): run the next N exec units (default 1), or all that are left."""  # noqa: D403
         text = arg.strip()
-        count = None if text == "all" else _int_arg(text, "the number of units") if text else 1
+        count = None if text == "all" else int_arg(text, "the number of units") if text else 1
         self.say(self.stepper.run(count))
         return False
 
@@ -195,7 +195,7 @@ class Debugger(cmd.Cmd):
         Each with its kernels' index ranges, its units and how many ran; '->' marks the region
         of the next unit.
         """  # noqa: D403
-        depth = _int_arg(arg.strip(), "the region depth") if arg.strip() else 2
+        depth = int_arg(arg.strip(), "the region depth") if arg.strip() else 2
         self.say(self.stepper.regions(depth))
         return False
 
@@ -212,7 +212,7 @@ class Debugger(cmd.Cmd):
 
     def do_nr(self, arg: str) -> bool:
         """nr [DEPTH]: 'next region [DEPTH]'."""  # noqa: D403
-        depth = _int_arg(arg.strip(), "the region depth") if arg.strip() else 2
+        depth = int_arg(arg.strip(), "the region depth") if arg.strip() else 2
         self.say(self.stepper.next_region(depth))
         return False
 
@@ -222,7 +222,7 @@ class Debugger(cmd.Cmd):
         The region's last kernel may come after kernels of others (they interleave): those run
         too. Regions are cut to DEPTH names (default 2); the screen is 'next region's.
         """  # noqa: D403
-        depth = _int_arg(arg.strip(), "the region depth") if arg.strip() else 2
+        depth = int_arg(arg.strip(), "the region depth") if arg.strip() else 2
         self.say(self.stepper.finish_region(depth))
         return False
 
@@ -269,7 +269,7 @@ class Debugger(cmd.Cmd):
         the plaintext shadow given to ren.viz.debug.watch; a value outside the range of the
         bootstrap or function it feeds gets an "out of range" line.
         """  # noqa: D403
-        limit = _int_arg(arg.strip(), "the number of slots") if arg.strip() else 4
+        limit = int_arg(arg.strip(), "the number of slots") if arg.strip() else 4
         self.say(self.stepper.slots(limit=limit))
         return False
 

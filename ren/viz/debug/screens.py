@@ -57,7 +57,8 @@ def describe_node(node: Node) -> str:
     return f"{f.ring.short()} {domain} {f.device}"
 
 
-def _int_arg(text: str, what: str) -> int:
+def int_arg(text: str, what: str) -> int:
+    """A command's argument ``text`` as an int, or a ``ValueError`` naming ``what``."""
     try:
         return int(text)
     except ValueError:
@@ -73,7 +74,7 @@ def short_node(node: Node, width: int = 48) -> str:
     return f"{text}({', '.join(s.op.name for s in node.src)})"
 
 
-def _complex_row(values: np.ndarray) -> str:
+def complex_row(values: np.ndarray) -> str:
     """Slot values as they read: integers as integers (BFV, BGV), complex numbers otherwise."""
     a = np.asarray(values)
     if a.dtype.kind in "iu":

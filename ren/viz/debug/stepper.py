@@ -24,7 +24,7 @@ from ren.viz.debug.screens import (
     ms_text,
     short_node,
 )
-from ren.viz.debug.watching import _Watch
+from ren.viz.debug.watching import Watch
 from ren.viz.trace import RealizationRecord, kernel_source, record
 
 #: Lines of a graph shown by ``step`` / ``show_pass`` before it is cut (``graph N`` shows all).
@@ -80,7 +80,7 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
         self.record = rec
         self.title = title
         self.cursor = 0
-        self._watches: list[_Watch] = []
+        self._watches: list[Watch] = []
         self._ring_of_input: dict[int, RingArg] | None = None
         self._unit_index = {id(u): realization.ran + j for j, u in enumerate(realization.units)}
         self._infos: dict[int, BufferInfo] = {}

@@ -29,14 +29,16 @@ from ren.ir.node import Node
 from ren.ir.region import region_name, region_of
 from ren.poly import Poly
 from ren.repoint import storage_or_const, stored
-from ren.viz.debug.screens import StepperBase, _complex_row
+from ren.viz.debug.screens import StepperBase, complex_row
 
 # --------------------------------------------------------------------------------------------
 # watched values
 
 
 @dataclasses.dataclass
-class _Watch:
+class Watch:
+    """A watched ciphertext: what it is, its context, the values expected, its label."""
+
     ciphertext: weakref.ref  # to a ckks.Ciphertext
     context: Any  # a ckks.Context, or None: the ciphertext's own
     expected: np.ndarray | None
@@ -47,7 +49,7 @@ class _Watch:
 APART = "computed apart"
 
 #: Ciphertexts registered with ``watch``: every stepper and debugger session sees them.
-_WATCHED: list[_Watch] = []
+_WATCHED: list[Watch] = []
 
 
 def watch(
@@ -89,10 +91,10 @@ def _view(ct: Any, context: Any = None) -> Any:
     return method(context)
 
 
-def _make_watch(ct: Any, context: Any, expected: Any, label: str | None, i: int) -> _Watch:
+def _make_watch(ct: Any, context: Any, expected: Any, label: str | None, i: int) -> Watch:
     _view(ct, context)  # a bad value or context fails here, where it is registered
     shadow = None if expected is None else np.asarray(expected, dtype=np.complex128).reshape(-1)
-    return _Watch(weakref.ref(ct), context, shadow, label or f"ct{i}")
+    return Watch(weakref.ref(ct), context, shadow, label or f"ct{i}")
 
 
 @contextlib.contextmanager
@@ -127,7 +129,7 @@ class WatchViews(StepperBase):
             self._watches.append(w)
         return self
 
-    def _all_watches(self) -> list[_Watch]:
+    def _all_watches(self) -> list[Watch]:
         """This stepper's watches, then ``watch``'s; a ciphertext once (the first kept)."""
         out, seen = [], set()
         for w in [*self._watches, *_WATCHED]:
@@ -233,7 +235,7 @@ class WatchViews(StepperBase):
                 self._apart[n] = apart.ctx.becomes_map[n]
         return self._apart[node]
 
-    def _relevant(self, w: _Watch) -> bool:
+    def _relevant(self, w: Watch) -> bool:
         ct = w.ciphertext()
         becomes = self.realization.ctx.becomes_map
         values = set(becomes.values())
@@ -340,7 +342,7 @@ class WatchViews(StepperBase):
             "in the script, or Stepper.watch"
         )
 
-    def _slot_rows(self, todo: list[_Watch], limit: int) -> str:
+    def _slot_rows(self, todo: list[Watch], limit: int) -> str:
         lines = []
         for w in todo:
             ct = w.ciphertext()
@@ -357,12 +359,12 @@ class WatchViews(StepperBase):
                 continue
             lines.append(head + ("  (computed apart: fused away in this realization)" * apart))
             shown = min(limit, got.size)
-            lines.append(f"  slots[:{shown}]    {_complex_row(got[:shown])}")
+            lines.append(f"  slots[:{shown}]    {complex_row(got[:shown])}")
             if w.expected is not None:
                 expected = w.expected
                 if expected.size < got.size:
                     expected = np.concatenate([expected, np.zeros(got.size - expected.size)])
-                lines.append(f"  expected[:{shown}] {_complex_row(expected[:shown])}")
+                lines.append(f"  expected[:{shown}] {complex_row(expected[:shown])}")
                 bits = view.precision_bits(got, expected[: got.size])
                 label = getattr(view, "precision_label", "")
                 what = f"{label}, vs expected" if label else "vs expected"

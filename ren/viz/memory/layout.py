@@ -28,7 +28,7 @@ NAME_COLUMN_WIDTH = 10.0
 #: Characters of a kernel name written under its column (the tooltip has the whole name).
 NAME_CHARS = 28
 
-_SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 # --------------------------------------------------------------------------------------------
@@ -47,10 +47,10 @@ def buffer_order(plan: DevicePlan) -> list[PlannedBuffer]:
 
 def symbol(i: int) -> str:
     """The character of buffer ``i`` in ``plan_text``: ``0-9``, ``a-z``, ``A-Z``, then again."""
-    return _SYMBOLS[i % len(_SYMBOLS)]
+    return SYMBOLS[i % len(SYMBOLS)]
 
 
-def _colour(i: int) -> str:
+def colour(i: int) -> str:
     """A light fill for buffer ``i``: hues a golden angle apart, so neighbours differ."""
     hue = (i * 0.381966) % 1.0
     lightness = (0.72, 0.62, 0.80)[i % 3]
@@ -68,7 +68,7 @@ def bytes_text(n: float) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _num(v: float) -> str:
+def num(v: float) -> str:
     """A coordinate with at most two decimals and no trailing zeros (stable across runs)."""
     text = f"{v:.2f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
@@ -78,13 +78,13 @@ def _ratio(plan: DevicePlan) -> float:
     return plan.arena_bytes / plan.lower_bound_bytes if plan.lower_bound_bytes else 1.0
 
 
-def _columns(plan: DevicePlan, kernels: list[str] | None) -> int:
+def column_count(plan: DevicePlan, kernels: list[str] | None) -> int:
     """Kernels to draw: the schedule's (when named), and at least every kernel the plan uses."""
     used = [p.last + 1 for p in plan.buffers] + [e.step + 1 for e in plan.events]
     return max([len(kernels or ()), 1, *used])
 
 
-def _facts(plan: DevicePlan) -> str:
+def facts(plan: DevicePlan) -> str:
     """The exact numbers: arena, lower bound and unshared total, in bytes."""
     return (
         f"arena {plan.arena_bytes} B, lower bound {plan.lower_bound_bytes} B, "
@@ -92,7 +92,7 @@ def _facts(plan: DevicePlan) -> str:
     )
 
 
-def _counts(plan: DevicePlan, columns: int) -> str:
+def counts(plan: DevicePlan, columns: int) -> str:
     """How many buffers over how many kernels, and the ratio arena / lower bound."""
     n = len(plan.buffers)
     return (
@@ -149,10 +149,10 @@ class Scale:
         return self.top + offset * self.pixels_per_byte
 
 
-def _header(plan: DevicePlan, columns: int, title: str) -> list[str]:
+def header(plan: DevicePlan, columns: int, title: str) -> list[str]:
     """The lines above the plot: the title, the summary, the exact bytes, the counts."""
     heading = title or f"memory plan: {plan.device}"
-    return [heading, plan.summary(), _facts(plan), _counts(plan, columns)]
+    return [heading, plan.summary(), facts(plan), counts(plan, columns)]
 
 
 def plan_scale(plan: DevicePlan, kernels: list[str] | None = None, title: str = "") -> Scale:
@@ -172,7 +172,7 @@ def plan_scale(plan: DevicePlan, kernels: list[str] | None = None, title: str = 
     Returns:
         The scale, with the picture's size.
     """
-    columns = _columns(plan, kernels)
+    columns = column_count(plan, kernels)
     plot_width = min(max(columns * COLUMN_WIDTH, MIN_PLOT_WIDTH), MAX_PLOT_WIDTH)
     column_width = plot_width / columns
     extent = max(plan.arena_bytes, plan.lower_bound_bytes, 1)
@@ -181,7 +181,7 @@ def plan_scale(plan: DevicePlan, kernels: list[str] | None = None, title: str = 
     names = bool(kernels) and column_width >= NAME_COLUMN_WIDTH
     longest = min(max((len(k) for k in kernels or ()), default=0), NAME_CHARS)
     bottom = BOTTOM + (longest * 6.0 + 8.0 if names else 0.0)
-    heading, *lines = _header(plan, columns, title)
+    heading, *lines = header(plan, columns, title)
     text_width = max(len(heading) * TITLE_CHAR_WIDTH, *(len(t) * CHAR_WIDTH for t in lines))
     return Scale(
         columns=columns,
@@ -198,7 +198,9 @@ def plan_scale(plan: DevicePlan, kernels: list[str] | None = None, title: str = 
     )
 
 
-def _boxes(order: list[PlannedBuffer], scale: Scale) -> list[tuple[float, float, float, float]]:
+def buffer_boxes(
+    order: list[PlannedBuffer], scale: Scale
+) -> list[tuple[float, float, float, float]]:
     """Each buffer's rectangle ``(x, y, width, height)``: the plan's bytes.
 
     A rectangle is made at least ``MIN_RECT_HEIGHT`` tall only into space no buffer alive at the

@@ -9,12 +9,12 @@ from ren.engine.memory import DevicePlan, MemoryPlan, PlannedBuffer
 from ren.viz.memory.layout import (
     MIN_RECT_HEIGHT,
     NAME_CHARS,
-    _boxes,
-    _colour,
-    _header,
-    _num,
+    buffer_boxes,
     buffer_order,
     bytes_text,
+    colour,
+    header,
+    num,
     plan_scale,
 )
 
@@ -24,7 +24,7 @@ from ren.viz.memory.layout import (
 
 def _text(x: float, y: float, body: str, **attrs: str) -> str:
     extra = "".join(f" {k.replace('_', '-')}={quoteattr(v)}" for k, v in attrs.items())
-    return f'<text x="{_num(x)}" y="{_num(y)}"{extra}>{escape(body)}</text>'
+    return f'<text x="{num(x)}" y="{num(y)}"{extra}>{escape(body)}</text>'
 
 
 def _kernel_name(kernels: list[str] | None, k: int) -> str:
@@ -75,7 +75,7 @@ def plan_svg(plan: DevicePlan, kernels: list[str] | None = None, title: str = ""
     order = buffer_order(plan)
     left, top, plot_w = scale.left, scale.top, scale.plot_width
     arena_y, bound_y = scale.y(plan.arena_bytes), scale.y(plan.lower_bound_bytes)
-    heading, summary, facts, counts = _header(plan, scale.columns, title)
+    heading, summary, facts, counts = header(plan, scale.columns, title)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{scale.width}" height="{scale.height}" '
         f'viewBox="0 0 {scale.width} {scale.height}" font-family="sans-serif" font-size="10">',
@@ -91,8 +91,8 @@ def plan_svg(plan: DevicePlan, kernels: list[str] | None = None, title: str = ""
     for k in range(scale.columns):
         fill = "#f2f2f2" if k % 2 == 0 else "#ffffff"
         out.append(
-            f'<rect class="kernel" x="{_num(scale.x(k))}" y="{_num(top)}" '
-            f'width="{_num(scale.column_width)}" height="{_num(scale.plot_height)}" '
+            f'<rect class="kernel" x="{num(scale.x(k))}" y="{num(top)}" '
+            f'width="{num(scale.column_width)}" height="{num(scale.plot_height)}" '
             f'fill="{fill}"><title>{escape(_kernel_name(kernels, k))}</title></rect>'
         )
     out.append("</g>")
@@ -101,16 +101,14 @@ def plan_svg(plan: DevicePlan, kernels: list[str] | None = None, title: str = ""
     for b in _y_ticks(scale.extent_bytes):
         y = scale.y(b)
         out.append(
-            f'<line x1="{_num(left - 4)}" y1="{_num(y)}" x2="{_num(left)}" y2="{_num(y)}" '
+            f'<line x1="{num(left - 4)}" y1="{num(y)}" x2="{num(left)}" y2="{num(y)}" '
             'stroke="#666666"/>'
         )
         out.append(_text(left - 6, y + 3.5, bytes_text(b)))
     out.append("</g>")
     mid = top + scale.plot_height / 2
     out.append(
-        _text(
-            14, mid, "arena offset", text_anchor="middle", transform=f"rotate(-90 14 {_num(mid)})"
-        )
+        _text(14, mid, "arena offset", text_anchor="middle", transform=f"rotate(-90 14 {num(mid)})")
     )
     # the x axis: kernel numbers (and names)
     axis_y = top + scale.plot_height + MIN_RECT_HEIGHT
@@ -124,16 +122,16 @@ def plan_svg(plan: DevicePlan, kernels: list[str] | None = None, title: str = ""
         for k, name in enumerate(kernels):
             x, y = scale.x(k + 0.5) - 3, axis_y + 34
             short = name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "~"
-            out.append(_text(x, y, short, transform=f"rotate(90 {_num(x)} {_num(y)})"))
+            out.append(_text(x, y, short, transform=f"rotate(90 {num(x)} {num(y)})"))
         out.append("</g>")
     # the buffers
     out.append('<g class="buffers" stroke="#333333" stroke-width="0.5">')
     labels = []
-    for i, (p, (x, y, w, h)) in enumerate(zip(order, _boxes(order, scale), strict=True)):
+    for i, (p, (x, y, w, h)) in enumerate(zip(order, buffer_boxes(order, scale), strict=True)):
         name = f"b{i}"
         out.append(
-            f'<rect class="buffer" id="{name}" x="{_num(x)}" y="{_num(y)}" width="{_num(w)}" '
-            f'height="{_num(h)}" fill="{_colour(i)}">'
+            f'<rect class="buffer" id="{name}" x="{num(x)}" y="{num(y)}" width="{num(w)}" '
+            f'height="{num(h)}" fill="{colour(i)}">'
             f"<title>{escape(_tooltip(name, p, kernels))}</title></rect>"
         )
         if w >= 16 and h >= 11:
@@ -148,12 +146,12 @@ def plan_svg(plan: DevicePlan, kernels: list[str] | None = None, title: str = ""
     # the arena's outline and the lower bound
     right = left + plot_w
     out.append(
-        f'<rect class="arena" x="{_num(left)}" y="{_num(top)}" width="{_num(plot_w)}" '
-        f'height="{_num(arena_y - top)}" fill="none" stroke="#000000" stroke-width="1.5"/>'
+        f'<rect class="arena" x="{num(left)}" y="{num(top)}" width="{num(plot_w)}" '
+        f'height="{num(arena_y - top)}" fill="none" stroke="#000000" stroke-width="1.5"/>'
     )
     out.append(
-        f'<line class="lower-bound" x1="{_num(left)}" y1="{_num(bound_y)}" x2="{_num(right)}" '
-        f'y2="{_num(bound_y)}" stroke="#cc0000" stroke-width="1.5" stroke-dasharray="6 4"/>'
+        f'<line class="lower-bound" x1="{num(left)}" y1="{num(bound_y)}" x2="{num(right)}" '
+        f'y2="{num(bound_y)}" stroke="#cc0000" stroke-width="1.5" stroke-dasharray="6 4"/>'
     )
     arena_label_y = arena_y + 3.5
     bound_label_y = bound_y + 3.5

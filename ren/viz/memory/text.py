@@ -6,12 +6,12 @@ import math
 
 from ren.engine.memory import ALIGN, DevicePlan
 from ren.viz.memory.layout import (
-    _SYMBOLS,
-    _columns,
-    _counts,
-    _facts,
+    SYMBOLS,
     buffer_order,
     bytes_text,
+    column_count,
+    counts,
+    facts,
     symbol,
 )
 
@@ -47,7 +47,7 @@ def plan_text(plan: DevicePlan, width: int = 72, height: int = 16) -> str:
         The lines, joined with newlines, ending with a newline.
     """
     order = buffer_order(plan)
-    columns = _columns(plan, None)
+    columns = column_count(plan, None)
     extent = max(plan.arena_bytes, plan.lower_bound_bytes, 1)
     band = row_bytes(plan, height)
     rows = -(-extent // band)
@@ -67,7 +67,7 @@ def plan_text(plan: DevicePlan, width: int = 72, height: int = 16) -> str:
                     key = (-cover_b * cover_k, i)
                     best[(r, c)] = min(best.get((r, c), key), key)
     bound_row = (plan.lower_bound_bytes - 1) // band if plan.lower_bound_bytes else -1
-    lines = [plan.summary(), _facts(plan), _counts(plan, columns)]
+    lines = [plan.summary(), facts(plan), counts(plan, columns)]
     ruler = [" "] * cols
     free_at = 0
     for c in range(0, cols):
@@ -87,7 +87,7 @@ def plan_text(plan: DevicePlan, width: int = 72, height: int = 16) -> str:
         f"'<': the row of the lower bound ({bytes_text(plan.lower_bound_bytes)}); "
         f"the arena is {bytes_text(plan.arena_bytes)}"
     )
-    if order and len(order) <= len(_SYMBOLS):
+    if order and len(order) <= len(SYMBOLS):
         entries = [
             f"{symbol(i)}=b{i} {bytes_text(p.nbytes)} k{p.first}"
             + (f"-{p.last}" if p.last != p.first else "")
@@ -101,6 +101,6 @@ def plan_text(plan: DevicePlan, width: int = 72, height: int = 16) -> str:
             line = f"{line}   {entry}" if line else entry
         lines.append(line)
     elif order:
-        n = len(_SYMBOLS)
+        n = len(SYMBOLS)
         lines.append(f"{len(order)} buffers: b{{i}} is drawn with the symbol of b{{i mod {n}}}")
     return "\n".join(lines) + "\n"

@@ -67,12 +67,12 @@ def fold_helpers(source: str) -> tuple[str, list[tuple[str, str]]]:
     return source, folded
 
 
-_DASH = "\u2013"
+DASH = "\u2013"
 _LAST_PASS = PASSES[-1][0].__name__.rsplit(".", 1)[
     -1
 ]  # kernelize: its graph holds the kernels  # what a time reads as with times=False
 
-_CSS = """
+CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px;
        padding: 0 1em; color: #1a1a1a; background: #ffffff; line-height: 1.4; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
@@ -118,7 +118,7 @@ table.sortable th::after { content: " \u2195"; color: #999999; }
 
 #: Sorts a ``table.sortable`` by the column whose heading is clicked (again: the other way).
 #: A cell's ``data-v`` is its sort key; the page reads the same without it.
-_SCRIPT = """
+SCRIPT = """
 document.querySelectorAll("table.sortable th").forEach(function (th) {
   th.addEventListener("click", function () {
     var table = th.closest("table");
@@ -144,19 +144,22 @@ document.querySelectorAll("table.sortable th").forEach(function (th) {
 # small helpers
 
 
-def _e(text: object) -> str:
+def escape_html(text: object) -> str:
+    """``text`` escaped for HTML, quotes included."""
     return html.escape(str(text), quote=True)
 
 
-def _ms(seconds: float | None, times: bool) -> str:
+def millis(seconds: float | None, times: bool) -> str:
+    """A time in milliseconds, a dash when times are hidden, ``not run`` for none."""
     if not times:
-        return _DASH
+        return DASH
     if seconds is None:
         return "not run"
     return f"{seconds * 1e3:.3f} ms"
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """``n word`` or ``n words``."""
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
@@ -168,7 +171,7 @@ def _ring(node: Node) -> str:
     return "?" if ring is None else f"n={ring.n} L={len(ring.moduli)}"
 
 
-def _outputs(rec: RealizationRecord) -> str:
+def outputs(rec: RealizationRecord) -> str:
     """``2 x n=64 L=3``: the rings of the realization's outputs, counted."""
     counts = Counter(_ring(s) for s in rec.input.src)
     parts = [ring if n == 1 else f"{n} \u00d7 {ring}" for ring, n in counts.items()]
@@ -176,7 +179,7 @@ def _outputs(rec: RealizationRecord) -> str:
     return f"{noun} {', '.join(parts) or 'none'}"
 
 
-def _table(head: list[str], rows: Iterable[list[str]], num: Iterable[int] = ()) -> str:
+def html_table(head: list[str], rows: Iterable[list[str]], num: Iterable[int] = ()) -> str:
     """A table; cells are HTML already; columns in ``num`` are right-aligned."""
     num = set(num)
     out = ["<table>", "<tr>"]
@@ -189,7 +192,7 @@ def _table(head: list[str], rows: Iterable[list[str]], num: Iterable[int] = ()) 
     return "\n".join(out)
 
 
-def _sortable(
+def sortable(
     head: list[str], rows: Iterable[list[tuple[str, float | None]]], num: Iterable[int]
 ) -> str:
     """A table sorted by clicking a heading; each cell is ``(HTML, numeric sort key or None)``."""
@@ -209,18 +212,20 @@ def _sortable(
     return "\n".join(out)
 
 
-def _rules(counts: list[tuple[str, int]]) -> str:
+def rules_text(counts: list[tuple[str, int]]) -> str:
+    """Rules with how many times each fired, or ``none``."""
     return ", ".join(f"{rule} \u00d7{n}" for rule, n in counts) or "none"
 
 
-def _created(nodes: frozenset[Node]) -> str:
+def created_text(nodes: frozenset[Node]) -> str:
+    """How many nodes of each op ``nodes`` holds, most first."""
     counts = Counter(n.op.name for n in nodes)
     return ", ".join(
         f"{n} {op}" for op, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     )
 
 
-def _kernels(rec: RealizationRecord) -> tuple[list[ScheduledKernel], dict[int, str]]:
+def kernels_and_names(rec: RealizationRecord) -> tuple[list[ScheduledKernel], dict[int, str]]:
     """The realization's kernels and buffer names.
 
     For one that was scheduled but never prepared (``schedule()`` called directly), the kernels
@@ -232,12 +237,14 @@ def _kernels(rec: RealizationRecord) -> tuple[list[ScheduledKernel], dict[int, s
     return kernels, buffer_names(kernels)
 
 
-def _kernel_count(rec: RealizationRecord) -> str:
-    kernels = _kernels(rec)[0]
-    return _plural(len(kernels), "kernel") + ("" if rec.kernels else " (scheduled only, not run)")
+def kernel_count(rec: RealizationRecord) -> str:
+    """How many kernels the realization scheduled, and whether they ran."""
+    kernels = kernels_and_names(rec)[0]
+    return plural(len(kernels), "kernel") + ("" if rec.kernels else " (scheduled only, not run)")
 
 
-def _focus(trace: Trace, focus: Iterable[int] | None) -> set[int]:
+def focus_set(trace: Trace, focus: Iterable[int] | None) -> set[int]:
+    """The realizations shown open: ``focus``, or the biggest one."""
     if focus is not None:
         return set(focus)
     if not trace.realizations:
@@ -246,7 +253,8 @@ def _focus(trace: Trace, focus: Iterable[int] | None) -> set[int]:
     return {best.index}
 
 
-def _labels(trace: Trace, labels: dict[int, str] | None) -> dict[int, str]:
+def label_map(trace: Trace, labels: dict[int, str] | None) -> dict[int, str]:
+    """Each realization's label: ``labels``, and the jit captures named by their function."""
     out = dict(labels or {})
     for j, call in enumerate(trace.jit):
         for i in call.realizations:
@@ -258,7 +266,7 @@ def _labels(trace: Trace, labels: dict[int, str] | None) -> dict[int, str]:
 # graphs
 
 
-class _Graphs:
+class Graphs:
     """DOT text to inline SVG, with ``dot -Tsvg`` run on every graph at once.
 
     A few run in parallel, and each distinct text is drawn once; a failure keeps the DOT text and
@@ -275,10 +283,12 @@ class _Graphs:
         self.errors: dict[str, str] = {}
 
     def want(self, text: str) -> None:
+        """Ask for the picture of the graph ``text`` (drawn by :meth:`draw`)."""
         if self.program is not None:
             self.wanted[text] = None
 
     def draw(self) -> None:
+        """Draw every picture asked for and not drawn yet, a few at once."""
         todo = [t for t in self.wanted if t not in self.svgs]
         with ThreadPoolExecutor(max_workers=4) as pool:
             for text, svg in zip(todo, pool.map(self._run, todo), strict=True):
@@ -303,7 +313,7 @@ class _Graphs:
         elif self.missing:
             why = f"Not drawn: {INSTALL_NOTE}."
         else:
-            error = _e(self.errors.get(text, "unknown error"))
+            error = escape_html(self.errors.get(text, "unknown error"))
             why = f"Not drawn: dot could not draw it ({error})."
         return f'<p class="note">{why}</p>'
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ren.ir.node import Node, toposort
 from ren.ir.region import region_name, region_of
-from ren.viz.report.blocks import _e, _ms, _plural
+from ren.viz.report.blocks import escape_html, millis, plural
 from ren.viz.report.regions import Box
 
 __all__ = [
@@ -131,8 +131,12 @@ class TreeHtml:
         return out
 
     def box(self, box: Box, parent: Box, opened: set[int]) -> str:
-        lines = [f"<b>{_e(box.name)}</b>" if not box.loose else f"<i>{_e(box.name)}</i>"]
-        facts = [_plural(len(box.kernels), "kernel"), _ms(box.seconds, self.times)]
+        lines = [
+            f"<b>{escape_html(box.name)}</b>"
+            if not box.loose
+            else f"<i>{escape_html(box.name)}</i>"
+        ]
+        facts = [plural(len(box.kernels), "kernel"), millis(box.seconds, self.times)]
         facts.append(fmt_bytes(box.bytes) + " written")
         if box.key_bytes:
             facts.append(fmt_bytes(box.key_bytes) + " of keys")
@@ -140,16 +144,16 @@ class TreeHtml:
         if ckks := ckks_line(box.notes):
             lines.append(ckks)
         if bits := bits_text(box.notes):
-            lines.append(f'<span class="bits">{_e(bits)}</span>')
+            lines.append(f'<span class="bits">{escape_html(bits)}</span>')
         if warning := range_text(box.notes):
-            lines.append(f'<span class="range">{_e(warning)}</span>')
+            lines.append(f'<span class="range">{escape_html(warning)}</span>')
         elif inside := [d.name for d in box.walk() if d is not box and d.notes.get("warning")]:
             where = ", ".join(dict.fromkeys(inside))
-            lines.append(f'<span class="range">out of range inside: {_e(where)}</span>')
+            lines.append(f'<span class="range">out of range inside: {escape_html(where)}</span>')
         if box.sources:
             names = [parent.children[a].name for a in box.sources]
             shown = ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
-            lines.append(f'<span class="muted">\u2190 {_e(shown)}</span>')
+            lines.append(f'<span class="muted">\u2190 {escape_html(shown)}</span>')
         summary = "<br>".join(lines)
         anchor = f"{self.prefix}-g{box.rank}"
         is_open = " open" if box.rank in opened else ""
@@ -232,7 +236,7 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
         cells = [
             (str(row["n"]), row["n"]),
             (str(row["kernels"]), row["kernels"]),
-            (_ms(seconds, times), (seconds or 0.0) if times else 0.0),
+            (millis(seconds, times), (seconds or 0.0) if times else 0.0),
             (fmt_bytes(row["bytes"]), row["bytes"]),
             (fmt_bytes(row["keys"]) if row["keys"] else "-", row["keys"]),
             (ckks_line(row["notes"]) or "-", 0.0),
@@ -267,14 +271,14 @@ def collapsed_html(graph: Node, limit: int, created: Iterable[Node] = frozenset(
         counts[0] += 1
         counts[1] += node in made
     head = (
-        f"<p>{_plural(len(order), 'node')}, more than {limit}: too large to draw here, so it is "
+        f"<p>{plural(len(order), 'node')}, more than {limit}: too large to draw here, so it is "
         "drawn collapsed to its regions (<code>ren.region</code>), with each region's node count"
         + (" and the nodes the pass created" if made else "")
         + ".</p>"
     )
     if list(groups) == [()]:
         return (
-            f"<p>{_plural(len(order), 'node')}, more than {limit}, in no region: too large to "
+            f"<p>{plural(len(order), 'node')}, more than {limit}, in no region: too large to "
             "draw here. Build the program's parts inside <code>with ren.region(name):</code> "
             "blocks and the report draws it collapsed to them; "
             "<code>ren.ir.dot.to_dot</code> gives the DOT text to draw it yourself.</p>"
@@ -283,7 +287,9 @@ def collapsed_html(graph: Node, limit: int, created: Iterable[Node] = frozenset(
     for key, (nodes, new) in groups.items():
         name = region_name(key) if key else "(in no region)"
         extra = f", {new} created" if made else ""
-        boxes.append(f'<div class="box flat"><b>{_e(name)}</b><br>{nodes} nodes{extra}</div>')
+        boxes.append(
+            f'<div class="box flat"><b>{escape_html(name)}</b><br>{nodes} nodes{extra}</div>'
+        )
     return head + '\n<div class="regions"><div class="row">' + "\n".join(boxes) + "</div></div>"
 
 

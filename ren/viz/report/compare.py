@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ren.viz.report.blocks import _CSS, _SCRIPT, _e, _sortable, _table
+from ren.viz.report.blocks import CSS, SCRIPT, escape_html, html_table, sortable
 from ren.viz.report.boxes import PRECISION_LABEL, PRECISION_MEANING, fmt_bytes
 from ren.viz.report.regions import Box, realization_tree
 from ren.viz.trace import Trace
@@ -136,28 +136,28 @@ def compare_report(a: dict[str, Any], b: dict[str, Any], title: str = "") -> str
     rows = []
     for key, label, fmt in _TOTALS:
         x, y = a["totals"][key], b["totals"][key]
-        rows.append([_e(label), _e(fmt(x)), _e(fmt(y)), _ratio(x, y)])
+        rows.append([escape_html(label), escape_html(fmt(x)), escape_html(fmt(y)), _ratio(x, y)])
     body = [
-        f"<h1>{_e(title)}</h1>",
-        f"<p><b>A</b>: {_e(a['title'])}<br><b>B</b>: {_e(b['title'])}</p>",
+        f"<h1>{escape_html(title)}</h1>",
+        f"<p><b>A</b>: {escape_html(a['title'])}<br><b>B</b>: {escape_html(b['title'])}</p>",
         "<h2>Totals</h2>",
-        _table(["", "A", "B", "B / A"], rows, num=(1, 2, 3)),
+        html_table(["", "A", "B", "B / A"], rows, num=(1, 2, 3)),
         "<h2>Per region</h2>",
         "<p>Each region path summed over its instances (a region of one run only shows a dash "
         f"for the other); bits are the lowest precision of its outputs, {PRECISION_LABEL} "
         f"({PRECISION_MEANING}). Click a heading to sort.</p>",
-        _sortable(_HEAD, _region_rows(a["regions"], b["regions"]), num=range(1, len(_HEAD))),
+        sortable(_HEAD, _region_rows(a["regions"], b["regions"]), num=range(1, len(_HEAD))),
     ]
     return "\n".join(
         [
             "<!DOCTYPE html>",
             '<html lang="en">',
             '<head><meta charset="utf-8">',
-            f"<title>{_e(title)}</title>",
-            f"<style>{_CSS}</style></head>",
+            f"<title>{escape_html(title)}</title>",
+            f"<style>{CSS}</style></head>",
             "<body>",
             *body,
-            f"<script>{_SCRIPT}</script>",
+            f"<script>{SCRIPT}</script>",
             "</body>",
             "</html>",
             "",
@@ -189,13 +189,13 @@ def _region_rows(ra: dict[str, Any], rb: dict[str, Any]) -> list[list[tuple[str,
         def cell(row: Any, key: str, fmt: Any) -> tuple[str, float | None]:
             if row is None or row[key] is None:
                 return ("-", None)
-            return (_e(fmt(row[key])), float(row[key]))
+            return (escape_html(fmt(row[key])), float(row[key]))
 
         ratio = "-" if x is None or y is None else _ratio(x["seconds"], y["seconds"])
         key = None if x is None or y is None or not x["seconds"] else y["seconds"] / x["seconds"]
         out.append(
             [
-                (_e(path), None),
+                (escape_html(path), None),
                 cell(x, "kernels", str),
                 cell(y, "kernels", str),
                 cell(x, "seconds", _ms),

@@ -12,25 +12,26 @@ from typing import Any
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
 from ren.viz.report.blocks import (
-    _CSS,
-    _SCRIPT,
+    CSS,
     GRAPH_NODE_LIMIT,
     INSTALL_NOTE,
-    _e,
-    _focus,
-    _Graphs,
-    _kernels,
-    _labels,
-    _ms,
-    _outputs,
-    _plural,
-    _table,
+    SCRIPT,
+    Graphs,
+    escape_html,
+    focus_set,
+    html_table,
+    kernels_and_names,
+    label_map,
+    millis,
+    outputs,
+    plural,
 )
-from ren.viz.report.sections import _plan_html, _RealizationSections
+from ren.viz.report.plan import plan_html
+from ren.viz.report.sections import RealizationSections
 from ren.viz.trace import Trace
 
 
-class _Builder(_RealizationSections):
+class _Builder(RealizationSections):
     def __init__(
         self,
         trace: Trace,
@@ -48,10 +49,10 @@ class _Builder(_RealizationSections):
         if graphs not in ("focus", "all", "none"):
             raise ValueError(f"graphs={graphs!r} must be 'focus', 'all' or 'none'")
         self.trace, self.title, self.summary, self.error = trace, title, summary, error
-        self.labels = _labels(trace, labels)
-        self.focus = _focus(trace, focus)
+        self.labels = label_map(trace, labels)
+        self.focus = focus_set(trace, focus)
         self.graphs, self.times = graphs, times
-        self.drawer = _Graphs(dot, max_nodes, svg)
+        self.drawer = Graphs(dot, max_nodes, svg)
         self.max_nodes = max_nodes
         self._trees: dict[int, Any] = {}
         self._region_dots: dict[int, dict[int, str]] = {}
@@ -80,7 +81,7 @@ class _Builder(_RealizationSections):
             self.drawer.want(text)
         self.drawer.draw()
         body = [
-            f"<h1>{_e(self.title)}</h1>",
+            f"<h1>{escape_html(self.title)}</h1>",
             self.summary_section(),
             self.realizations_section(),
             self.jit_section(),
@@ -96,12 +97,12 @@ class _Builder(_RealizationSections):
                 "<head>",
                 '<meta charset="utf-8">',
                 '<meta name="viewport" content="width=device-width, initial-scale=1">',
-                f"<title>{_e(self.title)}</title>",
-                f"<style>{_CSS}</style>",
+                f"<title>{escape_html(self.title)}</title>",
+                f"<style>{CSS}</style>",
                 "</head>",
                 "<body>",
                 *body,
-                f"<script>{_SCRIPT}</script>",
+                f"<script>{SCRIPT}</script>",
                 "</body>",
                 "</html>",
                 "",
@@ -116,28 +117,30 @@ class _Builder(_RealizationSections):
         unit_s = sum(u.seconds or 0.0 for r in trace.realizations for u in r.units)
         out = ['<section id="summary">', "<h2>Summary</h2>"]
         if self.summary:
-            out.append(f'<pre class="summary">{_e(self.summary.rstrip())}</pre>')
+            out.append(f'<pre class="summary">{escape_html(self.summary.rstrip())}</pre>')
         if self.error:
             out.append(
                 '<p class="note">The program raised an error; this report shows what was '
                 "recorded up to it.</p>"
             )
-            out.append(f'<pre class="summary">{_e(self.error.rstrip())}</pre>')
+            out.append(f'<pre class="summary">{escape_html(self.error.rstrip())}</pre>')
         out.append(
             "<p>"
             + ", ".join(
                 [
-                    _plural(len(trace.realizations), "realization"),
-                    _plural(kernels, "scheduled kernel"),
-                    _plural(units, "exec unit"),
-                    _plural(len(trace.jit), "ren.jit call"),
+                    plural(len(trace.realizations), "realization"),
+                    plural(kernels, "scheduled kernel"),
+                    plural(units, "exec unit"),
+                    plural(len(trace.jit), "ren.jit call"),
                 ]
             )
-            + f"; scheduler passes {_ms(pass_s, self.times)}, exec units "
-            f"{_ms(unit_s, self.times)}.</p>"
+            + f"; scheduler passes {millis(pass_s, self.times)}, exec units "
+            f"{millis(unit_s, self.times)}.</p>"
         )
         if self.drawer.missing:
-            out.append(f'<p class="note">{_e(INSTALL_NOTE)}: the graphs below are not drawn.</p>')
+            out.append(
+                f'<p class="note">{escape_html(INSTALL_NOTE)}: the graphs below are not drawn.</p>'
+            )
         out.append(
             '<p class="muted">Open realizations are the marked ones (or the largest); click a '
             "heading to open another. Graphs flow upward: buffers and constants at the bottom, "
@@ -153,10 +156,10 @@ class _Builder(_RealizationSections):
                 rows.append(
                     [
                         f'<a href="#r{i}">realization {i}</a>',
-                        _e(self.labels.get(i, "")),
-                        _e(_outputs(rec)),
-                        str(len(_kernels(rec)[0])),
-                        _ms(rec.seconds, self.times),
+                        escape_html(self.labels.get(i, "")),
+                        escape_html(outputs(rec)),
+                        str(len(kernels_and_names(rec)[0])),
+                        millis(rec.seconds, self.times),
                     ]
                 )
             else:
@@ -164,15 +167,15 @@ class _Builder(_RealizationSections):
                 rows.append(
                     [
                         f'<a href="#jit{i}">jit call {i}</a>',
-                        _e(f"{call.kind} of {call.function}"),
-                        _e(f"runner {call.runner}"),
+                        escape_html(f"{call.kind} of {call.function}"),
+                        escape_html(f"runner {call.runner}"),
                         str(call.units),
-                        _ms(call.seconds, self.times),
+                        millis(call.seconds, self.times),
                     ]
                 )
         if rows:
             head = ["event", "what", "outputs", "kernels / units", "time"]
-            out.append(_table(head, rows, num=(3, 4)))
+            out.append(html_table(head, rows, num=(3, 4)))
         else:
             out.append("<p>Nothing was realized.</p>")
         out.append("</section>")
@@ -186,25 +189,25 @@ class _Builder(_RealizationSections):
             return "\n".join(out)
         captures = sum(c.kind == "capture" for c in self.trace.jit)
         replays = sum(c.kind == "replay" for c in self.trace.jit)
-        out.append(f"<p>{_plural(captures, 'capture')}, {_plural(replays, 'replay')}.</p>")
+        out.append(f"<p>{plural(captures, 'capture')}, {plural(replays, 'replay')}.</p>")
         rows = []
         for j, c in enumerate(self.trace.jit):
             ran = ", ".join(f'<a href="#r{i}">realization {i}</a>' for i in c.realizations)
             rows.append(
                 [
                     f'<span id="jit{j}">{j}</span>',
-                    f"<code>{_e(c.function)}</code>",
-                    _e(c.kind),
+                    f"<code>{escape_html(c.function)}</code>",
+                    escape_html(c.kind),
                     str(c.units),
                     str(c.pruned),
-                    _e(", ".join(c.inputs)),
-                    _e(c.runner),
-                    _ms(c.seconds, self.times),
+                    escape_html(", ".join(c.inputs)),
+                    escape_html(c.runner),
+                    millis(c.seconds, self.times),
                     ran or "none: the captured units ran again",
                 ]
             )
         head = ["call", "function", "kind", "units", "pruned", "inputs", "runner", "time", "ran"]
-        out.append(_table(head, rows, num=(0, 3, 4, 7)))
+        out.append(html_table(head, rows, num=(0, 3, 4, 7)))
         out.append(
             '<p class="muted">A capture calls the function once, realizing what it builds, and '
             "keeps every exec unit it ran (replanned into one arena); a replay swaps the new "
@@ -217,47 +220,48 @@ class _Builder(_RealizationSections):
                 continue
             out.append(
                 f'<h3 id="jit{j}-memory">Memory plan of jit call {j} '
-                f"(<code>{_e(c.function)}</code>): the captured plan's arena</h3>"
+                f"(<code>{escape_html(c.function)}</code>): the captured plan's arena</h3>"
             )
-            out += _plan_html(c.memory, None, f"jit{j}")
+            out += plan_html(c.memory, None, f"jit{j}")
         out.append("</section>")
         return "\n".join(out)
 
     def timing_section(self) -> str:
         out = ['<section id="timing">', "<h2>Time per pass</h2>"]
         rows = []
-        for name, t in _pass_totals(self.trace).items():
+        for name, t in pass_totals(self.trace).items():
             rows.append(
                 [
-                    _e(name),
+                    escape_html(name),
                     str(t["runs"]),
-                    _ms(t["seconds"], self.times),
-                    _ms(t["seconds"] / t["runs"], self.times),
-                    _ms(t["max"], self.times),
+                    millis(t["seconds"], self.times),
+                    millis(t["seconds"] / t["runs"], self.times),
+                    millis(t["max"], self.times),
                     str(t["rules"]),
                     str(t["created"]),
                 ]
             )
         if rows:
-            total = sum(t["seconds"] for t in _pass_totals(self.trace).values())
-            rows.append(["<b>total</b>", "", _ms(total, self.times), "", "", "", ""])
+            total = sum(t["seconds"] for t in pass_totals(self.trace).values())
+            rows.append(["<b>total</b>", "", millis(total, self.times), "", "", "", ""])
             head = ["pass", "runs", "total", "mean", "max", "rules fired", "nodes created"]
-            out.append(_table(head, rows, num=(1, 2, 3, 4, 5, 6)))
+            out.append(html_table(head, rows, num=(1, 2, 3, 4, 5, 6)))
         else:
             out.append("<p>No pass ran.</p>")
         kinds = _unit_totals(self.trace)
         if kinds:
             out.append("<h4>Exec units by kind</h4>")
             rows = [
-                [_e(kind), str(t["units"]), _ms(t["seconds"], self.times)]
+                [escape_html(kind), str(t["units"]), millis(t["seconds"], self.times)]
                 for kind, t in kinds.items()
             ]
-            out.append(_table(["kind", "units", "total"], rows, num=(1, 2)))
+            out.append(html_table(["kind", "units", "total"], rows, num=(1, 2)))
         out.append("</section>")
         return "\n".join(out)
 
 
-def _pass_totals(trace: Trace) -> dict[str, dict[str, float]]:
+def pass_totals(trace: Trace) -> dict[str, dict[str, float]]:
+    """Per pass: runs, seconds, the longest run, rules fired and nodes created, over the trace."""
     totals: dict[str, dict[str, float]] = {}
     for rec in trace.realizations:
         for p in rec.passes:

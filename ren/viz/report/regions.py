@@ -21,7 +21,7 @@ from ren.engine.schedule import ScheduledKernel
 from ren.ir.dot import part_to_dot
 from ren.ir.node import Node, toposort
 from ren.ir.region import instances_of, region_of
-from ren.viz.report.blocks import _plural
+from ren.viz.report.blocks import plural
 from ren.viz.trace import RealizationRecord
 
 __all__ = ["Box", "graph_dot", "realization_tree", "region_tree"]
@@ -162,7 +162,7 @@ def _add_runs(root: Box, own: dict[int, list[int]], rank: int) -> None:
                 run.append(k)
                 continue
             if run:
-                parts.append(Box(_plural(len(run), "kernel"), box.path, rank, {}, run, loose=True))
+                parts.append(Box(plural(len(run), "kernel"), box.path, rank, {}, run, loose=True))
                 rank += 1
                 run = []
         box.children = sorted(box.children + parts, key=lambda b: b.kernels[0])

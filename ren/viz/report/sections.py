@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-from ren.engine.memory import MemoryPlan
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
 from ren.ir.region import region_name
-from ren.viz.memory import buffer_order, plans_svg
 from ren.viz.report.blocks import (
     BACKENDS,
-    _created,
-    _e,
-    _Graphs,
-    _kernel_count,
-    _kernels,
-    _ms,
-    _outputs,
-    _plural,
-    _rules,
-    _sortable,
-    _table,
+    Graphs,
+    created_text,
+    escape_html,
     fold_helpers,
-    inline_svg,
+    html_table,
+    kernel_count,
+    kernels_and_names,
+    millis,
+    outputs,
+    plural,
+    rules_text,
+    sortable,
 )
 from ren.viz.report.boxes import (
     PRECISION_LABEL,
@@ -30,6 +27,7 @@ from ren.viz.report.boxes import (
     region_table,
     tree_html,
 )
+from ren.viz.report.plan import plan_html
 from ren.viz.report.regions import Box, graph_dot, realization_tree
 from ren.viz.trace import RealizationRecord, Trace, kernel_source
 
@@ -38,7 +36,7 @@ from ren.viz.trace import RealizationRecord, Trace, kernel_source
 REGION_GRAPHS = 40
 
 
-class _RealizationSections:
+class RealizationSections:
     """The HTML of one realization: its passes, kernels, memory plan and exec units."""
 
     trace: Trace
@@ -46,7 +44,7 @@ class _RealizationSections:
     focus: set[int]
     graphs: str
     times: bool
-    drawer: _Graphs
+    drawer: Graphs
     sources: dict[tuple[Node, str], tuple[str, str]]
     max_nodes: int
     _trees: dict[int, Box | None]
@@ -56,7 +54,7 @@ class _RealizationSections:
     def tree(self, rec: RealizationRecord) -> Box | None:
         """The realization's region tree (``None`` when no kernel is in a region)."""
         if rec.index not in self._trees:
-            self._trees[rec.index] = realization_tree(rec, _kernels(rec)[0], rec.input)
+            self._trees[rec.index] = realization_tree(rec, kernels_and_names(rec)[0], rec.input)
         return self._trees[rec.index]
 
     def region_dots(self, rec: RealizationRecord) -> dict[int, str]:
@@ -83,30 +81,31 @@ class _RealizationSections:
         return self.drawer.html(to_dot(root, created=created), nodes, prefix)
 
     def regions(self, rec: RealizationRecord) -> str:
+        """The realization's region tree as HTML (empty when it has none)."""
         tree = self.tree(rec)
         if tree is None:
             return ""
         i = rec.index
         dots = self.region_dots(rec)
-        names = {k: kernel.info.name for k, kernel in enumerate(_kernels(rec)[0])}
+        names = {k: kernel.info.name for k, kernel in enumerate(kernels_and_names(rec)[0])}
 
         def link(k: int) -> str:
-            return f'<a href="#r{i}-k{k}">{k}\u00a0<code>{_e(names[k])}</code></a>'
+            return f'<a href="#r{i}-k{k}">{k}\u00a0<code>{escape_html(names[k])}</code></a>'
 
         def picture(box: Box, anchor: str) -> str:
             if box.rank in dots:
-                what = f"its graph: {_plural(len(box.nodes), 'node')} (dashed: from outside)"
+                what = f"its graph: {plural(len(box.nodes), 'node')} (dashed: from outside)"
                 inner = self.drawer.html(dots[box.rank], len(box.nodes), f"{anchor}-d")
                 return f"<details><summary>{what}</summary>{inner}</details>"
             if len(box.nodes) > self.max_nodes:
                 return (
-                    f'<p class="muted">Its graph has {_plural(len(box.nodes), "node")}, more '
+                    f'<p class="muted">Its graph has {plural(len(box.nodes), "node")}, more '
                     f"than {self.max_nodes}: its regions above are the graph, collapsed.</p>"
                 )
             if not self.pass_graphs(rec):
                 return ""
             return (
-                f'<p class="muted">Its graph ({_plural(len(box.nodes), "node")}) is not drawn: '
+                f'<p class="muted">Its graph ({plural(len(box.nodes), "node")}) is not drawn: '
                 f"the report draws {REGION_GRAPHS} region graphs, outermost first "
                 "(<code>--all-graphs</code> draws every one).</p>"
             )
@@ -127,19 +126,25 @@ class _RealizationSections:
         head = ["region", "instances", "kernels", "time", "written", "key bytes read"]
         head += ["level, scale (first)", f"precision (lowest; {PRECISION_LABEL})", "range"]
         table = region_table(tree, self.times)
-        rows = [[(_e(path) or "-", None), *[(_e(c), k) for c, k in cells]] for path, cells in table]
-        out.append(_sortable(head, rows, num=(1, 2, 3, 4, 5, 7, 8)))
+        rows = [
+            [(escape_html(path) or "-", None), *[(escape_html(c), k) for c, k in cells]]
+            for path, cells in table
+        ]
+        out.append(sortable(head, rows, num=(1, 2, 3, 4, 5, 7, 8)))
         out.append("</details>")
         return "\n".join(out)
 
     # --- which graphs ------------------------------------------------------------------------
     def pass_graphs(self, rec: RealizationRecord) -> bool:
+        """Whether the graph after each pass is drawn for this realization."""
         return self.graphs == "all" or (self.graphs == "focus" and rec.index in self.focus)
 
     def lazy_graph(self, rec: RealizationRecord) -> bool:
+        """Whether the realization's graph may be drawn on request."""
         return self.graphs != "none"
 
     def realizations_section(self) -> str:
+        """The section of every realization, as HTML."""
         out = ['<section id="realizations">', "<h2>Realizations</h2>"]
         if not self.trace.realizations:
             out.append("<p>No realization was recorded.</p>")
@@ -149,26 +154,28 @@ class _RealizationSections:
         return "\n".join(out)
 
     def realization(self, rec: RealizationRecord) -> str:
+        """One realization: heading, facts, passes, kernels, memory and exec units, as HTML."""
         i = rec.index
         label = self.labels.get(i, "")
         heading = f"Realization {i}" + (f": {label}" if label else "")
-        facts_ = f"{_outputs(rec)}, {_kernel_count(rec)}"
+        facts_ = f"{outputs(rec)}, {kernel_count(rec)}"
         is_open = " open" if i in self.focus else ""
         out = [
             f'<details class="realization" id="r{i}"{is_open}>',
-            f"<summary><h3>{_e(heading)}</h3> <span class=muted>\u2014 {_e(facts_)}, "
-            f"{_ms(rec.seconds, self.times)}</span></summary>",
+            f"<summary><h3>{escape_html(heading)}</h3> "
+            f"<span class=muted>\u2014 {escape_html(facts_)}, "
+            f"{millis(rec.seconds, self.times)}</span></summary>",
             self.regions(rec),
             "<h4>The lazy graph</h4>",
         ]
         if self.lazy_graph(rec):
             nodes = len(toposort(rec.input))
-            out.append(f"<p>{_plural(nodes, 'node')}, as handed to the scheduler.</p>")
+            out.append(f"<p>{plural(nodes, 'node')}, as handed to the scheduler.</p>")
             out.append(self.graph(rec.input, f"r{i}-in"))
         else:
             out.append("<p class=muted>Not drawn (graphs='none').</p>")
         if self.times:  # like times, it depends on what ran before in the process
-            out.append(f"<p class=muted>{_e(cache_line(rec))}</p>")
+            out.append(f"<p class=muted>{escape_html(cache_line(rec))}</p>")
         out.append(self.passes(rec))
         out.append(self.kernels(rec))
         out.append(self.memory(rec))
@@ -177,6 +184,7 @@ class _RealizationSections:
         return "\n".join(out)
 
     def passes(self, rec: RealizationRecord) -> str:
+        """The realization's passes, with times and the rules that fired, as HTML."""
         i = rec.index
         out = ["<h4>Passes</h4>"]
         if not rec.passes:
@@ -188,18 +196,18 @@ class _RealizationSections:
             rows.append(
                 [
                     f'<span id="r{i}-row{p.step:02d}">{p.step}</span>',
-                    f'<a href="#r{i}-pass{p.step:02d}">{_e(p.name)}</a>'
+                    f'<a href="#r{i}-pass{p.step:02d}">{escape_html(p.name)}</a>'
                     if self.pass_graphs(rec)
-                    else _e(p.name),
-                    _ms(p.seconds, self.times),
+                    else escape_html(p.name),
+                    millis(p.seconds, self.times),
                     str(len(toposort(p.graph))),
                     "no change" if same else str(len(p.created)),
-                    _e(_rules(p.rule_counts())),
+                    escape_html(rules_text(p.rule_counts())),
                 ]
             )
             previous = p.graph
         head = ["step", "pass", "time", "nodes after", "created", "rules fired"]
-        out.append(_table(head, rows, num=(0, 2, 3, 4)))
+        out.append(html_table(head, rows, num=(0, 2, 3, 4)))
         if not self.pass_graphs(rec):
             out.append(
                 '<p class="muted">The graph after each pass is drawn for the open realizations '
@@ -214,29 +222,31 @@ class _RealizationSections:
         for p in rec.passes:
             same = p.graph is previous
             nodes = len(toposort(p.graph))
-            what = "no change" if same else f"{_plural(len(p.created), 'node')} created"
+            what = "no change" if same else f"{plural(len(p.created), 'node')} created"
             what += f", {len(p.rebuilt)} rebuilt" if p.rebuilt else ""
             out.append(
                 f'<details class="pass" id="r{i}-pass{p.step:02d}"><summary>'
-                f"{p.step:02d} <b>{_e(p.name)}</b> \u2014 {what}, {_ms(p.seconds, self.times)}"
+                f"{p.step:02d} <b>{escape_html(p.name)}</b> \u2014 {what}, "
+                f"{millis(p.seconds, self.times)}"
                 "</summary>"
             )
-            out.append(f"<p>Rules fired: {_e(_rules(p.rule_counts()))}.</p>")
+            out.append(f"<p>Rules fired: {escape_html(rules_text(p.rule_counts()))}.</p>")
             if same:
                 out.append("<p>The graph is the same as before this pass.</p>")
             else:
                 if p.created:
-                    out.append(f"<p>Created: {_e(_created(p.created))}.</p>")
-                out.append(f"<p>{_plural(nodes, 'node')} after the pass.</p>")
+                    out.append(f"<p>Created: {escape_html(created_text(p.created))}.</p>")
+                out.append(f"<p>{plural(nodes, 'node')} after the pass.</p>")
                 out.append(self.graph(p.graph, f"r{i}-p{p.step:02d}", p.created))
             out.append("</details>")
             previous = p.graph
         return "\n".join(out)
 
     def kernels(self, rec: RealizationRecord) -> str:
+        """The realization's scheduled kernels, as HTML."""
         i = rec.index
         out = ["<h4>Scheduled kernels</h4>"]
-        kernels, names = _kernels(rec)
+        kernels, names = kernels_and_names(rec)
         if not kernels:
             out.append(
                 "<p>None recorded: the realization stopped before its kernels were made.</p>"
@@ -254,20 +264,20 @@ class _RealizationSections:
             bufs = [names.get(id(b), "?") for b in kernel.bufs]
             row = [
                 f'<a href="#r{i}-k{k}">{k}</a>',
-                f"<code>{_e(kernel.info.name)}</code>",
-                _e(kernel.info.kind),
-                _e(kernel.info.device),
-                _e(f"n={kernel.info.ring.n}\u00a0L={kernel.info.ring.L}"),
-                _e(kernel.info.domain.value),
-                _e(", ".join(bufs)),
+                f"<code>{escape_html(kernel.info.name)}</code>",
+                escape_html(kernel.info.kind),
+                escape_html(kernel.info.device),
+                escape_html(f"n={kernel.info.ring.n}\u00a0L={kernel.info.ring.L}"),
+                escape_html(kernel.info.domain.value),
+                escape_html(", ".join(bufs)),
             ]
             if regions:
-                row.insert(2, _e(region_name(getattr(kernel, "region", ())) or "-"))
+                row.insert(2, escape_html(region_name(getattr(kernel, "region", ())) or "-"))
             rows.append(row)
         head = ["#", "kernel", "kind", "device", "ring", "writes", "buffers (slot 0 written)"]
         if regions:
             head.insert(2, "region")
-        out.append(_folded(_table(head, rows, num=(0,)), len(rows), "kernel"))
+        out.append(_folded(html_table(head, rows, num=(0,)), len(rows), "kernel"))
         out.append(
             "<p>The source of each kernel for every backend (rendered, not compiled; a body "
             "already shown links to where it is):</p>"
@@ -275,15 +285,15 @@ class _RealizationSections:
         for k, kernel in enumerate(kernels):
             out.append(
                 f'<details class="kernel" id="r{i}-k{k}"><summary>kernel {k}: '
-                f"<code>{_e(kernel.info.name)}</code></summary>"
+                f"<code>{escape_html(kernel.info.name)}</code></summary>"
             )
             for device, what in BACKENDS:
                 anchor = f"r{i}-k{k}-{device}"
                 first = self.sources.get((kernel.ast, device))
                 if first is not None:
                     out.append(
-                        f'<p id="{anchor}">{device} ({_e(what)}): the same source as '
-                        f'<a href="#{first[0]}">{_e(first[1])}</a>.</p>'
+                        f'<p id="{anchor}">{device} ({escape_html(what)}): the same source as '
+                        f'<a href="#{first[0]}">{escape_html(first[1])}</a>.</p>'
                     )
                     continue
                 self.sources[(kernel.ast, device)] = (anchor, f"realization {i}, kernel {k}")
@@ -293,18 +303,19 @@ class _RealizationSections:
                     text = f"/* could not render for {device}: {type(e).__name__}: {e} */\n"
                 main, folded = fold_helpers(text)
                 helpers = "".join(
-                    f"<details><summary>{_e(line.strip())}</summary><pre>{_e(block)}</pre>"
+                    f"<details><summary>{escape_html(line.strip())}</summary><pre>{escape_html(block)}</pre>"
                     "</details>"
                     for line, block in folded
                 )
                 out.append(
-                    f'<details id="{anchor}"><summary>{device} ({_e(what)})</summary>'
-                    f"<pre>{_e(main)}</pre>{helpers}</details>"
+                    f'<details id="{anchor}"><summary>{device} ({escape_html(what)})</summary>'
+                    f"<pre>{escape_html(main)}</pre>{helpers}</details>"
                 )
             out.append("</details>")
         return "\n".join(out)
 
     def memory(self, rec: RealizationRecord) -> str:
+        """The realization's memory plan, as HTML."""
         i = rec.index
         out = ["<h4>Memory plan</h4>"]
         if not rec.plan.devices:
@@ -314,10 +325,11 @@ class _RealizationSections:
             )
             return "\n".join(out)
         names = [k.info.name for k in rec.kernels]
-        out += _plan_html(rec.plan, names, f"r{i}")
+        out += plan_html(rec.plan, names, f"r{i}")
         return "\n".join(out)
 
     def units(self, rec: RealizationRecord) -> str:
+        """The realization's exec units, in the order they ran, as HTML."""
         out = ["<h4>Exec units, in the order they ran</h4>"]
         if not rec.units:
             out.append("<p>No exec unit was made.</p>")
@@ -325,17 +337,17 @@ class _RealizationSections:
         rows = [
             [
                 str(u.index),
-                f"<code>{_e(u.name)}</code>",
-                _e(u.kind),
-                _e(u.device),
-                _e(", ".join(u.buffers)),
-                _ms(u.seconds, self.times),
+                f"<code>{escape_html(u.name)}</code>",
+                escape_html(u.kind),
+                escape_html(u.device),
+                escape_html(", ".join(u.buffers)),
+                millis(u.seconds, self.times),
             ]
             for u in rec.units
         ]
         total = sum(u.seconds or 0.0 for u in rec.units)
-        rows.append(["", "<b>total</b>", "", "", "", _ms(total, self.times)])
-        table = _table(["#", "kernel", "kind", "device", "buffers", "time"], rows, (0, 5))
+        rows.append(["", "<b>total</b>", "", "", "", millis(total, self.times)])
+        table = html_table(["#", "kernel", "kind", "device", "buffers", "time"], rows, (0, 5))
         out.append(_folded(table, len(rows) - 1, "exec unit"))
         return "\n".join(out)
 
@@ -349,39 +361,7 @@ def _folded(table: str, rows: int, noun: str) -> str:
     """``table`` as is, or folded when it has more than ``FOLD_ROWS`` rows."""
     if rows <= FOLD_ROWS:
         return table
-    return f"<details><summary>The {_plural(rows, noun)} (click to open)</summary>{table}</details>"
-
-
-def _plan_html(plan: MemoryPlan, names: list[str] | None, prefix: str) -> list[str]:
-    """Each device's arena of ``plan``: its numbers, its picture and its buffers (a table)."""
-    out = []
-    svgs = dict(plans_svg(plan, names))
-    for d in plan.devices:
-        ratio = d.arena_bytes / d.lower_bound_bytes if d.lower_bound_bytes else 1.0
-        out.append(
-            f"<p><b>{_e(d.device)}</b>: {_plural(len(d.buffers), 'planned buffer')}; unshared "
-            f"{d.unshared_bytes} B, arena {d.arena_bytes} B, lower bound "
-            f"{d.lower_bound_bytes} B (arena / lower bound {ratio:.2f}x).</p>"
-        )
-        out.append(f'<div class="memory">\n{inline_svg(svgs[d.device], f"{prefix}-m-{d.device}")}')
-        out.append("</div>")
-        rows = [
-            [
-                f"b{j}",
-                _e(f"arena[{p.offset}:{p.offset + p.nbytes}]"),
-                str(p.nbytes),
-                _e(f"{p.size} \u00d7 {p.dtype}"),
-                f"{p.first}" if p.first == p.last else f"{p.first}\u2013{p.last}",
-            ]
-            for j, p in enumerate(buffer_order(d))
-        ]
-        out.append(
-            "<details><summary>The planned buffers (names as in the picture; the exec units "
-            "name them by their place in the arena)</summary>"
-        )
-        out.append(_table(["picture", "arena bytes", "bytes", "words", "kernels"], rows, (2,)))
-        out.append("</details>")
-    return out
+    return f"<details><summary>The {plural(rows, noun)} (click to open)</summary>{table}</details>"
 
 
 def cache_line(rec: RealizationRecord) -> str:

@@ -9,18 +9,18 @@ from ren.ir.node import toposort
 from ren.ir.region import region_name
 from ren.viz.memory import plan_text
 from ren.viz.report.blocks import (
-    _DASH,
-    _focus,
-    _kernel_count,
-    _kernels,
-    _labels,
-    _ms,
-    _outputs,
-    _plural,
-    _rules,
+    DASH,
+    focus_set,
+    kernel_count,
+    kernels_and_names,
+    label_map,
+    millis,
+    outputs,
+    plural,
+    rules_text,
 )
 from ren.viz.report.boxes import PRECISION_LABEL, region_table
-from ren.viz.report.page import _pass_totals
+from ren.viz.report.page import pass_totals
 from ren.viz.report.regions import realization_tree
 from ren.viz.report.sections import cache_line
 from ren.viz.trace import RealizationRecord, Trace
@@ -43,11 +43,11 @@ def text_report(
     focused ones) and exec units, the jit calls and the time per pass. _Graphs and kernel sources
     are in the HTML report only. The arguments are those of ``build_report``.
     """
-    labels = _labels(trace, labels)
-    focused = _focus(trace, focus)
+    labels = label_map(trace, labels)
+    focused = focus_set(trace, focus)
 
     def ms(s: float | None) -> str:
-        return _ms(s, times).replace(_DASH, "-")
+        return millis(s, times).replace(DASH, "-")
 
     out = [title, "=" * len(title), ""]
     if summary:
@@ -56,8 +56,8 @@ def text_report(
         out += ["The program raised an error; what was recorded up to it:", error.rstrip(), ""]
     kernels = sum(len(r.kernels) for r in trace.realizations)
     out.append(
-        f"{_plural(len(trace.realizations), 'realization')}, "
-        f"{_plural(kernels, 'scheduled kernel')}, {_plural(len(trace.jit), 'ren.jit call')}"
+        f"{plural(len(trace.realizations), 'realization')}, "
+        f"{plural(kernels, 'scheduled kernel')}, {plural(len(trace.jit), 'ren.jit call')}"
     )
     for rec in trace.realizations:
         label = labels.get(rec.index, "")
@@ -76,7 +76,7 @@ def text_report(
                 out.append("     memory plan of the captured plan:")
                 out += ["       " + line for line in plan_text(d).rstrip("\n").split("\n")]
     out += ["", "--- time per pass ---"]
-    totals = _pass_totals(trace)
+    totals = pass_totals(trace)
     for name, t in totals.items():
         out.append(
             f"  {name:<20} {int(t['runs']):4d} runs {ms(t['seconds']):>12}  "
@@ -100,8 +100,8 @@ def _text_realization(
     head = f"realization {rec.index}" + (f": {label}" if label else "")
     out = [
         f"--- {head} ---" + ("  [focus]" if focused else ""),
-        f"{_outputs(rec)}, {_kernel_count(rec)}, "
-        f"lazy graph of {_plural(len(toposort(rec.input)), 'node')}, {ms(rec.seconds)}",
+        f"{outputs(rec)}, {kernel_count(rec)}, "
+        f"lazy graph of {plural(len(toposort(rec.input)), 'node')}, {ms(rec.seconds)}",
     ]
     if times:  # like times, what the cache did depends on what ran before in the process
         out.append(cache_line(rec))
@@ -110,7 +110,7 @@ def _text_realization(
         created = sum(len(p.created) for p in rec.passes)
         out.append(
             f"passes: {len(rec.passes)}, {ms(sum(p.seconds for p in rec.passes))}, "
-            f"{_plural(rules, 'rule')} fired, {_plural(created, 'node')} created"
+            f"{plural(rules, 'rule')} fired, {plural(created, 'node')} created"
         )
         out += [f"memory plan: {d.summary()}" for d in rec.plan.devices]
         out.append(
@@ -124,10 +124,10 @@ def _text_realization(
         change = "no change" if p.graph is previous else f"{len(p.created)} created"
         out.append(
             f"  {p.step:2d} {p.name:<20} {ms(p.seconds):>10}  {change:<12} "
-            f"rules: {_rules(p.rule_counts())}"
+            f"rules: {rules_text(p.rule_counts())}"
         )
         previous = p.graph
-    kernels, names = _kernels(rec)
+    kernels, names = kernels_and_names(rec)
     if kernels:
         scheduled = "" if rec.kernels else "; scheduled only, nothing ran"
         out.append(f"kernels (buffers: slot 0 is written{scheduled}):")
