@@ -6,6 +6,7 @@ import contextvars
 from typing import TYPE_CHECKING, Any
 
 from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.active import active_contexts
 
 if TYPE_CHECKING:
     from ren.schemes.ckks.context import Context
@@ -15,9 +16,7 @@ if TYPE_CHECKING:
 # the context
 
 #: The active contexts of this thread (or asyncio task), innermost last.
-ACTIVE: contextvars.ContextVar[tuple[Context, ...]] = contextvars.ContextVar(
-    "ren_ckks_active", default=()
-)
+ACTIVE: contextvars.ContextVar[tuple[Context, ...]] = active_contexts("ckks")
 
 
 def current() -> Context:

@@ -22,6 +22,7 @@ from ren.schemes.ckks.shadow import Shadow, shadowing
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe import keyset
+from ren.schemes.rlwe.active import enter, leave
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.keygen import KeyOwner
 from ren.schemes.rlwe.keys import KeySwitchKey
@@ -91,15 +92,11 @@ class Context(Copies, KeyOwner, Evaluator):
 
     def __enter__(self) -> Context:
         self._require_public()
-        ACTIVE.set((*ACTIVE.get(), self))
+        enter(ACTIVE, self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        stack = ACTIVE.get()
-        for i in range(len(stack) - 1, -1, -1):
-            if stack[i] is self:
-                ACTIVE.set(stack[:i] + stack[i + 1 :])
-                break
+        leave(ACTIVE, self)
 
     # --- copies -----------------------------------------------------------------------------------
     @classmethod

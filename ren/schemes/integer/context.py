@@ -25,6 +25,7 @@ from ren.schemes.integer.keys import EvaluationKeys, KeyExchange
 from ren.schemes.integer.params import IntParams
 from ren.schemes.integer.types import Ciphertext, Plaintext
 from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.active import active_contexts, enter, leave
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.keys import KeySwitchKey
 
@@ -66,7 +67,7 @@ class IntContext(KeyExchange):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "scheme" in cls.__dict__:  # a scheme's context: its own current contexts
-            cls._active = contextvars.ContextVar(f"ren_{cls.scheme}_active", default=())
+            cls._active = active_contexts(cls.scheme)
 
     def __init__(
         self,
@@ -89,15 +90,11 @@ class IntContext(KeyExchange):
 
     def __enter__(self) -> IntContext:
         self._require_public()
-        self._active.set((*self._active.get(), self))
+        enter(self._active, self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        stack = self._active.get()
-        for i in range(len(stack) - 1, -1, -1):
-            if stack[i] is self:
-                self._active.set(stack[:i] + stack[i + 1 :])
-                break
+        leave(self._active, self)
 
     # --- encoding -------------------------------------------------------------------------------
     def encode(self, values: Any) -> Plaintext:
