@@ -317,7 +317,7 @@ def test_overrides_in_many_threads_at_once_stay_in_their_thread(monkeypatch):
 
 
 def test_the_conformance_kit_validates_through_an_override_not_the_environment(monkeypatch):
-    from ren.testing import run as testing  # where _pinpoint realizes
+    from ren.testing import run as testing  # where pinpoint realizes
 
     monkeypatch.delenv("REN_VALIDATE", raising=False)
     seen = []
@@ -327,7 +327,7 @@ def test_the_conformance_kit_validates_through_an_override_not_the_environment(m
         lambda *polys: seen.append((settings.VALIDATE.get(), os.environ.get("REN_VALIDATE"))),
     )
     case = next(iter(testing.cases(quick=True)))
-    assert testing._pinpoint(case, "python") == ""
+    assert testing.pinpoint(case, "python") == ""
     assert seen == [(True, None)]
     assert settings.VALIDATE.get() is False
 

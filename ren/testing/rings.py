@@ -145,7 +145,7 @@ def case(
     program: Callable[[Inputs], list[tuple[str, Poly]]],
     detail: str = "",
 ) -> Case:
-    """A case whose ``program(inputs)`` builds the outputs from an ``_Inputs``."""
+    """A case whose ``program(inputs)`` builds the outputs from an ``Inputs``."""
     s = sub_seed(seed, family, name, ring)
 
     def build(device: str) -> list[tuple[str, Poly]]:

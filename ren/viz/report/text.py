@@ -40,7 +40,7 @@ def text_report(
 
     It holds the summary, each realization's passes (times, rules fired), kernels, regions (with
     their precision, labelled as in the HTML report), memory plan (drawn with characters for the
-    focused ones) and exec units, the jit calls and the time per pass. _Graphs and kernel sources
+    focused ones) and exec units, the jit calls and the time per pass. Graphs and kernel sources
     are in the HTML report only. The arguments are those of ``build_report``.
     """
     labels = label_map(trace, labels)
