@@ -139,6 +139,16 @@ def _target(base: str, name: str) -> str:
     return f"{base}.{name}" if f"{base}.{name}" in MODULES else base
 
 
+def _from_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a ``from ... import`` in a module of ``package`` names."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        parts = parts[: len(parts) - node.level + 1]
+        base = ".".join([*parts, base] if base else parts)
+    return base
+
+
 def imports_of(module: str) -> list[tuple[int, str]]:
     """``(line, imported module)`` for every import of a Ren module that ``module`` runs."""
     path = MODULES[module]
@@ -158,11 +168,7 @@ def imports_in(source: str, package: str) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             found.extend((node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "ren")
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[: len(parts) - node.level + 1]
-                base = ".".join([*parts, base] if base else parts)
+            base = _from_module(node, package)
             if base.split(".")[0] == "ren":
                 found.extend((node.lineno, _target(base, a.name)) for a in node.names)
         for child in ast.iter_child_nodes(node):
@@ -177,11 +183,7 @@ def private_names_in(source: str, package: str) -> list[tuple[int, str, str]]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[: len(parts) - node.level + 1]
-                base = ".".join([*parts, base] if base else parts)
+            base = _from_module(node, package)
             if base.split(".")[0] == "ren":
                 found += [
                     (node.lineno, base, a.name)
