@@ -34,11 +34,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
+from typing import TypeAlias, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ren.ring import Domain, RingSpec, automorphism_coeff_table, automorphism_ntt_table
+from ren.ring.spec import IndexArray, U64Array, WordArray
 from ren.ring.tables import shoup_powers
 
 __all__ = [
@@ -64,12 +67,18 @@ __all__ = [
 _LO32 = np.uint64(0xFFFF_FFFF)
 _ONE = np.uint64(1)
 
+#: Limbs of a ring: a slice, a list or an index array of rows.
+Rows: TypeAlias = slice | list[int] | IndexArray
+#: User coefficients: a sequence of ints, or a 1-D integer or object (big int) array.
+Coeffs: TypeAlias = Sequence[int] | npt.NDArray[np.integer | np.object_]
+
 
 # --------------------------------------------------------------------------------------------
-# word-level primitives (uint64 arrays that broadcast; q and q_inv are columns)
+# word-level primitives (uint64 arrays that broadcast; q and q_inv are columns). The casts restate
+# what NumPy's stubs lose: a uint64 array shifted by an int, or np.minimum of two, is uint64.
 
 
-def mul_hi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def mul_hi(a: U64Array, b: U64Array | np.uint64) -> U64Array:
     """The high word of the 128-bit product of two ``uint64`` arrays: ``a*b // 2**64``.
 
     Split each factor into 32-bit halves, ``a = a1*2**32 + a0`` and ``b = b1*2**32 + b0``::
@@ -89,10 +98,10 @@ def mul_hi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     p01 = a0 * b1
     p10 = a1 * b0
     mid = ((a0 * b0) >> 32) + (p01 & _LO32) + (p10 & _LO32)  # < 3 * 2**32: no overflow
-    return a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32)
+    return cast(U64Array, a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32))
 
 
-def mul_hi_lo(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def mul_hi_lo(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[U64Array, U64Array]:
     """The 128-bit product of two ``uint64`` arrays as ``(hi, lo)``, ``a*b = hi * 2**64 + lo``.
 
     Args:
@@ -107,12 +116,14 @@ def mul_hi_lo(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mul_hi(a, b), a * b
 
 
-def _redc_mul(a, b, q, q_inv, bits: int) -> np.ndarray:
+def _redc_mul(
+    a: U64Array, b: U64Array | np.uint64, q: U64Array, q_inv: U64Array, bits: int
+) -> U64Array:
     """``a * b * R^-1 mod q`` in ``[0, q)`` for ``a * b < q * R`` (see the module docstring)."""
     if bits == 32:
         t = a * b  # < q * 2**32 < 2**62
         m = ((t & _LO32) * q_inv) & _LO32  # both factors < 2**32: no overflow
-        t_hi, mq_hi = t >> 32, (m * q) >> 32
+        t_hi, mq_hi = cast(U64Array, t >> 32), cast(U64Array, (m * q) >> 32)
     else:
         t_hi = mul_hi(a, b)
         m = a * b * q_inv  # the low word of a*b, times q^-1, both wrapping mod 2**64, as wanted
@@ -120,10 +131,10 @@ def _redc_mul(a, b, q, q_inv, bits: int) -> np.ndarray:
     # (T - m*q) / R in (-q, q): t_hi - mq_hi wraps to a huge word when negative, and adding q
     # then gives the small one, so the smaller of the two is the answer (words < 2**63)
     u = t_hi - mq_hi
-    return np.minimum(u, u + q)
+    return cast(U64Array, np.minimum(u, u + q))
 
 
-def _shoup_mul(v, w, w_shoup, q, bits: int) -> np.ndarray:
+def _shoup_mul(v: U64Array, w: U64Array, w_shoup: U64Array, q: U64Array, bits: int) -> U64Array:
     """``v * w mod q`` in ``[0, q)`` for a fixed ``w < q``, ``w_shoup = floor(w * 2**bits / q)``.
 
     V. Shoup's method (as in NTL and Microsoft SEAL): ``qhat = hi(v * w_shoup)`` is the quotient
@@ -132,36 +143,36 @@ def _shoup_mul(v, w, w_shoup, q, bits: int) -> np.ndarray:
     twiddle this equals :func:`_redc_mul` of ``v`` and the twiddle, word for word, at one high
     product instead of two.
     """
-    qhat = (v * w_shoup) >> 32 if bits == 32 else mul_hi(v, w_shoup)
+    qhat = cast(U64Array, (v * w_shoup) >> 32) if bits == 32 else mul_hi(v, w_shoup)
     r = v * w - qhat * q  # exact in [0, 2q), the products wrapping mod 2**64
-    return np.minimum(r, r - q)
+    return cast(U64Array, np.minimum(r, r - q))
 
 
-def _add_mod(a, b, q) -> np.ndarray:
+def _add_mod(a: U64Array, b: U64Array, q: U64Array) -> U64Array:
     """``a + b mod q`` in ``[0, q)`` for ``a, b`` in ``[0, q)`` (``a + b < 2**63``).
 
     ``s - q`` wraps to a word above ``s`` exactly when ``s < q``, so the smaller one is reduced.
     """
     s = a + b
-    return np.minimum(s, s - q)
+    return cast(U64Array, np.minimum(s, s - q))
 
 
-def _sub_mod(a, b, q) -> np.ndarray:
+def _sub_mod(a: U64Array, b: U64Array, q: U64Array) -> U64Array:
     """``a - b mod q`` in ``[0, q)`` for ``a, b`` in ``[0, q)``.
 
     ``a - b`` wraps to a huge word when ``a < b``, and adding ``q`` brings it back below ``q``;
     otherwise adding ``q`` makes it larger: the smaller of the two is the answer.
     """
     d = a - b
-    return np.minimum(d, d + q)
+    return cast(U64Array, np.minimum(d, d + q))
 
 
-def _neg_mod(a, q) -> np.ndarray:
+def _neg_mod(a: U64Array, q: U64Array) -> U64Array:
     """``-a mod q`` in ``[0, q)`` for ``a`` in ``[0, q)``."""
     return np.where(a == 0, a, q - a)
 
 
-def _words(ring: RingSpec, a, name: str = "a") -> np.ndarray:
+def _words(ring: RingSpec, a: WordArray, name: str = "a") -> U64Array:
     """``a`` as a ``uint64`` array shaped ``(L, n)`` (a view when it already is one)."""
     arr = np.asarray(a)
     if arr.shape != (ring.L, ring.n):
@@ -173,11 +184,11 @@ def _words(ring: RingSpec, a, name: str = "a") -> np.ndarray:
     return arr.astype(np.uint64, copy=False)
 
 
-def _store(ring: RingSpec, x: np.ndarray) -> np.ndarray:
+def _store(ring: RingSpec, x: U64Array) -> WordArray:
     return x.astype(ring.np_dtype, copy=False)
 
 
-def _mont_column(ring: RingSpec, values: Sequence[int]) -> np.ndarray:
+def _mont_column(ring: RingSpec, values: Sequence[int]) -> U64Array:
     """``(L, 1)`` column of ``values[i] * R mod q_i`` (Montgomery form) for Python ints."""
     R = 1 << ring.word_bits
     return np.array(
@@ -185,19 +196,19 @@ def _mont_column(ring: RingSpec, values: Sequence[int]) -> np.ndarray:
     )
 
 
-def _frozen(*arrays: np.ndarray) -> None:
+def _frozen(*arrays: npt.NDArray[np.generic]) -> None:
     """Make cached constant arrays read-only, so no caller can corrupt the cache."""
     for arr in arrays:
         arr.flags.writeable = False
 
 
-def _plain_to_mont(ring: RingSpec, plain: np.ndarray, rows=slice(None)) -> np.ndarray:
+def _plain_to_mont(ring: RingSpec, plain: U64Array, rows: Rows = slice(None)) -> U64Array:
     """Montgomery-encode plain residues (below ``R``) of the limbs ``rows`` of ``ring``."""
     tab = ring.tables()
     return _redc_mul(plain, tab.r2[rows], tab.q[rows], tab.q_inv[rows], ring.word_bits)
 
 
-def _mont_to_plain(ring: RingSpec, words: np.ndarray, rows=slice(None)) -> np.ndarray:
+def _mont_to_plain(ring: RingSpec, words: U64Array, rows: Rows = slice(None)) -> U64Array:
     """Decode Montgomery words of the limbs ``rows`` of ``ring`` to plain residues."""
     tab = ring.tables()
     return _redc_mul(words, _ONE, tab.q[rows], tab.q_inv[rows], ring.word_bits)
@@ -207,7 +218,7 @@ def _mont_to_plain(ring: RingSpec, words: np.ndarray, rows=slice(None)) -> np.nd
 # Montgomery arithmetic, limb-wise
 
 
-def mont_mul(ring: RingSpec, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def mont_mul(ring: RingSpec, a: WordArray, b: WordArray) -> WordArray:
     """Montgomery product of two polynomials' words, limb by limb and slot by slot.
 
     Args:
@@ -224,7 +235,7 @@ def mont_mul(ring: RingSpec, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _store(ring, _redc_mul(x, y, tab.q, tab.q_inv, ring.word_bits))
 
 
-def to_mont(ring: RingSpec, x: np.ndarray) -> np.ndarray:
+def to_mont(ring: RingSpec, x: WordArray) -> WordArray:
     """Encode plain residues into Montgomery form.
 
     Args:
@@ -237,7 +248,7 @@ def to_mont(ring: RingSpec, x: np.ndarray) -> np.ndarray:
     return _store(ring, _plain_to_mont(ring, _words(ring, x, "x")))
 
 
-def from_mont(ring: RingSpec, x: np.ndarray) -> np.ndarray:
+def from_mont(ring: RingSpec, x: WordArray) -> WordArray:
     """Decode Montgomery words into plain residues.
 
     Args:
@@ -250,35 +261,35 @@ def from_mont(ring: RingSpec, x: np.ndarray) -> np.ndarray:
     return _store(ring, _mont_to_plain(ring, _words(ring, x, "x")))
 
 
-def decode_limbs(ring: RingSpec, words: np.ndarray) -> np.ndarray:
+def decode_limbs(ring: RingSpec, words: WordArray) -> WordArray:
     """Returns the plain residues ``words * R^-1 mod q_i`` in ``[0, q_i)``; :func:`from_mont`."""
     return from_mont(ring, words)
 
 
-def add(ring: RingSpec, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def add(ring: RingSpec, a: WordArray, b: WordArray) -> WordArray:
     """Returns ``a + b mod q_i`` in ``[0, q_i)`` (the same in Montgomery or plain form)."""
     q = ring.tables().q
     return _store(ring, _add_mod(_words(ring, a), _words(ring, b, "b"), q))
 
 
-def sub(ring: RingSpec, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def sub(ring: RingSpec, a: WordArray, b: WordArray) -> WordArray:
     """Returns ``a - b mod q_i`` in ``[0, q_i)`` (the same in Montgomery or plain form)."""
     q = ring.tables().q
     return _store(ring, _sub_mod(_words(ring, a), _words(ring, b, "b"), q))
 
 
-def neg(ring: RingSpec, a: np.ndarray) -> np.ndarray:
+def neg(ring: RingSpec, a: WordArray) -> WordArray:
     """Returns ``-a mod q_i`` in ``[0, q_i)`` (``0`` stays ``0``)."""
     return _store(ring, _neg_mod(_words(ring, a), ring.tables().q))
 
 
-def _check_int(c, name: str) -> int:
+def _check_int(c: object, name: str) -> int:
     if isinstance(c, bool | np.bool_) or not isinstance(c, int | np.integer):
         raise TypeError(f"{name} must be an int, got {type(c).__name__}")
     return int(c)
 
 
-def mul_scalar(ring: RingSpec, a: np.ndarray, c: int) -> np.ndarray:
+def mul_scalar(ring: RingSpec, a: WordArray, c: int) -> WordArray:
     """Multiply every coefficient (or slot) by the integer constant ``c``.
 
     Args:
@@ -299,7 +310,7 @@ def mul_scalar(ring: RingSpec, a: np.ndarray, c: int) -> np.ndarray:
 # encoding user coefficients
 
 
-def _coeff_array(ring: RingSpec, coeffs) -> np.ndarray:
+def _coeff_array(ring: RingSpec, coeffs: Coeffs) -> npt.NDArray[np.integer | np.object_]:
     """``coeffs`` as a 1-D integer or object array of length ``n``, or the named error."""
     if isinstance(coeffs, np.ndarray):
         arr = coeffs
@@ -333,7 +344,7 @@ def _coeff_array(ring: RingSpec, coeffs) -> np.ndarray:
     return arr
 
 
-def encode_coeffs(ring: RingSpec, coeffs) -> np.ndarray:
+def encode_coeffs(ring: RingSpec, coeffs: Coeffs) -> WordArray:
     """Reduce integer coefficients modulo every ``q_i`` and Montgomery-encode them.
 
     Args:
@@ -367,7 +378,7 @@ def encode_coeffs(ring: RingSpec, coeffs) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _shoup_twiddles(ring: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _shoup_twiddles(ring: RingSpec) -> tuple[U64Array, U64Array, U64Array, U64Array]:
     """The NTT twiddles as plain values with their Shoup companions, for :func:`_shoup_mul`.
 
     Returns ``(psi_rev, psi_rev_shoup, psi_inv_rev, psi_inv_rev_shoup)``, each ``(L, n)``
@@ -386,7 +397,7 @@ def _shoup_twiddles(ring: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 
 @functools.lru_cache(maxsize=64)
-def _shoup_n_inv(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
+def _shoup_n_inv(ring: RingSpec) -> tuple[U64Array, U64Array]:
     """``n^-1 mod q_i`` and its Shoup companion, as ``(L, 1)`` ``uint64`` columns."""
     bits = ring.word_bits
     n_inv = [pow(ring.n, -1, q) for q in ring.moduli]
@@ -395,7 +406,7 @@ def _shoup_n_inv(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
     return plain, shoup.astype(np.uint64).reshape(-1, 1)
 
 
-def ntt(ring: RingSpec, a: np.ndarray) -> np.ndarray:
+def ntt(ring: RingSpec, a: WordArray) -> WordArray:
     """Forward negacyclic NTT of every limb (Cooley-Tukey, merged twiddles, bit-reversed output).
 
     For ``m = 1, 2, 4, ..., n/2`` and ``t = n / (2m)``, block ``i < m`` of each limb is the pair of
@@ -429,7 +440,7 @@ def ntt(ring: RingSpec, a: np.ndarray) -> np.ndarray:
     return _store(ring, x)
 
 
-def intt(ring: RingSpec, a: np.ndarray) -> np.ndarray:
+def intt(ring: RingSpec, a: WordArray) -> WordArray:
     """Inverse negacyclic NTT of every limb (Gentleman-Sande, merged twiddles), then times ``n^-1``.
 
     For ``m = n/2, ..., 2, 1`` and ``t = n / (2m)``, with ``w = psi_inv_rev[m + i]`` each
@@ -466,7 +477,7 @@ def intt(ring: RingSpec, a: np.ndarray) -> np.ndarray:
 # automorphisms
 
 
-def automorphism(ring: RingSpec, a: np.ndarray, g: int, domain: Domain) -> np.ndarray:
+def automorphism(ring: RingSpec, a: WordArray, g: int, domain: Domain) -> WordArray:
     """Apply ``sigma_g: a(X) -> a(X**g)`` for an odd Galois element ``g``.
 
     Args:
@@ -496,7 +507,9 @@ def automorphism(ring: RingSpec, a: np.ndarray, g: int, domain: Domain) -> np.nd
 # rescale and basis change
 
 
-def _recode(src: RingSpec, words: np.ndarray, src_rows, dst: RingSpec, dst_rows) -> np.ndarray:
+def _recode(
+    src: RingSpec, words: U64Array, src_rows: Rows, dst: RingSpec, dst_rows: Rows
+) -> U64Array:
     """Montgomery words of ``src``'s limbs ``src_rows`` re-encoded as ``dst``'s limbs ``dst_rows``.
 
     The limbs have the same moduli. The words are unchanged when the dtypes agree, else decoded
@@ -507,7 +520,9 @@ def _recode(src: RingSpec, words: np.ndarray, src_rows, dst: RingSpec, dst_rows)
     return _plain_to_mont(dst, _mont_to_plain(src, words, src_rows), dst_rows)
 
 
-def check_drop(ring: RingSpec, drop) -> tuple[int, ...]:
+def check_drop(
+    ring: RingSpec, drop: int | np.integer | Iterable[int | np.integer]
+) -> tuple[int, ...]:
     """``drop`` (a modulus or moduli of ``ring``) as a checked tuple: present, distinct, some left.
 
     Raises:
@@ -529,7 +544,7 @@ def check_drop(ring: RingSpec, drop) -> tuple[int, ...]:
 
 
 @functools.cache
-def _rescale_consts(ring: RingSpec, drop: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+def _rescale_consts(ring: RingSpec, drop: tuple[int, ...]) -> tuple[U64Array, ...]:
     """``h * R mod q_i`` (``h = (P-1)/2``) and, per dropped ``p``, ``p^-1 * R mod q_i`` (0 at p)."""
     h = (math.prod(drop) - 1) // 2
     half = _mont_column(ring, [h] * ring.L)
@@ -538,7 +553,7 @@ def _rescale_consts(ring: RingSpec, drop: tuple[int, ...]) -> tuple[np.ndarray, 
     return half, *inv
 
 
-def rescale(ring: RingSpec, a: np.ndarray, drop: tuple[int, ...]) -> np.ndarray:
+def rescale(ring: RingSpec, a: WordArray, drop: tuple[int, ...]) -> WordArray:
     """Divide by ``P``, the product of the moduli ``drop``, rounding, and drop those limbs.
 
     The result is ``round(a_c / P) = floor(a_c/P + 1/2)`` (ties up), ``a_c`` the centered
@@ -589,7 +604,9 @@ def rescale(ring: RingSpec, a: np.ndarray, drop: tuple[int, ...]) -> np.ndarray:
 
 
 @functools.cache
-def _base_convert_consts(ring: RingSpec, target: RingSpec) -> tuple:
+def _base_convert_consts(
+    ring: RingSpec, target: RingSpec
+) -> tuple[npt.NDArray[np.float64], U64Array, U64Array, U64Array, tuple[int, ...]]:
     """Constants of fast base conversion from ``ring`` to the target moduli not in ``ring``.
 
     Returns ``(q_float, p, c, q_mod_p, fresh)``: the ``q_i`` as floats ``(L, 1)``, the fresh
@@ -608,7 +625,7 @@ def _base_convert_consts(ring: RingSpec, target: RingSpec) -> tuple:
     return q_float, p_col, c, q_mod_p, tuple(fresh)
 
 
-def base_convert(ring: RingSpec, a: np.ndarray, target: RingSpec) -> np.ndarray:
+def base_convert(ring: RingSpec, a: WordArray, target: RingSpec) -> WordArray:
     """Change the RNS basis: the centered ``a_c`` in ``(-Q/2, Q/2]`` modulo each target modulus.
 
     A target modulus that is also a modulus of ``ring`` gets a copy of that limb (re-encoded when
@@ -639,13 +656,13 @@ def base_convert(ring: RingSpec, a: np.ndarray, target: RingSpec) -> np.ndarray:
         raise ValueError(f"cannot convert {ring!r} to {target!r}: the degrees n differ")
     x, tab, bits = _words(ring, a), ring.tables(), ring.word_bits
     out = np.empty((target.L, ring.n), dtype=np.uint64)
-    for k, p in enumerate(target.moduli):
-        if p in ring.moduli:
-            i = ring.moduli.index(p)
+    for k, modulus in enumerate(target.moduli):
+        if modulus in ring.moduli:
+            i = ring.moduli.index(modulus)
             out[k : k + 1] = _recode(ring, x[i : i + 1], slice(i, i + 1), target, slice(k, k + 1))
-    q_float, p, c, q_mod_p, fresh = _base_convert_consts(ring, target)
-    if fresh:
-        fresh = list(fresh)
+    q_float, p, c, q_mod_p, fresh_rows = _base_convert_consts(ring, target)
+    if fresh_rows:
+        fresh = list(fresh_rows)  # a list indexes rows (a tuple would index axes)
         q_hat_inv, _ = _crt_consts(ring)
         ttab, tbits = target.tables(), target.word_bits
         p_inv = ttab.q_inv[fresh]
@@ -663,7 +680,7 @@ def base_convert(ring: RingSpec, a: np.ndarray, target: RingSpec) -> np.ndarray:
 
 
 @functools.cache
-def _crt_consts(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
+def _crt_consts(ring: RingSpec) -> tuple[U64Array, npt.NDArray[np.object_]]:
     """``(Q/q_i)^-1 mod q_i`` (plain, ``uint64``) and ``Q/q_i`` (object) columns."""
     Q = ring.Q
     inv = np.array([[pow(Q // q, -1, q)] for q in ring.moduli], dtype=np.uint64)
@@ -672,7 +689,7 @@ def _crt_consts(ring: RingSpec) -> tuple[np.ndarray, np.ndarray]:
     return inv, q_hat
 
 
-def crt(ring: RingSpec, words: np.ndarray, centered: bool = False) -> list[int]:
+def crt(ring: RingSpec, words: WordArray, centered: bool = False) -> list[int]:
     """Reconstruct the coefficients as Python ints by the Chinese remainder theorem.
 
     ``x = sum_i [w_i * (Q/q_i)^-1]_{q_i} * (Q/q_i) mod Q``, with ``w_i`` the plain residues; the
@@ -694,4 +711,4 @@ def crt(ring: RingSpec, words: np.ndarray, centered: bool = False) -> list[int]:
     x = (y.astype(object) * q_hat).sum(axis=0) % Q
     if centered:
         x = np.where(x > Q // 2, x - Q, x)  # Q is odd: (-Q/2, Q/2] is [-(Q//2), Q//2]
-    return x.tolist()  # an object array of Python ints
+    return cast("list[int]", x.tolist())  # an object array of Python ints

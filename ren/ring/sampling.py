@@ -25,9 +25,14 @@ import math
 import numbers
 import os
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from ren.ring.spec import U64Array
 
 __all__ = [
     "MAX_SIX_SIGMA",
@@ -44,7 +49,7 @@ __all__ = [
 class OsRandom:
     """Bits from ``os.urandom``; the generator used when no ``rng`` is given."""
 
-    def words(self, count: int) -> np.ndarray:
+    def words(self, count: int) -> U64Array:
         """``count`` uniform 64-bit words."""
         return np.frombuffer(os.urandom(8 * count), dtype=np.uint64).copy()
 
@@ -62,7 +67,7 @@ RngLike = int | np.random.Generator | OsRandom | None
 MAX_SIX_SIGMA = 2.0**53
 
 
-def _check_int(value: Any, name: str, low: int | None = None, high: int | None = None) -> int:
+def _check_int(value: object, name: str, low: int | None = None, high: int | None = None) -> int:
     """``value`` as an int when it is a Python or NumPy int (not a bool) in ``[low, high]``.
 
     Raises:
@@ -79,7 +84,7 @@ def _check_int(value: Any, name: str, low: int | None = None, high: int | None =
     return value
 
 
-def check_sigma(sigma: Any) -> float:
+def check_sigma(sigma: object) -> float:
     """``sigma`` as a float when it is a real number with ``0 < 6 * sigma < 2**53``.
 
     Raises:
@@ -117,7 +122,7 @@ def as_rng(rng: RngLike) -> np.random.Generator | OsRandom:
     raise TypeError(f"rng must be None, an int seed or a numpy.random.Generator, got {rng!r}")
 
 
-def uniform_below(rng: RngLike, bound: int, size: int) -> np.ndarray:
+def uniform_below(rng: RngLike, bound: int, size: int) -> U64Array:
     """``size`` uniform integers in ``[0, bound)`` as ``uint64``; ``1 <= bound <= 2**63``.
 
     Raises:
@@ -139,7 +144,7 @@ def uniform_below(rng: RngLike, bound: int, size: int) -> np.ndarray:
     return out[:size]
 
 
-def integers(rng: RngLike, low: int, high: int, size: int) -> list[int] | np.ndarray:
+def integers(rng: RngLike, low: int, high: int, size: int) -> list[int] | npt.NDArray[np.int64]:
     """``size`` uniform integers in ``[low, high]`` (inclusive).
 
     Returns:
@@ -169,13 +174,13 @@ def integers(rng: RngLike, low: int, high: int, size: int) -> list[int] | np.nda
     return [low + gen.randbelow(span) for _ in range(size)]
 
 
-def ternary(rng: RngLike, size: int) -> np.ndarray:
+def ternary(rng: RngLike, size: int) -> npt.NDArray[np.int64]:
     """``size`` values uniform in ``{-1, 0, 1}`` (int64)."""
     size = _check_int(size, "size", 0)
     return uniform_below(rng, 3, size).astype(np.int64) - 1
 
 
-def sparse_ternary(rng: RngLike, size: int, hamming_weight: int) -> np.ndarray:
+def sparse_ternary(rng: RngLike, size: int, hamming_weight: int) -> npt.NDArray[np.int64]:
     """``size`` values with exactly ``hamming_weight`` entries ``+-1`` (int64), the rest 0.
 
     Raises:
@@ -201,7 +206,7 @@ def sparse_ternary(rng: RngLike, size: int, hamming_weight: int) -> np.ndarray:
     return out
 
 
-def _standard_normal(gen: np.random.Generator | OsRandom, size: int) -> np.ndarray:
+def _standard_normal(gen: np.random.Generator | OsRandom, size: int) -> npt.NDArray[np.float64]:
     if isinstance(gen, np.random.Generator):
         return gen.standard_normal(size)
     # Box-Muller on 53-bit uniforms in (0, 1]
@@ -211,7 +216,7 @@ def _standard_normal(gen: np.random.Generator | OsRandom, size: int) -> np.ndarr
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
 
 
-def gaussian(rng: RngLike, size: int, sigma: float = 3.2) -> np.ndarray:
+def gaussian(rng: RngLike, size: int, sigma: float = 3.2) -> npt.NDArray[np.int64]:
     """``size`` rounded normal samples of deviation ``sigma`` (int64), all within ``6 * sigma``.
 
     Raises:

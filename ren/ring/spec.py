@@ -7,16 +7,33 @@ import functools
 import math
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from ren.ring.primes import DTYPE_LIMIT_BITS, DTYPE_WORD_BITS, check_power_of_two, is_prime
 from ren.ring.tables import RingTables, ring_tables
 
-__all__ = ["DTYPE_LIMIT_BITS", "DTYPE_WORD_BITS", "NUMPY_DTYPES", "Domain", "RingSpec"]
+__all__ = [
+    "DTYPE_LIMIT_BITS",
+    "DTYPE_WORD_BITS",
+    "NUMPY_DTYPES",
+    "Domain",
+    "IndexArray",
+    "RingSpec",
+    "U64Array",
+    "WordArray",
+]
 
 NUMPY_DTYPES: dict[str, type[np.unsignedinteger]] = {"u32": np.uint32, "u64": np.uint64}
+
+#: Words in a ring's storage dtype (``uint32`` or ``uint64``, ``RingSpec.np_dtype``).
+WordArray: TypeAlias = npt.NDArray[np.unsignedinteger]
+#: ``uint64`` words: the ring tables, and the NumPy kernels' working arrays whatever the dtype.
+U64Array: TypeAlias = npt.NDArray[np.uint64]
+#: ``int64`` slot or coefficient indices: bit reversal and automorphism permutations.
+IndexArray: TypeAlias = npt.NDArray[np.int64]
 
 
 class Domain(enum.Enum):
@@ -112,7 +129,7 @@ class RingSpec:
             h = self.__dict__["_hash"] = hash((self.n, self.moduli, self.dtype))
         return h
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         # the hash is this process's (strings and enums hash differently in another)
         return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 

@@ -11,7 +11,9 @@ import numpy as np
 from ren.ring.primes import check_power_of_two, primitive_root_2n
 
 if TYPE_CHECKING:
-    from ren.ring.spec import RingSpec
+    import numpy.typing as npt
+
+    from ren.ring.spec import IndexArray, RingSpec, U64Array
 
 __all__ = [
     "ModulusTables",
@@ -34,7 +36,7 @@ def bit_reverse(k: int, bits: int) -> int:
 
 
 @functools.cache
-def _brv_table(n: int) -> np.ndarray:
+def _brv_table(n: int) -> IndexArray:
     bits = n.bit_length() - 1
     idx = np.arange(n, dtype=np.int64)
     out = np.zeros(n, dtype=np.int64)
@@ -70,7 +72,7 @@ def _check_galois(n: int, g: int) -> int:
 
 # typed: g=True or g=3.0 must raise, not hit the cached g=1 or g=3
 @functools.lru_cache(maxsize=None, typed=True)
-def automorphism_coeff_table(n: int, g: int) -> tuple[np.ndarray, np.ndarray]:
+def automorphism_coeff_table(n: int, g: int) -> tuple[IndexArray, npt.NDArray[np.bool_]]:
     """Coefficient-form automorphism: ``out[dest[i]] = sign[i] * in[i]``.
 
     Coefficient ``i`` moves to ``i*g mod 2n``, negated when that is ``>= n``. Returns ``(dest,
@@ -88,7 +90,7 @@ def automorphism_coeff_table(n: int, g: int) -> tuple[np.ndarray, np.ndarray]:
 
 # typed: g=True or g=3.0 must raise, not hit the cached g=1 or g=3
 @functools.lru_cache(maxsize=None, typed=True)
-def automorphism_ntt_table(n: int, g: int) -> np.ndarray:
+def automorphism_ntt_table(n: int, g: int) -> IndexArray:
     """NTT-form automorphism as a gather: ``out[k] = in[perm[k]]``.
 
     ``perm[k] = brv(((g * (2*brv(k) + 1)) mod 2n - 1) / 2)``: slot ``k`` evaluates at
@@ -162,17 +164,17 @@ class RingTables:
 
     ring: RingSpec
     mods: tuple[ModulusTables, ...]
-    q: np.ndarray  # (L, 1) uint64
-    q_inv: np.ndarray  # (L, 1) uint64, q**-1 mod R
-    r2: np.ndarray  # (L, 1) uint64, R**2 mod q
-    one: np.ndarray  # (L, 1) uint64, R mod q
-    n_inv_mont: np.ndarray  # (L, 1) uint64, n**-1 * R mod q
-    psi_rev: np.ndarray  # (L, n) uint64
-    psi_inv_rev: np.ndarray  # (L, n) uint64
-    brv: np.ndarray  # (n,) int64
+    q: U64Array  # (L, 1) uint64
+    q_inv: U64Array  # (L, 1) uint64, q**-1 mod R
+    r2: U64Array  # (L, 1) uint64, R**2 mod q
+    one: U64Array  # (L, 1) uint64, R mod q
+    n_inv_mont: U64Array  # (L, 1) uint64, n**-1 * R mod q
+    psi_rev: U64Array  # (L, n) uint64
+    psi_inv_rev: U64Array  # (L, n) uint64
+    brv: IndexArray  # (n,) int64
 
 
-def _column(values: list[int]) -> np.ndarray:
+def _column(values: list[int]) -> U64Array:
     arr = np.array(values, dtype=np.uint64).reshape(-1, 1)
     arr.flags.writeable = False
     return arr
@@ -185,7 +187,7 @@ def modulus_tables(q: int, n: int, word_bits: int) -> ModulusTables:
 
 
 @functools.lru_cache(maxsize=1024)
-def modulus_powers(q: int, n: int, word_bits: int, inverse: bool, mont: bool) -> np.ndarray:
+def modulus_powers(q: int, n: int, word_bits: int, inverse: bool, mont: bool) -> U64Array:
     """``psi**(+-brv(k))`` for ``k < n`` modulo ``q``, times ``R`` when ``mont``; read-only.
 
     One row of a ring's twiddle tables, made once per modulus: the rings of a CKKS chain (and
@@ -203,7 +205,7 @@ def modulus_powers(q: int, n: int, word_bits: int, inverse: bool, mont: bool) ->
 
 
 @functools.lru_cache(maxsize=1024)
-def shoup_powers(q: int, n: int, word_bits: int, inverse: bool) -> tuple[np.ndarray, np.ndarray]:
+def shoup_powers(q: int, n: int, word_bits: int, inverse: bool) -> tuple[U64Array, U64Array]:
     """``(w, w_shoup)``: a plain row of :func:`modulus_powers`, ``floor(w * 2**word_bits / q)``.
 
     Both ``(n,)`` ``uint64``, read-only, made once per modulus: the NumPy NTT and the compiled
