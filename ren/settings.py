@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 __all__ = [
     "CACHE_DIR",
@@ -51,7 +51,9 @@ __all__ = [
     "override",
 ]
 
-T = TypeVar("T")
+#: A setting's value type: a ``Setting[bool]`` is a ``Setting[object]`` (only read, never written).
+T = TypeVar("T", covariant=True)
+D = TypeVar("D", int, str, None)  # an int or str setting's default: of its type, or None
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -59,11 +61,11 @@ _DIGITS = re.compile(r"[0-9]+")
 _DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 #: the values set by the ``override`` blocks active in this thread or task, by variable name.
-_OVERRIDES: ContextVar[Mapping[str, Any]] = ContextVar(
+_OVERRIDES: ContextVar[Mapping[str, object]] = ContextVar(
     "ren_settings_overrides", default=MappingProxyType({})
 )
 
-_DECLARED: dict[str, Setting[Any]] = {}
+_DECLARED: dict[str, Setting[object]] = {}
 
 
 def _environ(name: str) -> str | None:
@@ -93,7 +95,7 @@ class Setting(Generic[T]):
         default: T,
         accepted: str,
         parse: Callable[[str], T],
-        check: Callable[[Any], T],
+        check: Callable[[object], T],
     ) -> None:
         self.name, self.help, self.type = name, help, type
         self.default, self.accepted = default, accepted
@@ -112,7 +114,7 @@ class Setting(Generic[T]):
         """
         overrides = _OVERRIDES.get()
         if overrides and self.name in overrides:
-            return overrides[self.name]
+            return cast(T, overrides[self.name])  # coerce() made it of this setting's type
         raw = _environ(self.name)
         if raw is None:
             return self.default
@@ -122,7 +124,7 @@ class Setting(Generic[T]):
             if len(self._parsed) > 64:  # a program that keeps changing the variable
                 self._parsed.clear()
             self._parsed[raw] = value
-        return value
+        return cast(T, value)  # the cached or the new parse, never _MISSING
 
     def parse(self, raw: str) -> T:
         """The value the environment string ``raw`` means (empty or blank: the default).
@@ -160,7 +162,7 @@ class Setting(Generic[T]):
         return ValueError(f"{name}={value!r} is not accepted: {name} takes {self.accepted}")
 
 
-_MISSING: Any = object()  # not in the parse cache
+_MISSING = object()  # not in the parse cache
 
 
 def _show(value: object) -> str:
@@ -216,8 +218,8 @@ def _wrong_type(name: str, value: object, want: str) -> TypeError:
     )
 
 
-def _check_bool(name: str) -> Callable[[Any], bool]:
-    def check(value: Any) -> bool:
+def _check_bool(name: str) -> Callable[[object], bool]:
+    def check(value: object) -> bool:
         if isinstance(value, bool):
             return value
         if isinstance(value, int) and value in (0, 1):
@@ -229,8 +231,8 @@ def _check_bool(name: str) -> Callable[[Any], bool]:
     return check
 
 
-def _check_int(name: str, low: int, high: int | None) -> Callable[[Any], int]:
-    def check(value: Any) -> int:
+def _check_int(name: str, low: int, high: int | None) -> Callable[[object], int]:
+    def check(value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise _wrong_type(name, value, "an int")
         if value < low or (high is not None and value > high):
@@ -240,8 +242,8 @@ def _check_int(name: str, low: int, high: int | None) -> Callable[[Any], int]:
     return check
 
 
-def _check_positive(name: str) -> Callable[[Any], float]:
-    def check(value: Any) -> float:
+def _check_positive(name: str) -> Callable[[object], float]:
+    def check(value: object) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _wrong_type(name, value, "a number")
         if not math.isfinite(value) or value <= 0:
@@ -251,8 +253,8 @@ def _check_positive(name: str) -> Callable[[Any], float]:
     return check
 
 
-def _check_path(name: str) -> Callable[[Any], Path]:
-    def check(value: Any) -> Path:
+def _check_path(name: str) -> Callable[[object], Path]:
+    def check(value: object) -> Path:
         if isinstance(value, os.PathLike):
             return Path(value)
         raise _wrong_type(name, value, "a path")
@@ -260,8 +262,8 @@ def _check_path(name: str) -> Callable[[Any], Path]:
     return check
 
 
-def _check_str(name: str) -> Callable[[Any], str]:
-    def check(value: Any) -> str:
+def _check_str(name: str) -> Callable[[object], str]:
+    def check(value: object) -> str:
         raise _wrong_type(name, value, "a string")
 
     return check
@@ -276,7 +278,9 @@ def _bool(name: str, default: bool, help: str) -> Setting[bool]:
     return Setting(name, help, "bool", default, _BOOL, _parse_bool, _check_bool(name))
 
 
-def _int(name: str, default: Any, low: int, high: int | None, accepted: str, help: str) -> Setting:
+def _int(
+    name: str, default: D, low: int, high: int | None, accepted: str, help: str
+) -> Setting[int | D]:
     return Setting(
         name, help, "int", default, accepted, _parse_int(low, high), _check_int(name, low, high)
     )
@@ -286,7 +290,7 @@ def _path(name: str, help: str) -> Setting[Path | None]:
     return Setting(name, help, "path", None, "a path", Path, _check_path(name))
 
 
-def _str(name: str, default: Any, accepted: str, help: str) -> Setting:
+def _str(name: str, default: D, accepted: str, help: str) -> Setting[str | D]:
     return Setting(name, help, "str", default, accepted, str.strip, _check_str(name))
 
 
@@ -297,13 +301,9 @@ DEVICE: Setting[str] = _str(
     "The default device of a Poly made without device=.",
 )
 DEBUG: Setting[int] = _int(
-    "REN_DEBUG",
-    0,
-    0,
-    4,
-    "an integer from 0 to 4",
+    "REN_DEBUG", 0, 0, 4, "an integer from 0 to 4",
     "How much Ren prints on stderr (the REN_DEBUG ladder).",
-)
+)  # fmt: skip
 CHECK: Setting[bool] = _bool("REN_CHECK", False, "Verify the graph, and again after each pass.")
 DUMP: Setting[Path | None] = _path(
     "REN_DUMP", "A directory that receives the graph after every pass as Graphviz files."
@@ -361,12 +361,12 @@ XDG_CACHE_HOME: Setting[Path | None] = _path(
 )
 
 
-def all_settings() -> tuple[Setting[Any], ...]:
+def all_settings() -> tuple[Setting[object], ...]:
     """Every declared setting, in declaration order."""
     return tuple(_DECLARED.values())
 
 
-def _lookup(key: str) -> Setting[Any]:
+def _lookup(key: str) -> Setting[object]:
     setting = _DECLARED.get(key) or _DECLARED.get(f"REN_{key}")
     if setting is None:
         raise TypeError(
@@ -376,7 +376,7 @@ def _lookup(key: str) -> Setting[Any]:
 
 
 @contextlib.contextmanager
-def override(**values: Any) -> Iterator[None]:
+def override(**values: object) -> Iterator[None]:
     """Set settings for the current thread or task inside a ``with`` block.
 
     Keywords are variable names (``REN_VALIDATE=True``; ``VALIDATE=True`` also works). A value is
@@ -389,7 +389,7 @@ def override(**values: Any) -> Iterator[None]:
         TypeError: an unknown setting name, or a value of the wrong type.
         ValueError: a value the setting does not accept (nothing is changed).
     """
-    changes = {}
+    changes: dict[str, object] = {}
     for key, value in values.items():
         setting = _lookup(key)
         changes[setting.name] = setting.coerce(value)
