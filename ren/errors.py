@@ -5,12 +5,10 @@ Bad user input raises ``ValueError``/``TypeError``; the engine raises these.
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = ["JitError", "RenError", "SpecError", "describe"]
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     """``value`` for an error message: its type and at most 60 characters of its repr."""
     try:
         text = repr(value)

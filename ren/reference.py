@@ -18,7 +18,7 @@ the evaluation at every root). Use small rings.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -38,8 +38,15 @@ __all__ = [
 ]
 
 Value = list[int]
-#: What the evaluator holds for a node: a value, a SINK's tuple of them, or None for storage.
-NodeValue = Value | tuple[Value, ...] | None
+
+
+class Stored(tuple[Value, RingSpec | None]):
+    """What a ``STORE``/``AFTER`` holds: ``(value, ring)``, read through views and loads."""
+
+
+#: What the evaluator holds for a node: a value, a SINK's tuple of them, what a STORE holds, or
+#: None for storage.
+NodeValue = Value | tuple[Value, ...] | Stored | None
 
 
 def centered(x: int, Q: int) -> int:
@@ -143,10 +150,6 @@ def expected_limbs(value: Value, ring: RingSpec, domain: Domain) -> np.ndarray:
     return np.array(rows, dtype=ring.np_dtype)
 
 
-class Stored(tuple):
-    """What a ``STORE``/``AFTER`` holds: ``(value, ring)``, read through views and loads."""
-
-
 def _read_storage(
     store: Node, src_value: object, ring: RingSpec, domain: Domain, offset: int = 0
 ) -> Value:
@@ -159,12 +162,13 @@ def _read_storage(
         return read_words(data[start : start + ring.size], ring, domain)
     if isinstance(src_value, Stored):  # AFTER: the stored value, restricted to the viewed limbs
         value, base_ring = src_value
+        assert base_ring is not None  # a stored value is a ring value
         return [centered(x, base_ring.Q) % ring.Q for x in value]
     raise ValueError(f"{store.op.name} holds no readable value")
 
 
 def _eval_node(node: Node, src: list[Any]) -> NodeValue:
-    # each op knows what its sources hold (values; a Stored under AFTER; None for storage)
+    # each op knows what its sources hold (values; a Stored under AFTER; None for storage): Any
     op, arg = node.op, node.arg
     if op is Op.SINK:
         return tuple(src)
@@ -175,7 +179,7 @@ def _eval_node(node: Node, src: list[Any]) -> NodeValue:
     if op is Op.AFTER:
         return src[1] if isinstance(src[1], Stored) else None
     if op in (Op.BUFFER_VIEW, Op.INDEX):
-        return src[0]  # read by the AS_RING/LOAD above, which knows the ring and offset
+        return cast(NodeValue, src[0])  # read by the AS_RING/LOAD above (ring and offset)
     ring = need_ring(node)  # every op from here on makes a ring value
     if op is Op.AS_RING:
         inner = node.src[0]
@@ -192,7 +196,7 @@ def _eval_node(node: Node, src: list[Any]) -> NodeValue:
     if op is Op.IMM:
         return [arg.value % ring.Q] + [0] * (ring.n - 1)  # the constant polynomial, any layout
     if op is Op.BUFFERIZE:
-        return src[0]
+        return cast(NodeValue, src[0])
     Q = ring.Q
     if op is Op.ADD:
         return [(x + y) % Q for x, y in zip(src[0], src[1], strict=True)]
@@ -203,7 +207,7 @@ def _eval_node(node: Node, src: list[Any]) -> NodeValue:
     if op is Op.MUL:
         return negacyclic_mul(src[0], src[1], Q)
     if op in (Op.NTT, Op.INTT, Op.COPY, Op.CONTIGUOUS):
-        return src[0]
+        return cast(Value, src[0])
     if op is Op.TO_RING:
         Q_src = need_ring(node.src[0]).Q
         return [centered(x, Q_src) % Q for x in src[0]]
@@ -235,8 +239,10 @@ def evaluate_graph(root: Node) -> dict[Node, NodeValue]:
     return values
 
 
-def evaluate(root: Node) -> Value | tuple[Value, ...]:
+def evaluate(root: Node) -> Value | tuple[Value, ...] | Stored:
     """The value of ``root``: ``n`` ints in ``[0, Q)``, or a tuple of values for a ``SINK``.
+
+    A ``STORE`` of a scheduled graph gives what it holds, a ``Stored`` ``(value, ring)``.
 
     Raises:
         TypeError: when ``root`` is not a ``Node`` (for a ``Poly`` ``p``, pass ``p.node``).

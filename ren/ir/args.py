@@ -14,7 +14,6 @@ The checks are a few type tests each: arguments are made on every eager operatio
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ren.device import DEVICES, Buffer, registered_backend
 from ren.errors import describe
@@ -44,7 +43,7 @@ __all__ = [
 LAYOUTS = ("all", "first")
 
 
-def check_int(where: str, value: Any, low: int | None = 0, high: int | None = None) -> int:
+def check_int(where: str, value: object, low: int | None = 0, high: int | None = None) -> int:
     """``value`` if it is an ``int`` (not a bool) in ``[low, high)`` (``None``: no bound).
 
     Raises:
@@ -59,7 +58,7 @@ def check_int(where: str, value: Any, low: int | None = 0, high: int | None = No
     return value
 
 
-def check_device(where: str, value: Any) -> str:
+def check_device(where: str, value: object) -> str:
     """``value`` if it is a device name Ren knows (its own, or a registered one).
 
     Raises:
@@ -72,28 +71,28 @@ def check_device(where: str, value: Any) -> str:
     return value
 
 
-def check_ring(where: str, value: Any) -> RingSpec:
+def check_ring(where: str, value: object) -> RingSpec:
     """``value`` if it is a ``RingSpec``; else ``TypeError`` naming ``where``."""
     if not isinstance(value, RingSpec):
         raise TypeError(f"{where} must be a RingSpec, got {describe(value)}")
     return value
 
 
-def check_domain(where: str, value: Any) -> Domain:
+def check_domain(where: str, value: object) -> Domain:
     """``value`` if it is a ``Domain``; else ``TypeError`` naming ``where``."""
     if not isinstance(value, Domain):
         raise TypeError(f"{where} must be a Domain, got {describe(value)}")
     return value
 
 
-def _check_layout(where: str, value: Any) -> None:
+def _check_layout(where: str, value: object) -> None:
     if type(value) is not str or value not in LAYOUTS:
         raise ValueError(f"{where} must be 'all' or 'first', got {describe(value)}")
 
 
-def _check_galois(where: str, value: Any, n: int | None) -> None:
+def _check_galois(where: str, value: object, n: int | None) -> None:
     """An odd Galois element, at least 1 (and below ``2n`` when the ring is known)."""
-    check_int(where, value, 1, None if n is None else 2 * n)
+    value = check_int(where, value, 1, None if n is None else 2 * n)
     if not value & 1:
         raise ValueError(f"{where} {value} must be odd")
 
@@ -121,7 +120,7 @@ class RingArg:
             h = self.__dict__["_hash"] = hash((self.ring, self.domain))
         return h
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         # the hash is this process's (strings and enums hash differently in another)
         return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 

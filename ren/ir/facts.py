@@ -141,7 +141,7 @@ def facts(node: Node) -> Facts:
     A node's facts never change (nodes are immutable), so they are kept in the node's own
     ``__dict__`` under ``_facts``: they live and die with it, and a lookup is one dict read.
     """
-    hit = node.__dict__.get(_KEY)
+    hit: Facts | None = node.__dict__.get(_KEY)
     if hit is not None:
         return hit
     stack: list[tuple[Node, bool]] = [(node, False)]

@@ -17,10 +17,11 @@ from __future__ import annotations
 import threading
 import weakref
 from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NoReturn, TypeAlias, TypedDict, Unpack, cast
 
+from ren.device import Buffer
 from ren.ir.args import (
     BufferArg,
     ConstArg,
@@ -68,21 +69,24 @@ __all__ = [
 #: Held while a new node is made and entered in the cache (lookups of existing nodes take no lock).
 _INTERN_LOCK = threading.Lock()
 
+#: A live node's key: its op, dtype, sources and arg.
+_Key: TypeAlias = tuple[Op, DType, tuple["Node", ...], object]
+
 #: The live nodes by ``(op, dtype, src, arg)``, each held weakly: a plain dict of keyed weak
 #: references (what ``weakref.WeakValueDictionary`` keeps, read here without its Python-level
 #: wrapper, since every node built goes through it). A reference's callback removes its entry when
 #: the node dies, only if the entry is still that dead reference.
-_LIVE: dict[tuple, weakref.KeyedRef] = {}
+_LIVE: dict[_Key, weakref.KeyedRef[_Key, Node]] = {}
 
 
-def _forget(ref: weakref.KeyedRef) -> None:
+def _forget(ref: weakref.KeyedRef[_Key, Node]) -> None:
     _remove_dead_weakref(_LIVE, ref.key)
 
 
 class _Interning(type):
     """Metaclass: ``Node(...)`` returns the live node with the same fields, or makes one."""
 
-    def __call__(cls, op: Op, dtype: DType, src: tuple[Node, ...] = (), arg: Any = None) -> Node:
+    def __call__(cls, op: Op, dtype: DType, src: Sequence[Node] = (), arg: object = None) -> Node:
         src = tuple(src)
         key = (op, dtype, src, arg)
         try:
@@ -90,7 +94,7 @@ class _Interning(type):
         except TypeError as e:
             raise TypeError(f"{op.name} arg {arg!r} is not hashable; args must be frozen") from e
         if ref is not None and (hit := ref()) is not None:
-            return cast("Node", hit)
+            return hit
         if not isinstance(op, Op):
             raise TypeError(f"op must be an Op, got {op!r}")
         if not isinstance(dtype, DType):
@@ -107,7 +111,16 @@ class _Interning(type):
                 hit.__dict__.update(op=op, dtype=dtype, src=src, arg=arg)
                 tag(hit)  # the region it is first made in (ren.ir.region)
                 _LIVE[key] = weakref.KeyedRef(hit, _forget, key)
-        return cast("Node", hit)
+        return hit
+
+
+class NodeChanges(TypedDict, total=False):
+    """What ``Node.replace`` may change: any of the four fields."""
+
+    op: Op
+    dtype: DType
+    src: Sequence[Node]
+    arg: object
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -117,13 +130,12 @@ class Node(metaclass=_Interning):
     op: Op
     dtype: DType
     src: tuple[Node, ...] = ()
-    arg: Any = None
+    arg: Any = None  # the op family's arg (ren.ir.args); Any: which class it is, op tells
 
-    def replace(self, **changes: Any) -> Node:
+    def replace(self, **changes: Unpack[NodeChanges]) -> Node:
         """The node with some of ``op``, ``dtype``, ``src``, ``arg`` changed (interned)."""
-        fields = {"op": self.op, "dtype": self.dtype, "src": self.src, "arg": self.arg}
-        fields.update(changes)
-        return Node(fields["op"], fields["dtype"], tuple(fields["src"]), fields["arg"])
+        op, dtype = changes.get("op", self.op), changes.get("dtype", self.dtype)
+        return Node(op, dtype, tuple(changes.get("src", self.src)), changes.get("arg", self.arg))
 
     def toposort(self) -> list[Node]:
         """Every node reachable from this one, sources before users (deterministic)."""
@@ -140,10 +152,10 @@ class Node(metaclass=_Interning):
     def __copy__(self) -> Node:
         return self
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Node:
+    def __deepcopy__(self, memo: dict[int, object]) -> Node:
         return self
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> NoReturn:
         raise TypeError(
             f"a graph Node ({self.op.name}) cannot be pickled: nodes are interned and hold "
             "buffers; pickle the Poly instead (pickle.dumps(poly) stores its value)"
@@ -188,7 +200,7 @@ def toposort(root: Node) -> list[Node]:
     return order
 
 
-def format_graph(root: Node, name_of: Callable[[Any], str] | None = None) -> str:
+def format_graph(root: Node, name_of: Callable[[Buffer], str] | None = None) -> str:
     """Deterministic indented text of the graph below ``root`` (see the module docstring).
 
     Buffers are named ``b0``, ``b1``, ... in the order they are printed, or ``name_of(buffer)``
@@ -220,7 +232,7 @@ def format_graph(root: Node, name_of: Callable[[Any], str] | None = None) -> str
 
 
 def fmt_arg(
-    node: Node, buffers: dict[int, str], name_of: Callable[[Any], str] | None = None
+    node: Node, buffers: dict[int, str], name_of: Callable[[Buffer], str] | None = None
 ) -> str:
     if node.arg is None:
         return ""

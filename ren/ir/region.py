@@ -27,7 +27,10 @@ import functools
 import itertools
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar, Token
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+if TYPE_CHECKING:
+    from ren.ir.node import Node
 
 __all__ = [
     "Instance",
@@ -46,7 +49,8 @@ __all__ = [
     "region_of",
 ]
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _SERIALS = itertools.count()  # next() on it is atomic: threads never share a serial
 
@@ -64,16 +68,18 @@ class Instance:
     def __init__(self, name: str, serial: int | None = None) -> None:
         self.name = name
         self.serial = next(_SERIALS) if serial is None else serial
+        # Any: notes are whatever code says of a region (levels, scales, a kept output value),
+        # and the report reads each by its name
         self.notes: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return f"Instance({self.name!r}, {self.serial})"
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[type[Instance], tuple[str, int]]:
         return (Instance, (self.name, self.serial))
 
 
-class RegionPath(tuple):
+class RegionPath(tuple[str, ...]):
     """A region path: the tuple of names, with the :class:`Instance` of each (``.instances``).
 
     It is equal to, and hashes as, the plain tuple of its names, so code that compares paths
@@ -87,7 +93,7 @@ class RegionPath(tuple):
         path.instances = tuple(instances)
         return path
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[type[RegionPath], tuple[tuple[Instance, ...]]]:
         return (RegionPath, (self.instances,))
 
 
@@ -122,9 +128,10 @@ def current_region() -> tuple[str, ...]:
     return _PATH.get()
 
 
-def region_of(node: Any) -> tuple[str, ...]:
+def region_of(node: Node) -> tuple[str, ...]:
     """The region path ``node`` was first made in (``()``: none)."""
-    return node.__dict__.get("_region", ())
+    path: tuple[str, ...] = node.__dict__.get("_region", ())
+    return path
 
 
 def instances_of(path: tuple[str, ...]) -> tuple[Instance, ...]:
@@ -134,7 +141,7 @@ def instances_of(path: tuple[str, ...]) -> tuple[Instance, ...]:
     return tuple(Instance(name) for name in path)
 
 
-def note(**values: Any) -> None:
+def note(**values: object) -> None:
     """Say something about the innermost active region's instance (nothing outside every one).
 
     CKKS notes each operation's level and scale, in and out; the report shows them.
@@ -167,13 +174,13 @@ def is_keeping() -> bool:
     return KEEP.get()
 
 
-def _notes_of(value: Any, side: str) -> dict[str, Any]:
+def _notes_of(value: object, side: str) -> dict[str, object]:
     """What ``value`` says of itself as a region's input (``side="in"``) or output."""
     describe = getattr(type(value), "__ren_region_notes__", None)
     return describe(value, side) if describe is not None else {}
 
 
-def noted(side: str, value: Any) -> bool:
+def noted(side: str, value: object) -> bool:
     """Note what ``value`` says of itself as the innermost region's input or output.
 
     ``side`` is ``"in"`` or ``"out"``. A value whose type defines ``__ren_region_notes__(self,
@@ -188,7 +195,7 @@ def noted(side: str, value: Any) -> bool:
     return bool(got)
 
 
-def in_region(name: str) -> Callable[[F], F]:
+def in_region(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Decorate an operation: it builds its graph inside ``region(name)`` (in the caller's).
 
     Its instance notes what the first argument and the result say of themselves: a value whose
@@ -197,9 +204,9 @@ def in_region(name: str) -> Callable[[F], F]:
     itself is kept as ``output``.
     """
 
-    def decorate(fn: F) -> F:
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
-        def run(*args: Any, **kwargs: Any) -> Any:
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
             with region(name):
                 out = fn(*args, **kwargs)
                 for value in args[:2]:  # a method's self, then its first argument
@@ -208,7 +215,7 @@ def in_region(name: str) -> Callable[[F], F]:
                 noted("out", out)
             return out
 
-        return run  # type: ignore[return-value]
+        return run
 
     return decorate
 
@@ -226,7 +233,7 @@ class Numbering:
         self.rank: dict[int, int] = {}
         self.instances: list[Instance] = []
 
-    def key(self, path: tuple[str, ...]) -> tuple[Any, ...]:
+    def key(self, path: tuple[str, ...]) -> tuple[()] | tuple[tuple[str, ...], tuple[int, ...]]:
         """``(names, numbers)`` of ``path``; ``()`` for no region."""
         if not path:
             return ()
@@ -250,14 +257,14 @@ def region_name(path: tuple[str, ...]) -> str:
     return "/".join(path)
 
 
-def tag(node: Any) -> None:
+def tag(node: Node) -> None:
     """Give a new node the current region's path (nothing outside every region)."""
     path = _PATH.get()
     if path:
         node.__dict__["_region"] = path
 
 
-def within(node: Any) -> contextlib.AbstractContextManager[Any]:
+def within(node: Node) -> contextlib.AbstractContextManager[None]:
     """A block that builds in ``node``'s region (a pass's replacement of ``node``)."""
     path = region_of(node)
     return inside(path) if path else contextlib.nullcontext()

@@ -26,7 +26,7 @@ import inspect
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias, TypedDict, Unpack
 
 from ren.errors import RenError
 from ren.ir.node import Node
@@ -37,6 +37,11 @@ __all__ = ["Pat", "Rewrite", "RewriteLoopError", "Rule", "Rules", "graph_rewrite
 
 # How many times one node may be rewritten in a chain before the engine calls it a loop.
 MAX_CHAIN = 1000
+
+#: A rule's function: the captures by name (and ``ctx`` when it asks), a new node or ``None``.
+RuleFn: TypeAlias = Callable[..., "Node | None"]
+#: A rule, or ``(pattern, function)`` or ``(pattern, function, name)``.
+RuleLike: TypeAlias = "Rule | tuple[Pat, RuleFn] | tuple[Pat, RuleFn, str]"
 
 
 class RewriteLoopError(RenError):
@@ -64,7 +69,7 @@ class Pat:
         self,
         op: Op | Iterable[Op] | None = None,
         src: tuple[Pat, ...] | Pat | None = None,
-        arg: Any = None,
+        arg: object = None,
         *,
         arg_type: type | tuple[type, ...] | None = None,
         dtype: DType | Iterable[DType] | None = None,
@@ -82,7 +87,7 @@ class Pat:
         self.where = where
 
     @classmethod
-    def var(cls, name: str, **kwargs: Any) -> Pat:
+    def var(cls, name: str, **kwargs: Unpack[PatOptions]) -> Pat:
         """Any node, captured as ``name``."""
         return cls(name=name, **kwargs)
 
@@ -113,17 +118,28 @@ class Pat:
         return f"Pat({ops}{f' as {self.name}' if self.name else ''})"
 
 
+class PatOptions(TypedDict, total=False):
+    """The keywords of ``Pat`` besides ``name``, which ``Pat.var`` passes on."""
+
+    op: Op | Iterable[Op] | None
+    src: tuple[Pat, ...] | Pat | None
+    arg: object
+    arg_type: type | tuple[type, ...] | None
+    dtype: DType | Iterable[DType] | None
+    where: Callable[[Node], bool] | None
+
+
 @dataclass(frozen=True)
 class Rule:
     """A named rule. ``name`` defaults to the function's name (or ``module:line`` for a lambda)."""
 
     pattern: Pat
-    fn: Callable[..., Node | None]
+    fn: RuleFn
     name: str
     wants_ctx: bool
 
     @classmethod
-    def make(cls, item: Rule | tuple) -> Rule:
+    def make(cls, item: RuleLike) -> Rule:
         """A ``Rule`` from a rule or a ``(pattern, fn)`` or ``(pattern, fn, name)`` tuple.
 
         The rule's function gets the schedule context when it has a ``ctx`` parameter.
@@ -154,7 +170,7 @@ class Rule:
 class Rules:
     """A compiled rule list: rules indexed by the ops their pattern can match, in list order."""
 
-    def __init__(self, rules: Iterable[Rule | tuple]) -> None:
+    def __init__(self, rules: Iterable[RuleLike]) -> None:
         self.rules = tuple(Rule.make(r) for r in rules)
         self._by_op: dict[Op, tuple[Rule, ...]] = {
             op: tuple(r for r in self.rules if r.pattern.ops is None or op in r.pattern.ops)
@@ -167,7 +183,7 @@ class Rules:
     def __len__(self) -> int:
         return len(self.rules)
 
-    def rewrite_once(self, node: Node, ctx: Any = None) -> tuple[Rule, Node] | None:
+    def rewrite_once(self, node: Node, ctx: object = None) -> tuple[Rule, Node] | None:
         """The first rule that matches ``node`` and returns a different node, with that node."""
         for rule in self._by_op[node.op]:
             captures: dict[str, Node] = {}
@@ -192,8 +208,8 @@ class Rewrite:
 
 def graph_rewrite(
     sink: Node,
-    rules: Rules | Iterable[Rule | tuple],
-    ctx: Any = None,
+    rules: Rules | Iterable[RuleLike],
+    ctx: object = None,
     record: list[Rewrite] | None = None,
 ) -> Node:
     """Rewrite the graph below ``sink`` bottom-up until no rule matches anywhere; return the root.

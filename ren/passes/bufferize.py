@@ -43,9 +43,7 @@ def is_poly_kernel(node: Node) -> bool:
 
     A ``TO_RING`` that is a view of limbs is no kernel at all.
     """
-    if node.op is Op.TO_RING and is_view(node):
-        return False
-    return node.op in FAMILY_OF_OP
+    return node.op in FAMILY_OF_OP and not (node.op is Op.TO_RING and is_view(node))
 
 
 def stored_or_view(node: Node) -> bool:
@@ -72,6 +70,8 @@ def _leafy(node: Node) -> bool:
 
 #: The most buffers one fused kernel reads (the ``wide`` rule splits a wider expression).
 MAX_READS = 64
+Reads = dict[Node, frozenset[Node]]  # the buffers each node's fused expression reads
+Fired = list[Rewrite] | None  # the rules bufferize fired, when the context records them
 
 # Each rule: (name, predicate(node, users, outputs)) -> materialize node?
 Rule = Callable[[Node, dict[Node, set[Node]], set[Node]], bool]
@@ -108,7 +108,7 @@ def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
     fired = ctx.rewrites("bufferize") if ctx is not None else None
     new: dict[Node, Node] = {}  # what users read
     for_sink: dict[Node, Node] = {}  # what the SINK reads, where it differs
-    reads: dict[Node, frozenset[Node]] = {}  # the buffers a node's fused expression reads
+    reads: Reads = {}  # the buffers a node's fused expression reads
     for node in sink.toposort():
         if node.op is Op.SINK:
             return node.replace(src=tuple(for_sink.get(s, new[s]) for s in node.src))
@@ -134,7 +134,7 @@ def run(sink: Node, ctx: ScheduleContext | None = None) -> Node:
     raise ValueError("bufferize runs on a SINK")
 
 
-def _split_wide(node: Node, new: dict, reads: dict, fired) -> None:
+def _split_wide(node: Node, new: dict[Node, Node], reads: Reads, fired: Fired) -> None:
     """The ``wide`` rule (a kernel of thousands of arguments is past what a C call takes)."""
     if len(node.src) < 2 or len(frozenset().union(*(reads[s] for s in node.src))) <= MAX_READS:
         return
@@ -145,6 +145,6 @@ def _split_wide(node: Node, new: dict, reads: dict, fired) -> None:
             _note(fired, "wide", before, new[s])
 
 
-def _note(fired, why: str, before: Node, after: Node) -> None:
+def _note(fired: Fired, why: str, before: Node, after: Node) -> None:
     if fired is not None and before is not after:
         fired.append(Rewrite(why, before, after))

@@ -29,9 +29,9 @@ ESTABLISHES: frozenset[str] = frozenset()  # what the verifier checks from here 
 
 def const_value(node: Node) -> int | None:
     """The integer of a ring constant ``AS_RING(CONST c)``, else ``None``."""
-    if node.op is Op.AS_RING and node.src[0].op is Op.CONST:
-        return node.src[0].arg.value
-    return None
+    const = node.op is Op.AS_RING and node.src[0].op is Op.CONST
+    value: int | None = node.src[0].arg.value if const else None  # a CONST's arg: a ConstArg
+    return value
 
 
 def const_like(value: int, like: Node, domain: Domain | None = None) -> Node:
