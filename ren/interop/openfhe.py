@@ -27,6 +27,11 @@ each convention below against OpenFHE's own output (``tests/vectors/openfhe``).
 * *Digits.* ``dnum`` digits of ``ceil(L / dnum)`` consecutive towers; digit ``j``'s key is
   ``b_j = -a_j s + e_j + P s^2`` on its towers, ``-a_j s + e_j`` on the others, ``s`` extended
   to ``P`` centred. :func:`digit_towers`.
+* *BV digits* (``KeySwitchTechnique.BV``): no ``P``; one digit per tower ``i`` of ``Q`` (digit
+  size 0), or per window ``k`` of tower ``i`` (digit size ``B``: ``ceil(bits(q_i) / B)``
+  windows), with ``b = -a s - e + 2^(k B) s^2`` on tower ``i``, ``-a s - e`` on the others.
+  :func:`gadget` gives each digit's ``P`` or ``2^(k B)`` tower by tower;
+  ``tests/interop/test_openfhe_bv.py`` states the switch and checks it word for word.
 * *Rescale* (``FIXEDMANUAL``'s ``Rescale``): ``(x - r) / q_l`` with ``r`` the centred residue of
   ``x`` modulo the last tower: ``round(x / q_l)``, Ren's ``Poly.rescale()`` word for word.
 * *Scale.* In the FIXED modes decoding divides by ``2^(ScalingModSize * d)``, ``d`` the noise
@@ -64,6 +69,7 @@ from ren.interop.openfhe_format import (
     read_public_key,
     read_secret_key,
 )
+from ren.interop.openfhe_values import bv_windows
 from ren.poly import Poly
 from ren.ring import Domain, RingSpec, primitive_root_2n
 from ren.schemes import ckks
@@ -81,6 +87,7 @@ __all__ = [
     "digit_towers",
     "eval_key_errors",
     "from_ren_ntt",
+    "gadget",
     "key_pairs",
     "public_key_error",
     "read",
@@ -288,10 +295,36 @@ def public_key_error(public_key: OpenFHEPublicKey, secret_key: OpenFHESecretKey)
 
 
 def digit_towers(key: OpenFHEEvalKey) -> tuple[range, ...]:
-    """The towers of ``Q`` in each digit: ``ceil(L / dnum)`` consecutive ones a digit."""
+    """The towers of ``Q`` in each digit.
+
+    HYBRID: ``ceil(L / dnum)`` consecutive ones a digit. BV: the one tower of each digit (a
+    tower's windows, with a digit size, are digits of their own).
+    """
+    if key.params.key_switching == "BV":
+        return tuple(range(i, i + 1) for i, _ in bv_windows(key.params))
     count, digits = len(key.params.moduli), len(key.words) // 2
     size = math.ceil(count / digits)
     return tuple(range(j * size, min((j + 1) * size, count)) for j in range(digits))
+
+
+def gadget(key: OpenFHEEvalKey) -> tuple[tuple[int, ...], ...]:
+    """What multiplies ``s^power`` in each digit's ``b_j``, one residue per tower of the key.
+
+    HYBRID: ``P mod q_i`` on the digit's towers, 0 on the others (and on ``P``'s). BV: ``2^(k
+    B) mod q_i`` on the digit's tower ``i`` (window ``k``, digit size ``B``; 1 when ``B`` is 0),
+    0 on the others.
+    """
+    moduli, size = key.moduli, key.params.digit_size
+    if key.params.key_switching == "BV":
+        return tuple(
+            tuple(pow(2, k * size, q) if t == i else 0 for t, q in enumerate(moduli))
+            for i, k in bv_windows(key.params)
+        )
+    p = math.prod(key.p_moduli)
+    return tuple(
+        tuple(p % q if t in towers else 0 for t, q in enumerate(moduli))
+        for towers in digit_towers(key)
+    )
 
 
 def key_pairs(key: OpenFHEEvalKey) -> tuple[tuple[Poly, Poly], ...]:
@@ -301,9 +334,10 @@ def key_pairs(key: OpenFHEEvalKey) -> tuple[tuple[Poly, Poly], ...]:
 
 
 def eval_key_errors(key: OpenFHEEvalKey, secret_key: OpenFHESecretKey) -> tuple[Poly, ...]:
-    """``b_j + a_j s - P s^power [towers of digit j]``, for each digit ``j``.
+    """``b_j + a_j s - g_j s^power``, for each digit ``j``, ``g_j`` its :func:`gadget`.
 
-    These are the errors ``e_j`` (small) when the key switches ``s^power`` to ``s`` as OpenFHE's
+    HYBRID: ``g_j`` is ``P`` on the towers of digit ``j``; BV: ``2^(k B)`` on digit ``j``'s
+    tower. These are the errors (small) when the key switches ``s^power`` to ``s`` as OpenFHE's
     ``KeySwitchGen`` makes it. ``s`` is extended from ``Q``'s towers to ``P``'s centred
     (``Poly.to_ring``).
 
@@ -317,10 +351,8 @@ def eval_key_errors(key: OpenFHEEvalKey, secret_key: OpenFHESecretKey) -> tuple[
     s_power = s
     for _ in range(key.power - 1):
         s_power = s_power * s
-    p = math.prod(key.p_moduli)
     errors = []
-    for (b, a), towers in zip(key_pairs(key), digit_towers(key), strict=True):
-        mask = [p % q if i in towers else 0 for i, q in enumerate(r.moduli)]
-        gadget = np.array([[m] * r.n for m in mask], dtype=np.uint64)  # a constant, NTT form
-        errors.append(b + a * s - s_power * Poly.from_limbs(gadget, r, Domain.NTT))
+    for (b, a), mask in zip(key_pairs(key), gadget(key), strict=True):
+        g = np.array([[m] * r.n for m in mask], dtype=np.uint64)  # a constant, NTT form
+        errors.append(b + a * s - s_power * Poly.from_limbs(g, r, Domain.NTT))
     return tuple(errors)

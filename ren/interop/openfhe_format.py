@@ -21,12 +21,14 @@ into Ren values. The layout, from OpenFHE's ``serialize`` methods (``ciphertext.
 * **PublicKey**: ``{value0: {cc, kt}, h: [b, a]}``; **PrivateKey**: ``{value0: {cc, kt}, s}``.
 * **Eval mult keys**: ``{value0: [{key: tag, value: [EvalKeyRelin, ...]}]}``, one key per power
   ``s^2, s^3, ...``; an ``EvalKeyRelin`` is ``{value0: ..{cc, kt}, ak: [a_j], bk: [b_j]}``, one
-  pair per digit, over the towers of ``Q`` then those of the special modulus ``P``.
+  pair per digit: with HYBRID key switching ``dnum`` pairs over the towers of ``Q`` then those of
+  the special modulus ``P``, with BV one pair per tower of ``Q`` (or per window of each tower,
+  with a digit size) over ``Q``'s towers alone.
 * **Crypto context**: ``{cc: CryptoParametersCKKSRNS, kt: SchemeCKKSRNS, si}``. The parameters
   nest their base classes as ``value0``: ``ks`` (key switching), ``rs`` (scaling technique),
-  ``dnum`` (digits), ``cdt`` (data type); ``dp`` (sigma), ``muld`` (depth), ``mo`` (secret
-  distribution), ``slv`` (security level); ``elp`` (the towers of ``Q``) and ``enp`` (``m``: the
-  scaling modulus size, ``bs``: the batch size).
+  ``dnum`` (digits), ``cdt`` (data type); ``dp`` (sigma), ``rw`` (BV's digit size), ``muld``
+  (depth), ``mo`` (secret distribution), ``slv`` (security level); ``elp`` (the towers of ``Q``)
+  and ``enp`` (``m``: the scaling modulus size, ``bs``: the batch size).
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ from ren.interop.openfhe_values import (
     OpenFHESecretKey,
     OpenFHEValue,
     Read,
+    bv_windows,
     ciphertext_fault,
+    key_digits,
     params_fault,
 )
 
@@ -116,6 +120,7 @@ def _params(r: Archive, context: Any, where: str) -> OpenFHEParams:
         batch_size=r.int_(enp, "bs", "the encoding parameters"),
         key_switching=r.enum(KEY_SWITCHING, f("ks"), "the key switching technique (ks)"),
         dnum=r.integer(f("dnum"), "the number of digits (dnum)"),
+        digit_size=r.integer(f("rw"), "the digit size (rw)"),
         secret_key_dist=r.enum(SECRET_DIST, f("mo"), "the secret key distribution (mo)"),
         data_type=r.enum(("REAL", "COMPLEX"), f("cdt"), "the CKKS data type (cdt)"),
         security_level=r.enum(SECURITY, f("slv"), "the security level (slv)"),
@@ -224,15 +229,27 @@ def _eval_keys(r: Archive, entries: list) -> tuple[OpenFHEEvalKey, ...]:
             b = r.get(data, "bk", "an eval key")
             if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
                 raise r.fail("an eval key's ak and bk are not lists of one length")
+            if len(a) != key_digits(params):
+                raise r.fail(f"the eval key holds {len(a)} digits (ak, bk); {_digits_rule(params)}")
             pairs = [x for pair in zip(b, a, strict=True) for x in pair]
-            words, moduli, roots, form = _parts(r, pairs, "the eval key (bk, ak)", params, "QP")
-            if params.key_switching == "HYBRID" and len(a) != params.dnum:
-                wrong = f"{len(a)} digits (ak, bk); its dnum is {params.dnum}"
-                raise r.fail(f"the eval key holds {wrong}")
+            towers = "QP" if params.key_switching == "HYBRID" else "Q"
+            words, moduli, roots, form = _parts(r, pairs, "the eval key (bk, ak)", params, towers)
             keys.append(OpenFHEEvalKey(words, moduli, roots, form, params, tag, r.name, power))
     if not keys:
         raise r.fail("the eval key map is empty")
     return tuple(keys)
+
+
+def _digits_rule(p: OpenFHEParams) -> str:
+    """Why a key switching key of ``p`` holds :func:`key_digits` pairs, in words."""
+    if p.key_switching != "BV":
+        return f"its dnum is {p.dnum}"
+    if p.digit_size == 0:
+        return f"BV key switching with digit size 0 makes one per tower of Q ({len(p.moduli)})"
+    return (
+        f"BV key switching with digit size {p.digit_size} makes ceil(bits(q_i) / "
+        f"{p.digit_size}) per tower of Q ({len(bv_windows(p))})"
+    )
 
 
 def read(source: Source) -> Read:

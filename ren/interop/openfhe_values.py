@@ -4,8 +4,9 @@ The values ``ren.interop.openfhe_format`` reads from OpenFHE's JSON files: the c
 parameters (:class:`OpenFHEParams`), ciphertexts and keys (:class:`OpenFHEValue` and its kinds),
 with OpenFHE's enums as stored. The rules are what OpenFHE itself checks of such an object when it
 loads or uses one (``PrecomputeCRTTables`` on loading a context, ``GetDefaultSlotSize``,
-``MakeCKKSPackedPlaintext``, the CKKS parameter generation, decoding): :func:`params_fault` and
-:func:`ciphertext_fault` say what breaks one, or ``None``.
+``MakeCKKSPackedPlaintext``, the CKKS parameter generation and its validation, decoding):
+:func:`params_fault` and :func:`ciphertext_fault` say what breaks one, or ``None``;
+:func:`key_digits` and :func:`bv_windows` say how many key pairs OpenFHE's ``KeySwitchGen`` makes.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ __all__ = [
     "OpenFHESecretKey",
     "OpenFHEValue",
     "Read",
+    "bv_windows",
     "ciphertext_fault",
+    "key_digits",
     "params_fault",
 ]
 
@@ -44,6 +47,8 @@ SECURITY: tuple[str, ...] = tuple(
 )
 SECURITY += ("HEStd_NotSet",)
 CKKS_PACKED = 4  # PlaintextEncodings::CKKS_PACKED_ENCODING
+#: BV's largest digit size: ``MAX_MODULUS_SIZE / 2`` (60 / 2 with 64-bit native integers).
+MAX_DIGIT_SIZE = 30
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +63,9 @@ class OpenFHEParams:
         scaling_mod_size: the bits of the nominal scale ``2^scaling_mod_size``.
         batch_size: the slots a plaintext fills.
         key_switching: ``"HYBRID"`` or ``"BV"``.
-        dnum: the number of key-switching digits (OpenFHE's ``numPartQ``).
+        dnum: the number of HYBRID's key-switching digits (OpenFHE's ``numPartQ``).
+        digit_size: BV's digit size in bits (OpenFHE's ``digitSize``, saved as ``rw``): 0 for
+            one digit per tower, else ``ceil(bits(q_i) / digit_size)`` digits of tower ``i``.
         secret_key_dist: ``"UNIFORM_TERNARY"``, ``"SPARSE_TERNARY"``, ...
         data_type: ``"REAL"`` or ``"COMPLEX"``.
         security_level: ``"HEStd_128_classic"``, ..., ``"HEStd_NotSet"``.
@@ -74,6 +81,7 @@ class OpenFHEParams:
     batch_size: int
     key_switching: str
     dnum: int
+    digit_size: int
     secret_key_dist: str
     data_type: str
     security_level: str
@@ -135,8 +143,11 @@ class OpenFHESecretKey(OpenFHEValue):
 class OpenFHEEvalKey(OpenFHEValue):
     """A relinearization key: ``words`` is ``(b_0, a_0, b_1, a_1, ...)``, a pair per digit.
 
-    ``b_j = -a_j s + e_j + P s^power`` on the towers of digit ``j`` (no ``P s^power`` on the
-    others), over the towers of ``Q`` then of ``P``.
+    HYBRID: ``b_j = -a_j s + e_j + P s^power`` on the towers of digit ``j`` (no ``P s^power`` on
+    the others), over the towers of ``Q`` then of ``P``. BV: over ``Q``'s towers alone, digit
+    ``j`` of :func:`bv_windows` (tower ``i``, window ``k``) has ``b_j = -a_j s - e_j + 2^(k B)
+    s^power`` on tower ``i`` and ``-a_j s - e_j`` on the others (``B`` the digit size; ``k = 0``
+    when it is 0).
     """
 
     power: int
@@ -162,7 +173,8 @@ def params_fault(p: OpenFHEParams) -> str | None:
     The ring dimension a power of two; the towers of ``Q`` distinct NTT primes for it, each with
     a primitive ``2n``-th root of unity; a batch size of 0 or a power of two up to ``n/2``; a
     scaling modulus size of 1 bit or more; ``dnum`` digits that HYBRID key switching can make of
-    ``Q``'s towers; a positive, finite ``sigma``; a depth of 0 or more.
+    ``Q``'s towers; a BV digit size from 0 to 30 bits (``ValidateParameters``; an unsigned 32-bit
+    field otherwise); a positive, finite ``sigma``; a depth of 0 or more.
     """
     n, count = p.n, len(p.moduli)
     if not _power_of_two(n) or n < 2:
@@ -188,6 +200,13 @@ def params_fault(p: OpenFHEParams) -> str | None:
         return (
             f"dnum is {digits}: HYBRID key switching cannot make {digits} digits of the "
             f"{count} towers of Q"
+        )
+    if not 0 <= p.digit_size < 1 << 32 or (
+        p.key_switching == "BV" and p.digit_size > MAX_DIGIT_SIZE
+    ):
+        return (
+            f"the digit size (rw) is {p.digit_size}: an unsigned 32-bit number, and with BV key "
+            f"switching 0 (a digit per tower) to {MAX_DIGIT_SIZE} bits"
         )
     if not (math.isfinite(p.sigma) and p.sigma > 0):
         return f"sigma (dp) is {p.sigma!r}: a positive finite number"
@@ -240,3 +259,24 @@ def ciphertext_fault(
             f"ciphertext's {towers} towers ({bits} bits): no message can be decoded"
         )
     return None
+
+
+def bv_windows(p: OpenFHEParams) -> tuple[tuple[int, int], ...]:
+    """The ``(tower i, window k)`` of each BV key pair, in OpenFHE's order.
+
+    Digit size 0: ``(i, 0)`` for each tower of ``Q``. Digit size ``B``: tower ``i`` has
+    ``ceil(bits(q_i) / B)`` windows (``KeySwitchGen``'s ``arrWindows``, ``CRTDecompose``'s
+    count), towers in order, windows in order within a tower.
+    """
+    if p.digit_size == 0:
+        return tuple((i, 0) for i in range(len(p.moduli)))
+    size = p.digit_size
+    return tuple((i, k) for i, q in enumerate(p.moduli) for k in range(-(-q.bit_length() // size)))
+
+
+def key_digits(p: OpenFHEParams) -> int:
+    """How many ``(b_j, a_j)`` pairs a key switching key of ``p`` holds.
+
+    ``dnum`` for HYBRID; one per :func:`bv_windows` entry for BV.
+    """
+    return len(bv_windows(p)) if p.key_switching == "BV" else p.dnum

@@ -3,6 +3,9 @@
 Usage (the wheel imports only on Python 3.10; set-up in ``benchmarks/peers/README.md``)::
 
     .venv-openfhe/bin/python scripts/peers/openfhe_vectors.py OUT_DIR
+    .venv-openfhe/bin/python scripts/peers/openfhe_vectors.py OUT_DIR --key-switching BV \
+        [--digit-size B]
+    .venv-openfhe/bin/python scripts/peers/openfhe_vectors.py --precision OUT.json
 
 OpenFHE makes small CKKS parameters (``n = 64``, three towers, ``FIXEDMANUAL`` rescaling,
 ``HEStd_NotSet``: test data only), a key pair and the relinearization key, encrypts two vectors of
@@ -29,6 +32,20 @@ values (an overflow would not decode to them).
 as they are: an edit by this script, not OpenFHE's output. A fresh OpenFHE process reads them, so
 its NTT tables are built from those roots, and decrypts; ``manifest["other_root"]["plain"]`` is
 what it gives. It shows how OpenFHE's evaluation form depends on the root its file names.
+
+**BV key switching** (``--key-switching BV``, for ``tests/vectors/openfhe-bv``): the same
+parameters with ``KeySwitchTechnique.BV`` and OpenFHE's digit size ``B`` (``SetDigitSize``; 0,
+OpenFHE's default, is one digit per tower; at most 30). Only the files a relinearization needs
+are written: the context, the secret key, the eval mult key, ``a``, ``b``, their product ``ab``
+(``EvalMult``) and ``ab_tensor`` (``EvalMultNoRelin``); the manifest's parameters add
+``digit_size``.
+
+**Precision** (``--precision OUT.json``): OpenFHE's CKKS precision at ``n = 8192``, scale
+``2^40``, ``Q`` of 60, 40 and 40 bits asked for (OpenFHE picks 60, 40 and 41; ``FIXEDMANUAL``,
+``HEStd_NotSet``, data type ``COMPLEX``): ``-log2`` of the largest error over the ``n/2`` slots,
+against NumPy, on values of magnitude at most 1, of a fresh encryption, of ``EvalMult`` then
+``Rescale`` and of ``EvalRotate`` by 1, for HYBRID key switching and BV at several digit sizes
+(``PRECISION_CASES``); each figure is the worst of ``PRECISION_RUNS`` key pairs.
 
 OpenFHE's randomness cannot be seeded from Python, so two runs give different keys and
 ciphertexts (the values are seeded): the files in ``tests/vectors/openfhe`` were made once.
@@ -139,21 +156,42 @@ def _decrypt_files(secret_key: str, ciphertext: str, towers: int) -> list[int]:
     return [int(x) for x in fhe.SchemeletRLWEMP.DecryptCoeff(coeff, q, q, sk, params, N // 2, N)]
 
 
-def make(out: Path) -> dict[str, Any]:
-    """Write the vectors to ``out`` (created if need be); returns the manifest."""
-    out.mkdir(parents=True, exist_ok=True)
+def _context(
+    key_switching: str,
+    digit_size: int,
+    n: int = N,
+    bits: tuple[int, int] = (FIRST_MOD_BITS, SCALE_BITS),
+) -> Any:
+    """A CKKS context: ring ``n``, depth 2, ``bits`` the first modulus's and the scale's,
+    ``FIXEDMANUAL``, ``COMPLEX``, ``HEStd_NotSet``; BV key switching with ``digit_size`` where
+    asked (HYBRID, OpenFHE's default, is left as it is)."""
     p = fhe.CCParamsCKKSRNS()
-    p.SetRingDim(N)
+    p.SetRingDim(n)
     p.SetSecurityLevel(fhe.SecurityLevel.HEStd_NotSet)
     p.SetMultiplicativeDepth(DEPTH)
-    p.SetFirstModSize(FIRST_MOD_BITS)
-    p.SetScalingModSize(SCALE_BITS)
-    p.SetBatchSize(N // 2)
+    p.SetFirstModSize(bits[0])
+    p.SetScalingModSize(bits[1])
+    p.SetBatchSize(n // 2)
     p.SetScalingTechnique(fhe.ScalingTechnique.FIXEDMANUAL)
     p.SetCKKSDataType(fhe.CKKSDataType.COMPLEX)
+    if key_switching == "BV":
+        p.SetKeySwitchTechnique(fhe.KeySwitchTechnique.BV)
+        p.SetDigitSize(digit_size)
     cc = fhe.GenCryptoContext(p)
     for feature in (fhe.PKE, fhe.KEYSWITCH, fhe.LEVELEDSHE):
         cc.Enable(feature)
+    return cc
+
+
+def make(out: Path, key_switching: str = "HYBRID", digit_size: int = 0) -> dict[str, Any]:
+    """Write the vectors to ``out`` (created if need be); returns the manifest.
+
+    ``key_switching`` ``"HYBRID"`` (every file) or ``"BV"`` (with ``digit_size``: the files a
+    relinearization needs).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    hybrid = key_switching == "HYBRID"
+    cc = _context(key_switching, digit_size)
     keys = cc.KeyGen()
     cc.EvalMultKeyGen(keys.secretKey)
 
@@ -161,10 +199,8 @@ def make(out: Path) -> dict[str, Any]:
     va, vb, vc = _values(rng, N // 2), _values(rng, N // 2), _values(rng, SPARSE)
     a = cc.Encrypt(keys.publicKey, cc.MakeCKKSPackedPlaintext([complex(v) for v in va]))
     b = cc.Encrypt(keys.publicKey, cc.MakeCKKSPackedPlaintext([complex(v) for v in vb]))
-    c = cc.Encrypt(keys.publicKey, cc.MakeCKKSPackedPlaintext(list(vc), 1, 0, None, SPARSE))
     ab = cc.EvalMult(a, b)
     ab_tensor = cc.EvalMultNoRelin(a, b)
-    ab_rescaled = cc.Rescale(ab)
 
     files: dict[str, tuple[str, str]] = {
         "context.json": ("crypto context", "SerializeToFile(cc): the parameters, no keys"),
@@ -178,9 +214,14 @@ def make(out: Path) -> dict[str, Any]:
         "ab_tensor.json": ("ciphertext", "EvalMultNoRelin(a, b): 3 parts"),
         "ab_rescaled.json": ("ciphertext", "Rescale(ab): the last tower dropped"),
     }
-    objects = {"a.json": a, "b.json": b, "c.json": c, "ab.json": ab, "ab_tensor.json": ab_tensor}
-    objects |= {"ab_rescaled.json": ab_rescaled, "context.json": cc}
-    objects |= {"secret_key.json": keys.secretKey, "public_key.json": keys.publicKey}
+    objects = {"a.json": a, "b.json": b, "ab.json": ab, "ab_tensor.json": ab_tensor}
+    objects |= {"context.json": cc, "secret_key.json": keys.secretKey}
+    if hybrid:
+        c = cc.Encrypt(keys.publicKey, cc.MakeCKKSPackedPlaintext(list(vc), 1, 0, None, SPARSE))
+        objects |= {"c.json": c, "ab_rescaled.json": cc.Rescale(ab)}
+        objects |= {"public_key.json": keys.publicKey}
+    else:
+        files = {k: v for k, v in files.items() if k in objects or k == "eval_mult_key.json"}
     for name, obj in objects.items():
         if not fhe.SerializeToFile(str(out / name), obj, fhe.JSON):
             raise RuntimeError(f"OpenFHE could not write {name}")
@@ -188,7 +229,7 @@ def make(out: Path) -> dict[str, Any]:
         raise RuntimeError("OpenFHE could not write eval_mult_key.json")
 
     ciphertexts: dict[str, Any] = {}
-    for name in ("a.json", "b.json", "c.json", "ab.json", "ab_tensor.json", "ab_rescaled.json"):
+    for name in [k for k in files if files[k][0] == "ciphertext"]:
         ct = objects[name]
         towers, degree = _towers(out / name), ct.GetNoiseScaleDeg()
         decoded = _decoded(cc, keys, ct)
@@ -206,59 +247,168 @@ def make(out: Path) -> dict[str, Any]:
             _check(name, entry["plain"], decoded, degree)
         ciphertexts[name] = entry
 
-    for src, dst in (("a.json", "a_root3.json"), ("secret_key.json", "secret_key_root3.json")):
-        (out / dst).write_text(_cube_roots((out / src).read_text()))
-    files["a_root3.json"] = ("ciphertext", f"a.json, every root of unity to the {ROOT_POWER}rd")
-    files["secret_key_root3.json"] = ("secret key", "secret_key.json, the same edit")
-    cmd = [sys.executable, __file__, "--decrypt", str(out / "secret_key_root3.json")]
-    cmd += [str(out / "a_root3.json"), str(ciphertexts["a.json"]["towers"])]
-    fresh = subprocess.run(cmd, capture_output=True, text=True, check=True)
-
+    parameters: dict[str, Any] = {
+        "ring_dim": N,
+        "multiplicative_depth": DEPTH,
+        "first_mod_size": FIRST_MOD_BITS,
+        "scaling_mod_size": SCALE_BITS,
+        "batch_size": N // 2,
+        "scaling_technique": "FIXEDMANUAL",
+        "ckks_data_type": "COMPLEX",
+        "security_level": "HEStd_NotSet",
+        "key_switching": cc.GetKeySwitchTechnique().name,
+        "moduli": _moduli(keys),
+    }
+    values = {"a": _pairs(va), "b": _pairs(vb)}
+    if hybrid:
+        other_root = _other_root(out, files, ciphertexts["a.json"]["towers"])
+        values["c"] = _pairs(vc)
+    else:
+        parameters["digit_size"] = digit_size
     manifest: dict[str, Any] = {
         "made_by": f"scripts/peers/openfhe_vectors.py with openfhe {fhe.__version__}",
         "numpy": np.__version__,
         "scheme": "CKKS",
-        "parameters": {
-            "ring_dim": N,
-            "multiplicative_depth": DEPTH,
-            "first_mod_size": FIRST_MOD_BITS,
-            "scaling_mod_size": SCALE_BITS,
-            "batch_size": N // 2,
-            "scaling_technique": "FIXEDMANUAL",
-            "ckks_data_type": "COMPLEX",
-            "security_level": "HEStd_NotSet",
-            "key_switching": cc.GetKeySwitchTechnique().name,
-            "moduli": _moduli(keys),
-        },
+        "parameters": parameters,
         "seed": SEED,
-        "values": {"a": _pairs(va), "b": _pairs(vb), "c": _pairs(vc)},
+        "values": values,
         "files": {
             name: {"kind": kind, "what": what, "bytes": (out / name).stat().st_size}
             for name, (kind, what) in files.items()
         },
         "ciphertexts": ciphertexts,
-        "other_root": {
-            "ciphertext": "a_root3.json",
-            "secret_key": "secret_key_root3.json",
-            "power": ROOT_POWER,
-            "plain": json.loads(fresh.stdout),
-        },
     }
+    if hybrid:
+        manifest["other_root"] = other_root
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
+def _other_root(out: Path, files: dict[str, tuple[str, str]], towers: int) -> dict[str, Any]:
+    """Writes ``a_root3.json`` and ``secret_key_root3.json`` (adds them to ``files``); returns
+    the manifest's ``other_root``: what a fresh OpenFHE process decrypts them to."""
+    for src, dst in (("a.json", "a_root3.json"), ("secret_key.json", "secret_key_root3.json")):
+        (out / dst).write_text(_cube_roots((out / src).read_text()))
+    files["a_root3.json"] = ("ciphertext", f"a.json, every root of unity to the {ROOT_POWER}rd")
+    files["secret_key_root3.json"] = ("secret key", "secret_key.json, the same edit")
+    cmd = [sys.executable, __file__, "--decrypt", str(out / "secret_key_root3.json")]
+    cmd += [str(out / "a_root3.json"), str(towers)]
+    fresh = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return {
+        "ciphertext": "a_root3.json",
+        "secret_key": "secret_key_root3.json",
+        "power": ROOT_POWER,
+        "plain": json.loads(fresh.stdout),
+    }
+
+
+# --- precision: OpenFHE's own, the peer figure for Ren's key switching ---------------------------
+
+#: ``(key switching, digit size)``: HYBRID (OpenFHE's default digits), BV at each digit size.
+PRECISION_CASES = (("HYBRID", 0), ("BV", 0), ("BV", 5), ("BV", 10), ("BV", 20), ("BV", 30))
+PRECISION_N = 8192
+PRECISION_BITS = (60, 40)  # the first modulus, the scaling moduli (and the scale)
+PRECISION_RUNS = 5  # key pairs per case: each figure is the worst of these
+
+
+def _bits(got: list[complex], want: np.ndarray) -> float:
+    err = float(np.max(np.abs(np.array(got[: len(want)]) - want)))
+    return -math.log2(err) if err > 0 else math.inf
+
+
+def _key_shape(key_tag: str) -> dict[str, Any]:
+    """The relinearization key's digits and the bits of its towers (``Q``'s, then ``P``'s)."""
+    doc = json.loads(fhe.SerializeEvalMultKeyString(fhe.JSON, key_tag))
+    key = doc["value0"][0]["value"][0]["ptr_wrapper"]["data"]
+    towers = key["ak"][0]["v"]
+    bits = [t["v"]["ptr_wrapper"]["data"]["m"]["v"].bit_length() for t in towers]
+    return {"digits": len(key["ak"]), "key_tower_bits": bits}
+
+
+def precision_case(key_switching: str, digit_size: int, runs: int) -> dict[str, Any]:
+    """The bits of a fresh encryption, ``EvalMult`` + ``Rescale`` and ``EvalRotate(1)`` for one
+    case (each the worst of ``runs`` key pairs), and the shape of OpenFHE's key."""
+    cc = _context(key_switching, digit_size, PRECISION_N, PRECISION_BITS)
+    rng = np.random.default_rng(SEED)
+    bits: dict[str, list[float]] = {"fresh": [], "mult_rescale": [], "rotate": []}
+    for _ in range(runs):
+        keys = cc.KeyGen()
+        cc.EvalMultKeyGen(keys.secretKey)
+        cc.EvalRotateKeyGen(keys.secretKey, [1])
+        va, vb = (_values(rng, PRECISION_N // 2) / 0.9 for _ in range(2))  # |v| <= 1
+        a, b = (
+            cc.Encrypt(keys.publicKey, cc.MakeCKKSPackedPlaintext([complex(x) for x in v]))
+            for v in (va, vb)
+        )
+        results = {
+            "fresh": (a, va),
+            "mult_rescale": (cc.Rescale(cc.EvalMult(a, b)), va * vb),
+            "rotate": (cc.EvalRotate(a, 1), np.roll(va, -1)),
+        }
+        for name, (ct, want) in results.items():
+            bits[name].append(_bits(_decoded(cc, keys, ct).tolist(), want))
+        shape = _key_shape(keys.secretKey.GetKeyTag())
+    fhe.ClearEvalMultKeys()
+    cc.ClearEvalAutomorphismKeys()
+    return {
+        "key_switching": key_switching,
+        "digit_size": digit_size,
+        **shape,
+        "runs": runs,
+        **{f"{name}_bits": min(v) for name, v in bits.items()},
+        "each_run": bits,
+    }
+
+
+def precision(out: Path) -> list[dict[str, Any]]:
+    """Every ``PRECISION_CASES`` row, written to ``out`` as JSON with the set-up."""
+    rows = [precision_case(ks, ds, PRECISION_RUNS) for ks, ds in PRECISION_CASES]
+    doc = {
+        "made_by": f"scripts/peers/openfhe_vectors.py --precision with openfhe {fhe.__version__}",
+        "ring_dim": PRECISION_N,
+        "q_bits_asked": [PRECISION_BITS[0], PRECISION_BITS[1], PRECISION_BITS[1]],
+        "scale_bits": PRECISION_BITS[1],
+        "scaling_technique": "FIXEDMANUAL",
+        "security_level": "HEStd_NotSet",
+        "ckks_data_type": "COMPLEX",
+        "values": "uniform in the unit disk, n/2 slots",
+        "bits": "-log2 of the largest absolute error over the slots, worst of the runs",
+        "rows": rows,
+    }
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    return rows
+
+
+USAGE = (
+    "usage: python scripts/peers/openfhe_vectors.py OUT_DIR [--key-switching HYBRID|BV] "
+    "[--digit-size B]\n       python scripts/peers/openfhe_vectors.py --precision OUT.json"
+)
+
+
 def main(argv: list[str]) -> int:
-    """``OUT_DIR``: write the vectors; ``--decrypt SK CT TOWERS``: print a decryption (JSON)."""
+    """``OUT_DIR [--key-switching BV] [--digit-size B]``: write the vectors; ``--precision
+    OUT.json``: measure; ``--decrypt SK CT TOWERS``: print a decryption (JSON)."""
     if len(argv) == 5 and argv[1] == "--decrypt":
         print(json.dumps(_decrypt_files(argv[2], argv[3], int(argv[4]))))
         return 0
-    if len(argv) != 2:
-        print("usage: python scripts/peers/openfhe_vectors.py OUT_DIR", file=sys.stderr)
+    if len(argv) == 3 and argv[1] == "--precision":
+        for row in precision(Path(argv[2])):
+            print(json.dumps({k: v for k, v in row.items() if k != "each_run"}))
+        return 0
+    args, options = argv[1:], {"--key-switching": "HYBRID", "--digit-size": "0"}
+    while len(args) >= 2 and args[-2] in options:
+        options[args[-2]] = args[-1]
+        args = args[:-2]
+    ks, ds = options["--key-switching"], options["--digit-size"]
+    if len(args) != 1 or ks not in ("HYBRID", "BV") or not ds.isdigit():
+        print(USAGE, file=sys.stderr)
         return 2
-    manifest = make(Path(argv[1]))
+    if ks == "HYBRID" and ds != "0":
+        print("--digit-size is BV's (HYBRID's digits are its dnum)", file=sys.stderr)
+        return 2
+    manifest = make(Path(args[0]), ks, int(ds))
     total = sum(f["bytes"] for f in manifest["files"].values())
-    print(f"{len(manifest['files'])} files, {total} bytes, in {argv[1]}")
+    print(f"{len(manifest['files'])} files, {total} bytes, in {args[0]}")
     return 0
 
 

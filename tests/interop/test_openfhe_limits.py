@@ -5,8 +5,11 @@ Oracles, none of them Ren's reader: OpenFHE's rules, restated here from its sour
 ``ModReduceInternalInPlace`` and ``LevelReduceInternalInPlace``: the level counts the towers
 dropped; ``GetModReduceFactor``: in the FIXED modes the scaling factor is ``2^(m d)``;
 ``PrecomputeCRTTables``: ``dnum`` digits of ``ceil(L / dnum)`` towers; the CKKS parameter
-generation: a batch size of 0 or a power of two up to ``n/2``), and the facts of OpenFHE's own
-files in ``tests/vectors/openfhe`` (their manifest).
+generation: a batch size of 0 or a power of two up to ``n/2``; ``ValidateParameters``: a BV digit
+size of at most 30; BV's ``KeySwitchGen``: a pair per tower, or ``ceil(bits(q_i) / B)`` per tower
+with digit size ``B``, over ``Q``'s towers alone), and the facts of OpenFHE's own files in
+``tests/vectors/openfhe`` and ``tests/vectors/openfhe-bv`` (their manifests). OpenFHE's JSON
+carries no hash or checksum, so an edit needs nothing recomputed to reach the deeper checks.
 """
 
 from __future__ import annotations
@@ -24,11 +27,16 @@ from hypothesis import strategies as st
 from ren.interop import openfhe as of
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "openfhe"
+BV = VECTORS.parent / "openfhe-bv"  # digit size 0; BV / "digit-size-30" digit size 30
 MANIFEST = json.loads((VECTORS / "manifest.json").read_text())
 P = MANIFEST["parameters"]  # n = 64, 3 towers, FIXEDMANUAL, scaling mod size 30, dnum 2
 DOCS = {name: json.loads((VECTORS / name).read_text()) for name in ("a.json", "context.json")}
 DOCS["eval_mult_key.json"] = json.loads((VECTORS / "eval_mult_key.json").read_text())
 DOCS["public_key.json"] = json.loads((VECTORS / "public_key.json").read_text())
+DOCS["bv/context.json"] = json.loads((BV / "context.json").read_text())
+DOCS["bv/eval_mult_key.json"] = json.loads((BV / "eval_mult_key.json").read_text())
+DOCS["bv30/eval_mult_key.json"] = json.loads((BV / "digit-size-30/eval_mult_key.json").read_text())
+BV_MODULI = tuple(json.loads((BV / "manifest.json").read_text())["parameters"]["moduli"])
 
 
 def data(doc: dict) -> dict:
@@ -42,6 +50,17 @@ def crypto_params(doc: dict) -> dict:
 
 def ct_params(doc: dict) -> dict:
     return data(doc)["value0"]["cc"]["ptr_wrapper"]["data"]["cc"]["ptr_wrapper"]["data"]["value0"]
+
+
+def key_data(doc: dict) -> dict:
+    """The first eval key of an eval mult key file (``ak``, ``bk`` and its context)."""
+    return doc["value0"][0]["value"][0]["ptr_wrapper"]["data"]
+
+
+def key_params(doc: dict) -> dict:
+    """The crypto parameters of an eval key's own crypto context."""
+    context = key_data(doc)["value0"]["value0"]["value0"]["cc"]["ptr_wrapper"]["data"]
+    return context["cc"]["ptr_wrapper"]["data"]["value0"]
 
 
 def layer(node: dict, key: str) -> dict:
@@ -114,6 +133,31 @@ BAD: dict[str, tuple[str, Any, str]] = {
         "are no RNS basis for n=64: modulus 1073741825 is not prime",
     ),
     "ciphertext's context": ("a.json", set_param("dnum", 0, ct_params), "dnum is 0"),
+    "BV digit size 31": ("bv/context.json", set_param("rw", 31), "the digit size (rw) is 31"),
+    "digit size -1": ("context.json", set_param("rw", -1), "the digit size (rw) is -1"),
+    "digit size 2^32": (
+        "context.json",
+        set_param("rw", 2**32),
+        "is 4294967296: an unsigned 32-bit number",
+    ),
+    "digit size text": ("bv/context.json", set_param("rw", "30"), "digit size (rw) is '30'"),
+    "digit size float": ("bv/context.json", set_param("rw", 30.0), "digit size (rw) is 30.0"),
+    "BV key's digit size": (
+        "bv/eval_mult_key.json",
+        set_param("rw", 30, key_params),
+        "holds 3 digits (ak, bk); BV key switching with digit size 30 makes ceil(bits(q_i) / "
+        "30) per tower of Q (5)",
+    ),
+    "BV key as HYBRID's": (
+        "bv/eval_mult_key.json",
+        set_param("ks", 2, key_params),
+        "holds 3 digits (ak, bk); its dnum is 2",
+    ),
+    "BV key without a tower": (
+        "bv/eval_mult_key.json",
+        lambda d: [poly["v"].pop() for k in ("ak", "bk") for poly in key_data(d)[k]],
+        "is over the towers [35184372088321, 1073741441] (roots",
+    ),
 }
 
 
@@ -192,3 +236,54 @@ def test_every_ciphertext_field_is_held_to_openfhes_rules(fields: dict[str, Any]
             values["d"],
             values["s"],
         )
+
+
+# --- a fuzz: a BV key's digits, OpenFHE's rules as the oracle ------------------------------------
+
+
+def bv_pairs(size: int) -> int:
+    """The pairs OpenFHE's BV ``KeySwitchGen`` makes over the BV files' towers."""
+    return len(BV_MODULI) if size == 0 else sum(-(-q.bit_length() // size) for q in BV_MODULI)
+
+
+def openfhe_refuses_key(technique: int, size: Any, pairs: int) -> bool:
+    """Whether OpenFHE would not make (or use) a key of ``pairs`` pairs over ``Q``'s 3 towers
+    alone in a context with key switching ``technique`` (1 BV, 2 HYBRID) and digit size
+    ``size``."""
+    if type(size) is not int or not 0 <= size < 2**32:
+        return True
+    if technique == 2:  # HYBRID keys hold the towers of P too
+        return True
+    return size > 30 or pairs != bv_pairs(size)
+
+
+@given(
+    base=st.sampled_from(["bv/eval_mult_key.json", "bv30/eval_mult_key.json"]),
+    technique=st.sampled_from([1, 2]),
+    size=st.sampled_from([-1, 0, 1, 15, 16, 23, 30, 31, 2**32, "30", 30.0, None]),
+    change=st.sampled_from([-2, -1, 0, 1, 2]),
+)
+def test_every_bv_key_is_held_to_openfhes_rules(
+    base: str, technique: int, size: Any, change: int
+) -> None:
+    def edit(doc: dict) -> None:
+        params = layer(key_params(doc), "ks")
+        params["ks"] = technique
+        layer(key_params(doc), "rw")["rw"] = size
+        key = key_data(doc)
+        for name in ("ak", "bk"):
+            if change < 0:
+                del key[name][change:]
+            else:
+                key[name].extend(copy.deepcopy(key[name][:change]))
+
+    pairs = len(key_data(DOCS[base])["ak"]) + change
+    text = edited(base, edit)
+    if openfhe_refuses_key(technique, size, pairs):
+        with pytest.raises(ValueError, match="accepted"):
+            of.read(text)
+    else:
+        (key,) = of.read_eval_mult_keys(text)
+        assert key.params.key_switching == "BV" and key.params.digit_size == size
+        assert key.words.shape == (2 * pairs, len(BV_MODULI), key.params.n)
+        assert key.p_moduli == () and len(of.digit_towers(key)) == pairs == len(of.gadget(key))
