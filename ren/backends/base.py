@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import Renderer, render_named
@@ -27,12 +27,24 @@ from ren.ir.kernels import Family, KernelInfo, TemplateParams
 from ren.ir.node import Node
 from ren.ring import RingSpec
 
-__all__ = ["Runner", "Templates", "dispatch", "kernel_source"]
+__all__ = ["BoundRunner", "Runner", "Templates", "dispatch", "kernel_source"]
 
 K = TypeVar("K")
 
 #: What a backend makes of a kernel: called with the kernel's buffers (output first), it runs it.
 Runner = Callable[[tuple[Buffer, ...]], None]
+
+
+class BoundRunner(Protocol):
+    """A runner bound to its buffers, as a graph runner reads it (an engine ``ExecUnit``)."""
+
+    @property
+    def bufs(self) -> tuple[Buffer, ...]:
+        """The buffers, in slot order (slot 0 is written)."""
+
+    @property
+    def fn(self) -> Runner:
+        """The kernel's runner."""
 
 
 class Templates(ABC, Generic[K]):
@@ -53,7 +65,9 @@ class Templates(ABC, Generic[K]):
         Raises:
             RenError: for a family with no template (elementwise, copy).
         """
-        made = self.__dict__.setdefault("_made", {})  # the source and the compiled kernel share it
+        made: dict[KernelInfo, K] = self.__dict__.setdefault(
+            "_made", {}
+        )  # shared by source, kernel
         if info not in made:
             made[info] = self._template(info)
         return made[info]

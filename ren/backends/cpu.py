@@ -14,19 +14,19 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ren import settings
 from ren.backends import cpu_graph, cpu_threads, cpu_tiers
 from ren.backends import python as interpreter
-from ren.backends.base import Templates, dispatch, kernel_source
+from ren.backends.base import BoundRunner, Templates, dispatch, kernel_source
 from ren.backends.cpu_graph import GraphRunner
 from ren.codegen import batch, compiler, lift, templates, vm
 from ren.codegen.c import CRenderer
 from ren.codegen.compiler import load_cached
-from ren.codegen.linearize import linearize
+from ren.codegen.linearize import Program, linearize
 from ren.codegen.renderer import render_named
 from ren.codegen.toolchain import find_compiler, native_defines, supports_flag
 from ren.device import Buffer
@@ -127,7 +127,7 @@ def _elementwise(ast: Node) -> CompiledKernel | cpu_tiers.Tiered:
         return CompiledKernel(name, source, tables)
 
     def fallback() -> Callable[[tuple[Buffer, ...]], None]:
-        return _vm_kernel(ast) or interpreter.compile(ast, None)  # type: ignore[arg-type]
+        return _vm_kernel(ast) or interpreter.compile(ast, None)
 
     return cpu_tiers.Tiered(name, future, lambda: CompiledKernel(name, source, tables), fallback)
 
@@ -143,6 +143,7 @@ def _vm_kernel(ast: Node) -> cpu_tiers.VMKernel | None:
 def _vm_bound(ast: Node) -> cpu_tiers.VMKernel:
     prog = _program(ast)
     fn = cpu_tiers.machine(prog.ring.dtype, flags())
+    assert fn is not None  # _vm_kernel found the machine built
     tables = _elementwise_parts(ast)[2]
     return cpu_tiers.VMKernel(vm.encode(prog), prog.ring.n, tables, fn, _threaded())
 
@@ -311,7 +312,7 @@ def _stock(n: int, dtype: str) -> tuple[tuple[str, str], ...]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _program(ast: Node):
+def _program(ast: Node) -> Program:
     """The linearized body of an elementwise kernel (``ren.codegen.linearize``)."""
     return linearize(ast)
 
@@ -331,6 +332,8 @@ def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]
     )
 
 
-def graph_runner(units: list, bindings: list[tuple[int, int, int]]) -> GraphRunner | None:
+def graph_runner(
+    units: Sequence[BoundRunner], bindings: list[tuple[int, int, int]]
+) -> GraphRunner | None:
     """The graph runner of a captured plan (``ren.backends.cpu_graph``), or ``None``."""
     return cpu_graph.graph_runner(units, bindings, _threaded())

@@ -10,19 +10,27 @@ from __future__ import annotations
 import copy
 import ctypes
 import hashlib
-from collections.abc import Callable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
 from ren.backends import cpu_threads, cpu_tiers
+from ren.backends.base import BoundRunner, Runner
 from ren.codegen.compiler import load_cached
 from ren.codegen.helpers import c_int, c_name
 from ren.device import Buffer
+
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
 
 __all__ = ["RUNNER_FLAGS", "GraphRunner", "graph_runner"]
 
 #: How a graph runner is built (``GraphRunner``).
 RUNNER_FLAGS = ("-O1", "-shared", "-fPIC")
+
+#: What a slot of ``B`` points to: a root buffer, or a kernel's table.
+Root: TypeAlias = Buffer | np.ndarray
 
 
 class GraphRunner:
@@ -41,10 +49,10 @@ class GraphRunner:
         self,
         source: str,
         name: str,
-        fns: list,
-        roots: list,
-        input_slots: dict,
-        keep: list,
+        fns: list[CFuncPtr],
+        roots: list[Root | None],
+        input_slots: dict[int, int],
+        keep: list[Runner],
         threaded: bool = False,
     ) -> None:
         self.source, self.name, self.threaded = source, name, threaded
@@ -52,19 +60,21 @@ class GraphRunner:
         # -O1: the runner is a list of calls; -O2 took twice as long to build a bootstrap's
         # (2.0 s against 1.1 s for 3,000 calls), for no faster replay
         lib = load_cached(source, RUNNER_FLAGS, name=name)
-        self.fn = getattr(lib, name)
+        self.fn: CFuncPtr = getattr(lib, name)
         self.fn.restype = None
         self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         self._lib = lib
         self.F = np.array(
             [ctypes.cast(f, ctypes.c_void_p).value for f in fns] or [0], dtype=np.uint64
         )
-        self.roots = roots  # keeps every buffer and table alive while the runner is
+        self.roots: Sequence[Root | None] = (
+            roots  # keeps every buffer and table alive while the runner is
+        )
         self.B = np.array([0 if r is None else _address(r) for r in roots] or [0], dtype=np.uint64)
         self.input_slots = input_slots  # input position -> slot of B
         self.slots: list[tuple[int, int]] | None = None  # each argument's (slot, offset)
 
-    def rebound(self, units: list) -> GraphRunner | None:
+    def rebound(self, units: Sequence[BoundRunner]) -> GraphRunner | None:
         """This runner over the buffers of ``units``, the same kernels over other buffers.
 
         For a schedule-cache hit, whose units are those of the realization the runner was made
@@ -89,7 +99,9 @@ class GraphRunner:
             cpu_threads.apply()
         B = self.B
         for k, slot in self.input_slots.items():
-            B[slot] = inputs[k].array.ctypes.data
+            buf = inputs[k]
+            assert buf is not None  # a bound input is a buffer (None: a constant, never bound)
+            B[slot] = buf.need_array().ctypes.data
         try:
             self.fn(self.F.ctypes.data, B.ctypes.data)
         finally:
@@ -97,16 +109,16 @@ class GraphRunner:
                 B[slot] = 0
 
 
-def _roots(units: list) -> tuple[list, list[tuple[int, int]]]:
+def _roots(units: Sequence[BoundRunner]) -> tuple[list[Root], list[tuple[int, int]]]:
     """Every root buffer and table ``units`` touch, in order, and each argument's slot and offset.
 
     The offset is the argument's byte offset in its root, which the runner's source bakes in.
     """
-    roots: list = []
+    roots: list[Root] = []
     index: dict[int, int] = {}
     slots: list[tuple[int, int]] = []
     for unit in units:
-        args = [(b.root, b.offset) for b in unit.bufs]
+        args: list[tuple[Root, int]] = [(b.root, b.offset) for b in unit.bufs]
         args += [(t, 0) for t in getattr(unit.fn, "tables", ())]
         for obj, offset in args:
             key = id(obj)
@@ -117,13 +129,13 @@ def _roots(units: list) -> tuple[list, list[tuple[int, int]]]:
     return roots, slots
 
 
-def _address(obj: Buffer | np.ndarray) -> int:
+def _address(obj: Root) -> int:
     array = obj if isinstance(obj, np.ndarray) else obj.ensure_allocated().need_array()
     return array.ctypes.data
 
 
 def graph_runner(
-    units: list, bindings: list[tuple[int, int, int]], threaded: bool = False
+    units: Sequence[BoundRunner], bindings: list[tuple[int, int, int]], threaded: bool = False
 ) -> GraphRunner | None:
     """The graph runner for a captured plan on the cpu device, or ``None`` if it cannot have one.
 
@@ -133,18 +145,18 @@ def graph_runner(
     """
     from ren.backends.cpu import CompiledKernel, CopyKernel  # (cpu imports this module)
 
-    roots: list = []
+    roots: list[Root | None] = []
     index: dict[int, int] = {}
     input_slots: dict[int, int] = {}
     bound = {(i, j): k for i, j, k in bindings}
 
-    def slot_of(obj, key: int) -> int:
+    def slot_of(obj: Root | None, key: int) -> int:
         if key not in index:
             index[key] = len(roots)
             roots.append(obj)
         return index[key]
 
-    fns: list[Callable[..., None]] = []
+    fns: list[CFuncPtr] = []
     lines: list[str] = []
     for i, unit in enumerate(units):
         args = []
@@ -156,7 +168,7 @@ def graph_runner(
                 args.append((slot, 0))
             else:
                 args.append((slot_of(buf.root, id(buf.root)), buf.offset))
-        fn = unit.fn
+        fn: Runner | None = unit.fn
         if isinstance(fn, cpu_tiers.Tiered):  # built in the background: only once it is
             fn = fn.resolved()
         if isinstance(fn, CompiledKernel):

@@ -36,7 +36,6 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
 
 import numpy as np
 
@@ -48,8 +47,10 @@ from ren.device import Buffer
 __all__ = ["Tiered", "VMKernel", "enabled", "pending", "submit", "wait"]
 
 _lock = threading.Lock()  # guards _pending, _queue and _worker
-_pending: dict[str, Future] = {}  # source -> the background build that makes it
-_Job = tuple[list[tuple[str, str]], Callable[[list[tuple[str, str]]], int], Future, Any]
+_pending: dict[str, Future[int]] = {}  # source -> the background build that makes it
+_Job = tuple[
+    list[tuple[str, str]], Callable[[list[tuple[str, str]]], int], Future[int], contextvars.Context
+]
 _queue: list[_Job] = []  # submitted, not started: (pairs, build, future, settings)
 _worker: list[threading.Thread] = []  # the background thread, while it runs
 _machines: dict[str, tuple[Callable[..., int], object]] = {}  # dtype -> (entry point, library)
@@ -80,7 +81,7 @@ def enabled() -> bool:
     return settings.TIERED.get() and not settings.VALIDATE.get()
 
 
-def pending(source: str) -> Future | None:
+def pending(source: str) -> Future[int] | None:
     """The background build that makes ``source``, while it runs; else ``None``."""
     with _lock:
         return _pending.get(source)
@@ -98,7 +99,7 @@ def submit(pairs: list[tuple[str, str]], build: Callable[[list[tuple[str, str]]]
         todo = [(name, src) for name, src in pairs if src not in _pending]
         if not todo:
             return 0
-        future: Future = Future()
+        future: Future[int] = Future()
         _queue.append((todo, build, future, contextvars.copy_context()))
         for _, src in todo:
             _pending[src] = future
@@ -158,7 +159,7 @@ class Tiered:
     def __init__(
         self,
         name: str,
-        future: Future,
+        future: Future[int],
         make: Callable[[], Callable[[tuple[Buffer, ...]], None]],
         fallback: Callable[[], Callable[[tuple[Buffer, ...]], None]],
     ) -> None:
@@ -204,7 +205,12 @@ class VMKernel:
     """
 
     def __init__(
-        self, code: vm.Code, n: int, tables: tuple[np.ndarray, ...], fn, threaded: bool
+        self,
+        code: vm.Code,
+        n: int,
+        tables: tuple[np.ndarray, ...],
+        fn: Callable[..., int],
+        threaded: bool,
     ) -> None:
         self.code, self.n, self.fn, self.threaded = code, n, fn, threaded
         self._perm = np.array([t.ctypes.data for t in tables[:-1]] or [0], dtype=np.uint64)

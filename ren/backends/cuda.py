@@ -25,13 +25,20 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import numpy as np
 
 from ren import settings
 from ren.backends.base import Templates, dispatch, kernel_source
-from ren.backends.cuda_runtime import EmulatedRuntime, PyCUDARuntime, Runtime, runtime
+from ren.backends.cuda_runtime import (
+    Allocation,
+    EmulatedRuntime,
+    KernelFunction,
+    PyCUDARuntime,
+    Runtime,
+    runtime,
+)
 from ren.codegen.cuda import BLOCK, CUDARenderer
 from ren.codegen.linearize import linearize
 from ren.codegen.renderer import render_named
@@ -42,6 +49,7 @@ from ren.ir.node import Node
 from ren.ring import RingSpec, automorphism_ntt_table
 
 if TYPE_CHECKING:
+    from ren.codegen.cuda_host import KernelArg
     from ren.codegen.cuda_templates import CUDAProgram
 
 __all__ = ["EmulatedRuntime", "PyCUDARuntime", "Runtime", "compile", "runtime"]
@@ -58,7 +66,7 @@ class DeviceCopy:
     """The device words of a root buffer (``Buffer.mirror``), and which side is newer."""
 
     runtime: Runtime  # the runtime that made the allocation
-    alloc: Any
+    alloc: Allocation
     ptr: int
     host_fresh: bool = True  # the host array holds the latest words
     device_fresh: bool = False  # the device allocation holds the latest words
@@ -115,12 +123,17 @@ def _written(buf: Buffer) -> None:
 # kernels
 
 
+#: A launch argument: a buffer slot (``("buf", slot)``), a table (``("table", index)``), or a
+#: NumPy scalar passed by value.
+LaunchArg: TypeAlias = tuple[Literal["buf", "table"], int] | np.integer
+
+
 @dataclass(frozen=True)
 class _Launch:
     entry: str
     grid: int
     block: int
-    args: tuple  # ("buf", slot) | ("table", index) | a NumPy scalar
+    args: tuple[LaunchArg, ...]
 
 
 @dataclass(eq=False)
@@ -136,8 +149,8 @@ class CUDAKernel:
     launches: tuple[_Launch, ...]
     tables: tuple[np.ndarray, ...] = ()
     offsets: tuple[int, ...] = ()
-    _device_tables: list[tuple[Any, int]] = field(default_factory=list)
-    _functions: dict[str, Any] = field(default_factory=dict)
+    _device_tables: list[tuple[Allocation, int]] = field(default_factory=list)
+    _functions: dict[str, KernelFunction] = field(default_factory=dict)
     _runtime: Runtime | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -172,14 +185,14 @@ class CUDAKernel:
         for i, off in enumerate(self.offsets):
             ptrs[i] += off * bufs[i].itemsize
         for launch in self.launches:
-            args = []
+            args: list[KernelArg] = []
             for a in launch.args:
-                if isinstance(a, tuple) and a[0] == "buf":
-                    args.append(np.uintp(ptrs[a[1]]))
-                elif isinstance(a, tuple) and a[0] == "table":
-                    args.append(np.uintp(self._device_tables[a[1]][1]))
-                else:
+                if not isinstance(a, tuple):
                     args.append(a)
+                elif a[0] == "buf":
+                    args.append(np.uintp(ptrs[a[1]]))
+                else:  # ("table", index)
+                    args.append(np.uintp(self._device_tables[a[1]][1]))
             self._functions[launch.entry](*args, block=(launch.block, 1, 1), grid=(launch.grid, 1))
         _written(bufs[0])
 
@@ -191,16 +204,17 @@ def _elementwise(ast: Node) -> CUDAKernel:
     name, source = render_named(RENDERER, prog)
     tables = tuple(np.ascontiguousarray(automorphism_ntt_table(t.n, t.g)) for t in prog.tables)
     total = ring.L * ring.n
-    args = (*(("buf", s) for s in range(prog.slots)), *(("table", j) for j in range(len(tables))))
-    launch = _Launch(name, -(-total // BLOCK), BLOCK, args)
+    args: list[LaunchArg] = [("buf", s) for s in range(prog.slots)]
+    args += [("table", j) for j in range(len(tables))]
+    launch = _Launch(name, -(-total // BLOCK), BLOCK, tuple(args))
     return CUDAKernel(name, source, (launch,), tables)
 
 
-def _from_program(prog, offsets: tuple[int, ...]) -> CUDAKernel:
+def _from_program(prog: CUDAProgram, offsets: tuple[int, ...]) -> CUDAKernel:
     names = list(prog.tables)
     launches = []
     for launch in prog.launches:
-        args = []
+        args: list[LaunchArg] = []
         for a in launch.args:
             if a == "out":
                 args.append(("buf", 0))
@@ -215,33 +229,37 @@ def _from_program(prog, offsets: tuple[int, ...]) -> CUDAKernel:
     return CUDAKernel(prog.name, prog.source, tuple(launches), tables, offsets)
 
 
-def _cuda_templates() -> Any:
-    """``ren.codegen.cuda_templates``, imported on first use (``import ren`` stays quick)."""
-    from ren.codegen import cuda_templates
-
-    return cuda_templates
-
-
 class CUDATemplates(Templates["CUDAProgram"]):
-    """The cuda backend's template set: Ren's CUDA templates (``ren.codegen.cuda_templates``)."""
+    """The cuda backend's template set: Ren's CUDA templates (``ren.codegen.cuda_templates``).
+
+    The templates module is imported on first use (``import ren`` stays quick).
+    """
 
     device = "cuda"
 
     def ntt(self, ring: RingSpec) -> CUDAProgram:
         """The CUDA NTT."""
-        return _cuda_templates().ntt_program(ring)
+        from ren.codegen.cuda_templates import ntt_program
+
+        return ntt_program(ring)
 
     def intt(self, ring: RingSpec) -> CUDAProgram:
         """The CUDA inverse NTT."""
-        return _cuda_templates().intt_program(ring)
+        from ren.codegen.cuda_templates import intt_program
+
+        return intt_program(ring)
 
     def rescale(self, ring: RingSpec, drop: tuple[int, ...]) -> CUDAProgram:
         """The CUDA rescale."""
-        return _cuda_templates().rescale_program(ring, drop)
+        from ren.codegen.cuda_templates import rescale_program
+
+        return rescale_program(ring, drop)
 
     def base_convert(self, ring: RingSpec, target: RingSpec) -> CUDAProgram:
         """The CUDA basis extension."""
-        return _cuda_templates().base_convert_program(ring, target)
+        from ren.codegen.cuda_templates import base_convert_program
+
+        return base_convert_program(ring, target)
 
     def text(self, kernel: CUDAProgram) -> str:
         """The CUDA C source."""

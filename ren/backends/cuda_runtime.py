@@ -11,14 +11,27 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import numpy as np
 
 from ren import settings
 from ren.errors import RenError
 
-__all__ = ["INSTALL_HINT", "NVCC_OPTIONS", "EmulatedRuntime", "PyCUDARuntime", "Runtime", "runtime"]
+if TYPE_CHECKING:
+    from ren.codegen.cuda_host import KernelArg
+
+__all__ = [
+    "INSTALL_HINT",
+    "NVCC_OPTIONS",
+    "Allocation",
+    "EmulatedRuntime",
+    "KernelFunction",
+    "Module",
+    "PyCUDARuntime",
+    "Runtime",
+    "runtime",
+]
 
 #: nvcc options: no fused multiply-add, so basis extension's float sum rounds as NumPy's does.
 NVCC_OPTIONS = ("--fmad=false",)
@@ -33,6 +46,27 @@ INSTALL_HINT = (
 # ---------------------------------------------------------------------------------------------
 # runtimes: PyCUDA, and the host emulator with the same interface
 
+#: An allocation: the runtime's own handle (a PyCUDA ``DeviceAllocation``, a host byte array),
+#: passed back only to the runtime that made it. Any: PyCUDA has no type information, and the
+#: backend holds the handle without knowing which runtime's it is.
+Allocation: TypeAlias = Any
+
+
+class KernelFunction(Protocol):
+    """A built entry point: a PyCUDA ``Function``, or ``ren.codegen.cuda_host.HostFunction``."""
+
+    def __call__(
+        self, *args: KernelArg, block: tuple[int, int, int], grid: tuple[int, int]
+    ) -> None:
+        """Launch ``grid`` blocks of ``block`` threads on ``args``."""
+
+
+class Module(Protocol):
+    """A built module: a PyCUDA ``SourceModule``, or ``ren.codegen.cuda_host.HostModule``."""
+
+    def get_function(self, name: str) -> KernelFunction:
+        """The entry point ``name``."""
+
 
 class Runtime(Protocol):
     """What the cuda backend asks of a runtime (``PyCUDARuntime``, ``EmulatedRuntime``).
@@ -46,22 +80,22 @@ class Runtime(Protocol):
     def enter(self) -> None:
         """Make the runtime usable in the calling thread."""
 
-    def module(self, source: str) -> Any:
+    def module(self, source: str) -> Module:
         """Build CUDA C ``source`` into a module with ``get_function(name)``."""
 
-    def alloc(self, nbytes: int) -> Any:
+    def alloc(self, nbytes: int) -> Allocation:
         """Allocate ``nbytes`` of device memory."""
 
-    def pointer(self, alloc: Any) -> int:
+    def pointer(self, alloc: Allocation) -> int:
         """The device address of an allocation."""
 
-    def htod(self, alloc: Any, host: np.ndarray) -> None:
+    def htod(self, alloc: Allocation, host: np.ndarray) -> None:
         """Copy ``host`` into the allocation."""
 
-    def dtoh(self, host: np.ndarray, alloc: Any) -> None:
+    def dtoh(self, host: np.ndarray, alloc: Allocation) -> None:
         """Copy the allocation into ``host``."""
 
-    def free(self, alloc: Any) -> None:
+    def free(self, alloc: Allocation) -> None:
         """Release an allocation."""
 
     def synchronize(self) -> None:
@@ -107,7 +141,7 @@ class PyCUDARuntime:
             self.context.push()
             self._threads.current = True
 
-    def module(self, source: str):
+    def module(self, source: str) -> Module:
         """Compile CUDA C ``source`` with nvcc into a loaded module.
 
         Raises:
@@ -115,34 +149,37 @@ class PyCUDARuntime:
         """
         self.enter()
         try:
-            return self._source_module(source, no_extern_c=True, options=list(NVCC_OPTIONS))
+            module: Module = self._source_module(
+                source, no_extern_c=True, options=list(NVCC_OPTIONS)
+            )
+            return module
         except Exception as e:  # pycuda.driver.CompileError has the nvcc log
             from ren.codegen.compiler import CompileError
 
             raise CompileError(f"nvcc (through PyCUDA) failed:\n{e}") from None
 
-    def alloc(self, nbytes: int):
+    def alloc(self, nbytes: int) -> Allocation:
         """Allocate ``nbytes`` of device memory (at least one byte)."""
         self.enter()
         return self.drv.mem_alloc(max(nbytes, 1))
 
-    def pointer(self, alloc) -> int:
+    def pointer(self, alloc: Allocation) -> int:
         """The device address of an allocation, as an integer kernel argument."""
         return int(alloc)
 
-    def htod(self, alloc, host: np.ndarray) -> None:
+    def htod(self, alloc: Allocation, host: np.ndarray) -> None:
         """Copy the host array ``host`` into the device allocation ``alloc``."""
         self.enter()
         if host.nbytes:
             self.drv.memcpy_htod(alloc, host)
 
-    def dtoh(self, host: np.ndarray, alloc) -> None:
+    def dtoh(self, host: np.ndarray, alloc: Allocation) -> None:
         """Copy the device allocation ``alloc`` into the host array ``host``."""
         self.enter()
         if host.nbytes:
             self.drv.memcpy_dtoh(host, alloc)
 
-    def free(self, alloc) -> None:
+    def free(self, alloc: Allocation) -> None:
         """Release a device allocation."""
         alloc.free()
 
@@ -165,7 +202,7 @@ class EmulatedRuntime:
     def enter(self) -> None:
         """Nothing to make current: the host is every thread's."""
 
-    def module(self, source: str):
+    def module(self, source: str) -> Module:
         """Build CUDA C ``source`` into a module whose kernels run on the host."""
         from ren.codegen.cuda_host import HostModule
 

@@ -27,11 +27,12 @@ from ren.ir.node import ConstRowArg, KernelInfo, Node
 from ren.ir.op import Op
 from ren.ring import Domain, automorphism_ntt_table
 from ren.ring import arith as rk
+from ren.ring.spec import WordArray
 
 __all__ = ["compile", "interpret"]
 
 
-def _imm(node: Node, bufs: tuple[Buffer, ...]) -> np.ndarray:
+def _imm(node: Node, bufs: tuple[Buffer, ...]) -> WordArray:
     arg = node.arg
     if not isinstance(arg, ConstRowArg):
         raise RenError(f"a constant {arg!r} in a body not kernelized: it has no constants row")
@@ -45,11 +46,13 @@ def _imm(node: Node, bufs: tuple[Buffer, ...]) -> np.ndarray:
     return out
 
 
-def _load(node: Node, bufs: tuple[Buffer, ...]) -> np.ndarray:
+def _load(node: Node, bufs: tuple[Buffer, ...]) -> WordArray:
     arg = node.arg
     ring = arg.ring
     slot = node.src[0].src[0].arg.index
-    rows = bufs[slot].need_array().reshape(-1, ring.n)[arg.limb_offset : arg.limb_offset + ring.L]
+    rows: WordArray = (
+        bufs[slot].need_array().reshape(-1, ring.n)[arg.limb_offset : arg.limb_offset + ring.L]
+    )
     if arg.galois is None:
         return rows
     if arg.domain is Domain.NTT:
@@ -57,7 +60,7 @@ def _load(node: Node, bufs: tuple[Buffer, ...]) -> np.ndarray:
     return rk.automorphism(ring, rows, arg.galois, Domain.COEFF)
 
 
-def _eval(node: Node, src: list[np.ndarray], bufs: tuple[Buffer, ...]) -> np.ndarray:
+def _eval(node: Node, src: list[WordArray], bufs: tuple[Buffer, ...]) -> WordArray:
     op = node.op
     if op is Op.LOAD:
         return _load(node, bufs)
@@ -97,7 +100,7 @@ def _run_order(ast: Node) -> Callable[[tuple[Buffer, ...]], None]:
     order = [n for n in value.toposort() if n.op not in (Op.INDEX, Op.GIDX, Op.SLOT)]
 
     def run(bufs: tuple[Buffer, ...]) -> None:
-        vals: dict[Node, np.ndarray] = {}
+        vals: dict[Node, WordArray] = {}
         for node in order:
             # the order has no INDEX, GIDX or SLOT (a LOAD reads its buffer itself)
             vals[node] = _eval(node, [vals[s] for s in node.src if s in vals], bufs)
@@ -107,8 +110,8 @@ def _run_order(ast: Node) -> Callable[[tuple[Buffer, ...]], None]:
     return run
 
 
-def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]:
-    """The runner of a kernel body: for the python backend, its interpreter."""
+def compile(ast: Node, info: KernelInfo | None) -> Callable[[tuple[Buffer, ...]], None]:
+    """The runner of a kernel body: for the python backend, its interpreter (``info`` unused)."""
     del info  # everything the interpreter needs is in the body
     return _run_order(ast)
 

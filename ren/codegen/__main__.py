@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -67,7 +68,7 @@ def warm_plan(path: str) -> int:
     return len(_entries()) - before
 
 
-def _entries() -> list:
+def _entries() -> list[Path]:
     directory = compiler.cache_dir()
     return list(directory.glob("*.so")) if directory.is_dir() else []
 

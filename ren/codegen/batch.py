@@ -145,7 +145,7 @@ def _balanced(items: list[tuple[str, str]], jobs: int) -> list[list[tuple[str, s
 
 def _start(
     tmp: Path, index: int, chunk: list[tuple[str, str]], flags: tuple[str, ...]
-) -> tuple[subprocess.Popen, Path, float]:
+) -> tuple[subprocess.Popen[str], Path, float]:
     """Write ``chunk``'s files and start the compiler on them: ``(process, library, start)``."""
     cc, _ = find_compiler()
     files: list[Path] = []

@@ -10,6 +10,7 @@ take.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from ren.codegen.helpers import WORD
 from ren.ring import RingSpec
+from ren.ring.spec import WordArray
 
 __all__ = [
     "BLOCK",
@@ -68,7 +70,7 @@ def block_of(ring: RingSpec) -> int:
     return min(ring.n, BLOCK)
 
 
-def word_arg(name: str, ring: RingSpec, role: str, shape=None) -> CArg:
+def word_arg(name: str, ring: RingSpec, role: str, shape: tuple[int, ...] | None = None) -> CArg:
     """A pointer to ``ring``'s words, ``(L, n)`` unless ``shape`` says; ``const`` unless written."""
     const = "" if role == "out" else "const "
     return CArg(
@@ -98,7 +100,7 @@ def frozen(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def frozen_words(ring: RingSpec, rows: list) -> np.ndarray:
+def frozen_words(ring: RingSpec, rows: Sequence[int] | Sequence[Sequence[int]]) -> WordArray:
     """``rows`` as a read-only array of ``ring``'s words."""
     return frozen(np.array(rows, dtype=ring.np_dtype))
 

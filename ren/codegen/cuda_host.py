@@ -26,12 +26,24 @@ import ctypes
 import hashlib
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from ren.codegen.compiler import CompileError, load_cached
 
-__all__ = ["SHIM", "HostFunction", "HostModule", "entry_points"]
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
+
+__all__ = ["SHIM", "HostFunction", "HostModule", "KernelArg", "entry_points"]
+
+#: A kernel argument: an address (an ``int``, ``np.uintp``) or a NumPy array whose address is
+#: passed, or a NumPy scalar passed by value.
+KernelArg: TypeAlias = int | np.integer | npt.NDArray[np.generic]
+
+#: The ctypes of a kernel parameter: a pointer, or one of ``_SCALARS``.
+CType: TypeAlias = "type[ctypes.c_void_p] | type[ctypes._SimpleCData[int]]"
 
 #: What the CUDA names mean on the host. The unsupported ones are left undefined on purpose: a
 #: kernel using them fails to build with the name in the compiler's message.
@@ -66,7 +78,7 @@ _ENTRY = re.compile(
 )
 
 #: ctypes for the scalar parameter types Ren's kernels use.
-_SCALARS = {
+_SCALARS: dict[str, type[ctypes._SimpleCData[int]]] = {
     "int": ctypes.c_int32,
     "int32_t": ctypes.c_int32,
     "unsigned": ctypes.c_uint32,
@@ -93,7 +105,7 @@ def entry_points(source: str) -> dict[str, list[tuple[str, str]]]:
     return entries
 
 
-def _ctype(ptype: str, entry: str):
+def _ctype(ptype: str, entry: str) -> CType:
     if "*" in ptype:
         return ctypes.c_void_p
     base = " ".join(w for w in ptype.split() if w not in ("const", "__restrict__"))
@@ -127,14 +139,14 @@ def _wrapper(name: str, params: list[tuple[str, str]], reverse: bool) -> str:
 class HostFunction:
     """One entry point; call it like a PyCUDA ``Function``."""
 
-    def __init__(self, fn, name: str, params: list[tuple[str, str]]) -> None:
+    def __init__(self, fn: CFuncPtr, name: str, params: list[tuple[str, str]]) -> None:
         self.name, self.params = name, params
         self._types = [_ctype(t, name) for t, _ in params]
         fn.restype = None
         fn.argtypes = [ctypes.c_uint32, ctypes.c_uint32, *self._types]
         self._fn = fn
 
-    def __call__(self, *args, block: Sequence[int], grid: Sequence[int]) -> None:
+    def __call__(self, *args: KernelArg, block: Sequence[int], grid: Sequence[int]) -> None:
         """Run the grid ``grid`` of blocks of ``block`` threads (1-D: ``y = z = 1``)."""
         if len(args) != len(self.params):
             raise TypeError(f"{self.name} takes {len(self.params)} arguments, got {len(args)}")

@@ -46,7 +46,7 @@ import numpy as np
 
 from ren.codegen import helpers, templates
 from ren.codegen.cuda import BLOCK, device_helpers
-from ren.codegen.helpers import c_array, fill, limbs, tag
+from ren.codegen.helpers import CValues, c_array, fill, limbs, tag
 from ren.codegen.templates import intt_tables, ntt_tables
 from ren.ring import RingSpec
 from ren.ring.arith import check_drop
@@ -74,7 +74,7 @@ class Launch:
     entry: str
     grid: int
     block: int
-    args: tuple
+    args: tuple[str | np.integer, ...]
 
     def __repr__(self) -> str:
         args = ", ".join(a if isinstance(a, str) else repr(a) for a in self.args)
@@ -109,7 +109,7 @@ def _header(title: str, ring: RingSpec, doc: str) -> str:
     return helpers.header(title, ring, doc, "ren.codegen.cuda_templates", ("stdint.h",))
 
 
-def _constant(name: str, ctype: str, values, per_line: int = 4) -> str:
+def _constant(name: str, ctype: str, values: CValues, per_line: int = 4) -> str:
     """``__constant__ const <ctype> NAME[len] = {...};``, a C array in constant memory.
 
     It is :func:`ren.codegen.helpers.c_array` with ``__constant__`` for ``static``; the literals are
@@ -123,7 +123,7 @@ def _helpers(dtype: str) -> str:
     return device_helpers(dtype)
 
 
-def _launch(entry: str, threads: int, *args) -> Launch:
+def _launch(entry: str, threads: int, *args: str | np.integer) -> Launch:
     """``entry`` on ``threads`` threads: blocks of ``min(256, threads)``, enough of them."""
     block = min(BLOCK, threads)
     return Launch(entry, -(-threads // block), block, tuple(args))
@@ -491,7 +491,7 @@ def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CUDAProgram:
     return CUDAProgram(source, name, (_launch(name, ring.n, "out", "in"),), {})
 
 
-def rescale_program(ring: RingSpec, drop) -> CUDAProgram:
+def rescale_program(ring: RingSpec, drop: int | tuple[int, ...]) -> CUDAProgram:
     """Rescale by the moduli ``drop`` as CUDA: one launch of ``ren_cuda_rescale_<...>(out, in)``.
 
     ``drop`` is a modulus or a tuple of distinct moduli of ``ring`` (divided in that order, as

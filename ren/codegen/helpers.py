@@ -13,6 +13,8 @@ import functools
 import hashlib
 import re
 import textwrap
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias, cast
 
 from ren.ring import RingSpec
 
@@ -27,6 +29,8 @@ __all__ = [
     "MUL_HI_U64",
     "OMP_MIN_WORDS",
     "WORD",
+    "CConstant",
+    "CValues",
     "c_array",
     "c_helpers",
     "c_int",
@@ -82,6 +86,11 @@ def c_name(value: object) -> str:
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
+#: The values of a C constant array: ints or floats, or rows of them.
+CValues: TypeAlias = Sequence[float] | Sequence[Sequence[float]]
+#: A template's constant array: ``(name, C type, values)``, or with the values per line last.
+CConstant: TypeAlias = tuple[str, str, CValues] | tuple[str, str, CValues, int]
+
 
 def fill(template: str, **values: object) -> str:
     """Replace each ``{name}`` (an identifier) by ``values[name]``; other braces stay.
@@ -95,20 +104,21 @@ def fill(template: str, **values: object) -> str:
     return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)
 
 
-def c_array(name: str, ctype: str, values, per_line: int = 4) -> str:
+def c_array(name: str, ctype: str, values: CValues, per_line: int = 4) -> str:
     """``static const <ctype> NAME[len] = {...};`` (a 1-D or 2-D list of ints or floats).
 
     Floats are written as C99 hexadecimal literals, which are exact. An empty list becomes one
     unused ``0`` (C has no zero-length arrays); the loops that read it run zero times.
     """
-    rows = values if values and isinstance(values[0], list | tuple) else None
+    is_2d = bool(values) and isinstance(values[0], list | tuple)
+    rows = cast("Sequence[Sequence[float]]", values) if is_2d else None
 
-    def lit(v) -> str:
+    def lit(v: float) -> str:
         if isinstance(v, float):
             return float.hex(v)
         return c_int(int(v)) if ctype == "int" else f"{c_int(int(v))}u"
 
-    def flat(vals) -> str:
+    def flat(vals: Iterable[float]) -> str:
         vals = list(vals) or [0]
         lines = [
             ", ".join(lit(v) for v in vals[i : i + per_line]) for i in range(0, len(vals), per_line)
@@ -116,7 +126,8 @@ def c_array(name: str, ctype: str, values, per_line: int = 4) -> str:
         return ",\n    ".join(lines)
 
     if rows is None:
-        return f"static const {ctype} {name}[{max(len(values), 1)}] = {{\n    {flat(values)}\n}};"
+        words = flat(cast("Sequence[float]", values))
+        return f"static const {ctype} {name}[{max(len(values), 1)}] = {{\n    {words}\n}};"
     inner = ",\n    ".join("{" + flat(r).replace("\n    ", " ") + "}" for r in rows)
     return (
         f"static const {ctype} {name}[{len(rows)}][{max(len(rows[0]), 1)}] = {{\n    {inner}\n}};"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,16 @@ from ren.codegen.ckernel import (
     frozen_words,
     word_arg,
 )
-from ren.codegen.helpers import WORD, c_helpers, family_header, family_tag, fill, omp_for_words
+from ren.codegen.helpers import (
+    WORD,
+    CConstant,
+    CValues,
+    c_helpers,
+    family_header,
+    family_tag,
+    fill,
+    omp_for_words,
+)
 from ren.ring import RingSpec
 from ren.ring.arith import check_drop
 
@@ -102,7 +112,7 @@ void {name}(word *restrict out, const word *restrict in, const word *restrict c)
 """
 
 
-def rescale_constants(ring: RingSpec, drop: tuple[int, ...]) -> list[tuple[str, str, list]]:
+def rescale_constants(ring: RingSpec, drop: tuple[int, ...]) -> list[tuple[str, str, CValues]]:
     """The constant arrays of a rescale kernel, ``(name, C type, values)``.
 
     Every backend's template uses them (see ``RESCALE_DOC``).
@@ -124,7 +134,7 @@ def rescale_constants(ring: RingSpec, drop: tuple[int, ...]) -> list[tuple[str, 
     ]
 
 
-def base_convert_constants(ring: RingSpec, target: RingSpec) -> list[tuple]:
+def base_convert_constants(ring: RingSpec, target: RingSpec) -> list[CConstant]:
     """The constant arrays of a basis change, ``(name, C type, values[, per line])``.
 
     Every backend's template uses them (see ``BASE_CONVERT_DOC``).
@@ -149,7 +159,7 @@ def base_convert_constants(ring: RingSpec, target: RingSpec) -> list[tuple]:
     ]
 
 
-def _wide_constants(ring: RingSpec, target: RingSpec) -> tuple[int, list[tuple]]:
+def _wide_constants(ring: RingSpec, target: RingSpec) -> tuple[int, list[CConstant]]:
     """``FOLD`` and the constant arrays of the 128-bit sums (``BASE_CONVERT_WIDE_DOC``).
 
     ``FOLD`` is the most terms that can be added to a folded accumulator (below ``2^64 + (2^64 - 1)
@@ -206,7 +216,8 @@ def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CKernel:
 
 def _rescale_words(ring: RingSpec, drop: tuple[int, ...]) -> list[int]:
     """The words of ``rescale_tables``: the sizes, then the arrays of ``rescale_constants``."""
-    named = {name: values for name, _, values in rescale_constants(ring, drop)}
+    # Any: whether an array is 1-D or rows (P_INV) is told by its name
+    named: dict[str, Any] = {name: values for name, _, values in rescale_constants(ring, drop)}
     keep = named["KEEP_ROWS"]
     words = [ring.L, len(drop), len(keep), *ring.moduli, *named["Q_INV"], *named["R2"]]
     words += [*named["HALF"], *(w for row in named["P_INV"] for w in row)]
@@ -214,7 +225,7 @@ def _rescale_words(ring: RingSpec, drop: tuple[int, ...]) -> list[int]:
 
 
 @functools.cache
-def rescale_tables(ring: RingSpec, drop) -> tuple[np.ndarray]:
+def rescale_tables(ring: RingSpec, drop: int | tuple[int, ...]) -> tuple[np.ndarray]:
     """``(c,)`` for :func:`rescale_source`: the sizes and constants of one rescale, as words.
 
     ``L``, ``D`` (moduli dropped), ``L - D``, then the moduli, ``Q_INV``, ``R2``, ``HALF``,
@@ -224,7 +235,7 @@ def rescale_tables(ring: RingSpec, drop) -> tuple[np.ndarray]:
     return (frozen_words(ring, _rescale_words(ring, check_drop(ring, drop))),)
 
 
-def rescale_source(ring: RingSpec, drop) -> CKernel:
+def rescale_source(ring: RingSpec, drop: int | tuple[int, ...]) -> CKernel:
     """Rescale by the moduli ``drop`` as C: ``void ren_rescale_<n>_<w>(out, in, c)``.
 
     ``drop`` is a modulus or a tuple of distinct moduli of ``ring`` (divided in that order, as
@@ -481,7 +492,7 @@ def base_convert_tables(ring: RingSpec, target: RingSpec) -> tuple[np.ndarray, n
     ``R_MOD_P`` and ``R3``), each as ``base_convert_constants`` gives it; ``q_float`` the source
     moduli as doubles. Read-only and cached.
     """
-    named = {c[0]: c[2] for c in base_convert_constants(ring, target)}
+    named: dict[str, Any] = {c[0]: c[2] for c in base_convert_constants(ring, target)}  # by name
     fold = 0
     if target.dtype == "u64":
         fold, extra = _wide_constants(ring, target)
