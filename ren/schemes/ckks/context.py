@@ -1,8 +1,12 @@
-"""The CKKS context: parameters, device, keys, encoding and encryption; the current one."""
+"""The CKKS context: parameters, device, keys, encoding and encryption; the current one.
+
+A context is what every RLWE scheme's is (``ren.schemes.rlwe.context.RlweContext``: it holds its
+keys as ``keychain``, is the current context inside ``with``, pickles only without a secret key)
+and CKKS's evaluator (``ren.schemes.ckks.evaluator``); it adds the encoding and encryption.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -10,9 +14,8 @@ import numpy as np
 
 from ren.capture.function import capturing
 from ren.ir.region import in_region, noted, region
-from ren.poly import Poly, is_int, realize
-from ren.ring import RingSpec, galois_for_rotation
-from ren.schemes.ckks.active import ACTIVE
+from ren.poly import Poly, realize
+from ren.ring import RingSpec
 from ren.schemes.ckks.ciphertext import Ciphertext
 from ren.schemes.ckks.encoding import check_scale, embed, embed_inverse, slot_values
 from ren.schemes.ckks.evaluator import Evaluator
@@ -22,15 +25,12 @@ from ren.schemes.ckks.shadow import Shadow, shadowing
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe import keyset
-from ren.schemes.rlwe.active import enter, leave
+from ren.schemes.rlwe.context import RlweContext
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
-from ren.schemes.rlwe.keygen import KeyOwner
-from ren.schemes.rlwe.keys import KeySwitchKey
-from ren.schemes.rlwe.keyset import Copies
 from ren.schemes.rlwe.params import bits
 
 
-class Context(Copies, KeyOwner, Evaluator):
+class Context(RlweContext, Evaluator):
     """Keys and the evaluator for one parameter set.
 
     Keys (secret, public, relinearization) are made on entering the ``with`` block, or at the
@@ -58,6 +58,7 @@ class Context(Copies, KeyOwner, Evaluator):
     """
 
     scheme: ClassVar[str] = "ckks"
+    _keys_type = EvaluationKeys
 
     def __init__(
         self,
@@ -71,49 +72,26 @@ class Context(Copies, KeyOwner, Evaluator):
         if not isinstance(params, Params):
             raise TypeError(f"params must be a ckks.Params, got {type(params).__name__}")
         self._start(params, seed, device)
-        if keys is not None and secret_key is not None:
-            raise ValueError("pass keys= or secret_key=, not both")
-        if keys is not None:
-            if not isinstance(keys, EvaluationKeys):
-                raise TypeError(f"keys must be ckks.EvaluationKeys, got {type(keys).__name__}")
-            if keys.params != params:
-                raise ValueError(f"the keys are for {keys.params}, not {params}")
-            self._adopt(keys)
-        if secret_key is not None:
-            self._load_secret(secret_key)
+        self._take_keys(keys, secret_key)
 
     def _context(self) -> Context:
         """This context (typed as one, for the evaluator's mixin)."""
         return self
 
     def __repr__(self) -> str:
-        have = "secret" if self._secret is not None else "evaluation" if self._public else "no"
+        keys = self.keychain
+        have = "secret" if keys.secret is not None else "evaluation" if keys.public else "no"
         return f"<ckks.Context n={self.params.n} L={self.params.L} {self.device}, {have} keys>"
 
-    def __enter__(self) -> Context:
-        self._require_public()
-        enter(ACTIVE, self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        leave(ACTIVE, self)
-
-    # --- copies -----------------------------------------------------------------------------------
+    # --- keys and copies --------------------------------------------------------------------------
     @classmethod
     def _unpickler(cls) -> Callable[..., Any]:
         from ren.schemes.ckks.api import _context_from_pickle  # it imports this module
 
         return _context_from_pickle
 
-    def rotation_key(self, steps: int) -> KeySwitchKey:
-        """The key for ``rotate(steps)`` (made on first use).
-
-        Raises:
-            TypeError: when ``steps`` is not an int.
-        """
-        if not is_int(steps):
-            raise TypeError(f"rotation steps must be an int, got {_fmt.describe(steps)}")
-        return self.galois_key(galois_for_rotation(self.params.n, int(steps) % self.params.slots))
+    def _params_of(self, h: _fmt.Header, what: str) -> Params:
+        return params_of(h, self.params, what)
 
     def bootstrap_keys(self, config: Any = None, *, progress: bool | None = None) -> Any:
         """``ckks.bootstrap_keys(self, config)``: every key a bootstrap needs, made now."""
@@ -123,21 +101,7 @@ class Context(Copies, KeyOwner, Evaluator):
 
     def evaluation_keys(self) -> EvaluationKeys:
         """The public key, relinearization key and the rotation keys made so far."""
-        return keyset.evaluation_keys(self, EvaluationKeys)
-
-    def export_secret_key(self) -> bytes:
-        """The secret key and its public key, in Ren's CKKS format. Keep it secret.
-
-        ``Context(params, secret_key=blob)`` reads it back: the same secret key, public key and
-        key fingerprint, so that context takes this one's ciphertexts.
-        """
-        return keyset.export_secret(self, "secret-key")
-
-    def _load_secret(self, blob: bytes) -> None:
-        """Take the secret and public key of ``blob``, each checked; nothing changes on error."""
-        keyset.load_secret(
-            self, blob, "secret-key", lambda h: params_of(h, self.params, "secret key")
-        )
+        return keyset.evaluation_keys(self.keychain, EvaluationKeys)
 
     def encode(
         self, values: Any, level: int | None = None, scale: float | None = None
@@ -228,7 +192,7 @@ class Context(Copies, KeyOwner, Evaluator):
             pt = self._plain(values, "encrypt")
         else:
             pt = self.encode(values, level, scale)
-        z0, z1 = encrypt_zero(self.params, public, pt.level, self._rng, self.device)
+        z0, z1 = encrypt_zero(self.params, public, pt.level, self.keychain.rng, self.device)
         c0 = z0 + pt.poly
         ct = Ciphertext((c0.ntt(), z1.ntt()), pt.scale, pt.level, pt.real, self)
         if shadowing(self):  # for the report's precision (ren.schemes.ckks.shadow)
@@ -306,17 +270,10 @@ class Context(Copies, KeyOwner, Evaluator):
         """``ct``, checked to be under this context's parameters and keys, and bound to it."""
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"expected a ckks.Ciphertext, got {type(ct).__name__}")
-        fp = ct.key_fingerprint
-        if ct.context is self and fp is not None and fp == self._fingerprint:
+        if self._is_bound(ct):
             return ct  # the common case: made here, under the keys held now
         self._check_params_of(ct.params, ct.ring, ct.level, "ciphertext")
-        self._check_fingerprint(ct.key_fingerprint, "ciphertext")
-        if ct.context is not self:
-            parts = ct.parts
-            if ct.parts[0].device != self.device:
-                parts = tuple(p.to(self.device) for p in parts)
-            ct = dataclasses.replace(ct, parts=parts, context=self, params=self.params)
-        return ct
+        return self._bind(ct)
 
     def _plain(self, pt: Any, what: str) -> Plaintext:
         if not isinstance(pt, Plaintext):

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ren.engine.realize import uncaptured
 from ren.ir.region import in_region
 from ren.poly import Poly, is_int
 from ren.ring import galois_for_rotation
@@ -36,12 +35,14 @@ from ren.schemes.rlwe.params import bits
 if TYPE_CHECKING:
     from ren.schemes.ckks.context import Context
     from ren.schemes.ckks.params import Params
-    from ren.schemes.rlwe.keys import KeySwitchKey
-    from ren.schemes.rlwe.keyswitch import KeySwitchMethod
 
 
 class Evaluator:
-    """The homomorphic operations of a CKKS context (a mixin of ``ckks.Context``)."""
+    """The homomorphic operations of a CKKS context (a mixin of ``ckks.Context``).
+
+    The key-switched steps, relinearization and the Galois automorphism of a rotation or a
+    conjugation, are every RLWE context's (``ren.schemes.rlwe.context.RlweContext``).
+    """
 
     if TYPE_CHECKING:  # what the context provides
         params: Params
@@ -53,10 +54,10 @@ class Evaluator:
         def encode(  # noqa: D102
             self, values: Any, level: int | None = None, scale: float | None = None
         ) -> Plaintext: ...
-        def _require_public(self) -> tuple[tuple[Poly, Poly], KeySwitchKey]: ...
-        def galois_key(self, g: int) -> KeySwitchKey: ...  # noqa: D102
-
-        key_switcher: KeySwitchMethod
+        def _relinearized(self, parts: tuple[Poly, ...], level: int) -> tuple[Poly, Poly]: ...
+        def _automorphism(
+            self, parts: tuple[Poly, ...], g: int, level: int
+        ) -> tuple[Poly, Poly]: ...
 
     # --- evaluation -------------------------------------------------------------------------------
     def _match(self, a: Ciphertext, level: int, scale: float, what: str) -> Ciphertext:
@@ -229,10 +230,7 @@ class Evaluator:
         ct = self._own(ct)
         if ct.size == 2:
             return ct
-        _, relin = self._require_public()
-        k0, k1 = self.key_switcher.switch(ct.parts[2], relin, ct.level)
-        parts = (ct.parts[0] + k0, ct.parts[1] + k1)
-        return ct._evolve(parts=parts)
+        return ct._evolve(parts=self._relinearized(ct.parts, ct.level))
 
     @in_region("rotate")
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
@@ -261,13 +259,8 @@ class Evaluator:
     ) -> Ciphertext:
         if ct.size != 2:
             raise ValueError(f"{what} needs a two-part ciphertext: relinearize first")
-        with uncaptured():
-            key = self.galois_key(g)
-        c0, c1 = ct.parts
-        # the automorphism acts on c1's extended digits, after the ModUp: every rotation of this
-        # ciphertext builds the same ModUp nodes, so rotations realized together share it
-        k0, k1 = self.key_switcher.switch(c1, key, ct.level, galois=g)
-        return ct._evolve(parts=(c0.automorphism(g) + k0, k1), shadow=apply(on_slots, ct.shadow))
+        parts = self._automorphism(ct.parts, g, ct.level)
+        return ct._evolve(parts=parts, shadow=apply(on_slots, ct.shadow))
 
     def _pt_shadow(self, ct: Ciphertext, pt: Plaintext) -> Shadow | None:
         """A plaintext operand's shadow (its own decoding, later), when ``ct`` has one."""

@@ -1,15 +1,16 @@
 """What a BFV and a BGV context share: keys, encoding, encryption, additions, rotations, noise.
 
-A scheme's context (``bfv.Context``, ``bgv.Context``) subclasses :class:`IntContext` and says
-where the message sits (``_plain_term``, ``_fresh``), how two ciphertexts multiply (``_tensor``),
-how a decryption gives the message (``_message``) and what the noise is (``_noise``).
+A scheme's context (``bfv.Context``, ``bgv.Context``) subclasses :class:`IntContext`, which is
+what every RLWE scheme's context is (``ren.schemes.rlwe.context.RlweContext``: it holds its keys
+as ``keychain``), and says where the message sits (``_plain_term``, ``_fresh``), how two
+ciphertexts multiply (``_tensor``), how a decryption gives the message (``_message``) and what
+the noise is (``_noise``).
 """
 
 from __future__ import annotations
 
 import abc
-import contextvars
-import dataclasses
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,13 +22,14 @@ from ren.ir.region import in_region
 from ren.poly import Poly, is_int, realize
 from ren.ring import RingSpec, galois_for_rotation
 from ren.schemes.integer import batching
-from ren.schemes.integer.keys import EvaluationKeys, KeyExchange
+from ren.schemes.integer import bytes as _bytes
+from ren.schemes.integer.keys import EvaluationKeys, _context_from_pickle
 from ren.schemes.integer.params import IntParams
 from ren.schemes.integer.types import Ciphertext, Plaintext
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.active import active_contexts, enter, leave
+from ren.schemes.rlwe import keyset
+from ren.schemes.rlwe.context import RlweContext
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
-from ren.schemes.rlwe.keys import KeySwitchKey
 
 __all__ = ["IntContext", "NoiseBudgetExhausted"]
 
@@ -36,7 +38,7 @@ class NoiseBudgetExhausted(RenError, ValueError):
     """A ciphertext's noise has grown past what decryption can remove: its values are lost."""
 
 
-class IntContext(KeyExchange):
+class IntContext(RlweContext):
     """Keys, encoding, encryption and evaluation for one BFV or BGV parameter set.
 
     Keys are made on entering the ``with`` block (or at the first operation that needs them);
@@ -61,13 +63,9 @@ class IntContext(KeyExchange):
 
     scheme: ClassVar[str] = "integer"
     params_type: ClassVar[type[IntParams]] = IntParams
-    #: This thread's active contexts of the scheme, innermost last (one variable per scheme).
-    _active: ClassVar[contextvars.ContextVar[tuple[IntContext, ...]]]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "scheme" in cls.__dict__:  # a scheme's context: its own current contexts
-            cls._active = active_contexts(cls.scheme)
+    _keys_type = EvaluationKeys
+    _rotation_generator = 3
+    params: IntParams
 
     def __init__(
         self,
@@ -84,17 +82,31 @@ class IntContext(KeyExchange):
         self._take_keys(keys, secret_key)
 
     def __repr__(self) -> str:
-        have = "secret" if self._secret is not None else "evaluation" if self._public else "no"
-        p = self.params
+        keys, p = self.keychain, self.params
+        have = "secret" if keys.secret is not None else "evaluation" if keys.public else "no"
         return f"<{self.scheme}.Context n={p.n} L={p.L} t={p.t} {self.device}, {have} keys>"
 
-    def __enter__(self) -> IntContext:
-        self._require_public()
-        enter(self._active, self)
-        return self
+    # --- keys and copies ------------------------------------------------------------------------
+    @classmethod
+    def _unpickler(cls) -> Callable[..., Any]:
+        return _context_from_pickle
 
-    def __exit__(self, *exc: object) -> None:
-        leave(self._active, self)
+    def _kind(self, what: str) -> str:
+        return _bytes.kind(self.scheme, what)
+
+    def _params_of(self, h: _fmt.Header, what: str) -> IntParams:
+        return _bytes.params_of(h, self.params, what)
+
+    def _check_keys(self, keys: Any) -> None:
+        if keys.params.scheme != self.scheme:
+            raise ValueError(
+                f"the keys are {keys.params.scheme.upper()} keys, and this a "
+                f"{self.scheme.upper()} context"
+            )
+
+    def evaluation_keys(self) -> EvaluationKeys:
+        """The public key, relinearization key and the rotation keys made so far."""
+        return keyset.evaluation_keys(self.keychain, EvaluationKeys)
 
     # --- encoding -------------------------------------------------------------------------------
     def encode(self, values: Any) -> Plaintext:
@@ -154,7 +166,7 @@ class IntContext(KeyExchange):
         pt = self._plaintext(values)
         public, _ = self._require_public()
         level = self.params.max_level
-        z0, z1 = encrypt_zero(self.params, public, level, self._rng, self.device)
+        z0, z1 = encrypt_zero(self.params, public, level, self.keychain.rng, self.device)
         c0, c1 = self._fresh(z0, z1, pt, level)
         return Ciphertext((c0.ntt(), c1.ntt()), level, context=self)
 
@@ -266,18 +278,12 @@ class IntContext(KeyExchange):
         """Two ciphertexts brought to one level and correction (BGV; BFV's always match)."""
         return a, b
 
-    def _switch(
-        self, c: Poly, key: KeySwitchKey, level: int, galois: int | None = None
-    ) -> tuple[Poly, Poly]:
-        return self.key_switcher.switch(c, key, level, galois)
-
     # --- evaluation -----------------------------------------------------------------------------
     def _own(self, ct: Any) -> Ciphertext:
         """``ct``, checked to be under this context's parameters and keys, and bound to it."""
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"expected a {self.scheme}.Ciphertext, got {_fmt.describe(ct)}")
-        fp = ct.key_fingerprint
-        if ct.context is self and fp is not None and fp == self._fingerprint:
+        if self._is_bound(ct):
             return ct  # the common case: made here, under the keys held now
         if ct.params is not None and ct.params != self.params:
             if ct.params.scheme != self.scheme:
@@ -291,13 +297,7 @@ class IntContext(KeyExchange):
                 f"the ciphertext at level {ct.level} is over {ct.parts[0].ring!r}; this "
                 f"context's ring at level {ct.level} is {self.params.ring(ct.level)!r}"
             )
-        self._check_fingerprint(fp, "ciphertext")
-        if ct.context is not self:
-            parts = ct.parts
-            if parts[0].device != self.device:
-                parts = tuple(p.to(self.device) for p in parts)
-            ct = dataclasses.replace(ct, parts=parts, context=self, params=self.params)
-        return ct
+        return self._bind(ct)
 
     def add(self, a: Ciphertext, b: Any) -> Ciphertext:
         """``a + b``: ``b`` a ciphertext, a plaintext, an int or slot values."""
@@ -362,9 +362,7 @@ class IntContext(KeyExchange):
         ct = self._own(ct)
         if ct.size == 2:
             return ct
-        _, relin = self._require_public()
-        k0, k1 = self._switch(ct.parts[2], relin, ct.level)
-        return ct._evolve(parts=(ct.parts[0] + k0, ct.parts[1] + k1))
+        return ct._evolve(parts=self._relinearized(ct.parts, ct.level))
 
     @in_region("rotate")
     def rotate_rows(self, ct: Ciphertext, steps: int) -> Ciphertext:
@@ -385,8 +383,4 @@ class IntContext(KeyExchange):
     def _apply_galois(self, ct: Ciphertext, g: int) -> Ciphertext:
         if ct.size != 2:
             raise ValueError("rotate a two-part ciphertext: relinearize first")
-        with uncaptured():
-            key = self.galois_key(g)
-        c0, c1 = ct.parts
-        k0, k1 = self._switch(c1, key, ct.level, galois=g)
-        return ct._evolve(parts=(c0.automorphism(g) + k0, k1))
+        return ct._evolve(parts=self._automorphism(ct.parts, g, ct.level))

@@ -4,13 +4,13 @@ Every RLWE scheme shares them. ``EvaluationKeys`` is the public part a server ev
 public key, the relinearization key, the Galois keys made so far); a scheme's subclass
 (``ckks.EvaluationKeys``, ``ren.schemes.integer.keys.EvaluationKeys``) says which parameters it
 holds and under which kind its blobs are written. ``export_secret`` and ``load_secret`` write and
-read a context's secret key with its public key, every field checked: a loaded secret must be
-ternary (and of the parameters' weight), and the public key must be its own.
+read the secret key of a context's key chain (``ren.schemes.rlwe.keygen.KeyChain``) with its public
+key, every field checked: a loaded secret must be ternary (and of the parameters' weight), and the
+public key must be its own.
 """
 
 from __future__ import annotations
 
-import abc
 import math
 from collections.abc import Callable
 from typing import Any, ClassVar, Self
@@ -20,7 +20,7 @@ import numpy as np
 from ren.engine.realize import uncaptured
 from ren.poly import Poly, is_int, realize
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.keygen import KeyOwner
+from ren.schemes.rlwe.keygen import KeyChain
 from ren.schemes.rlwe.keys import KeySwitchKey
 
 __all__ = ["EvaluationKeys", "export_secret", "load_secret"]
@@ -182,46 +182,46 @@ class EvaluationKeys:
 # the secret key
 
 
-def evaluation_keys(owner: KeyOwner, kind: type[EvaluationKeys]) -> Any:
-    """``owner``'s public key, relinearization key and rotation keys made so far, as ``kind``."""
-    with owner._lock:
-        public, relin = owner._require_public()
-        keys = kind(owner.params, public, relin, owner._galois)
-        keys._fingerprint = owner.key_fingerprint
+def evaluation_keys(chain: KeyChain, kind: type[EvaluationKeys]) -> Any:
+    """``chain``'s public key, relinearization key and rotation keys made so far, as ``kind``."""
+    with chain.lock:
+        public, relin = chain.require_public()
+        keys = kind(chain.params, public, relin, chain.galois)
+        keys._fingerprint = chain.fingerprint
     return keys
 
 
-def export_secret(owner: KeyOwner, kind: str) -> bytes:
-    """The secret key of ``owner`` (a context) and its public key, as a blob of ``kind``.
+def export_secret(chain: KeyChain, kind: str) -> bytes:
+    """The secret key of ``chain`` (a context's keys) and its public key, as a blob of ``kind``.
 
-    The header holds the parameters (``owner.params._header()``) and the key fingerprint.
+    The header holds the parameters (``chain.params._header()``) and the key fingerprint.
     """
-    with owner._lock:
-        s = owner._require_secret("export a secret key")
-        public, _ = owner._require_public()
+    with chain.lock:
+        s = chain.require_secret("export a secret key")
+        public, _ = chain.require_public()
         records = [_fmt.poly_record(p) for p in (s, *public)]
         header = {
-            "params": owner.params._header(),
-            "key_fingerprint": owner.key_fingerprint,
+            "params": chain.params._header(),
+            "key_fingerprint": chain.fingerprint,
             "polys": [head for head, _ in records],
         }
     return _fmt.pack(kind, header, [data for _, data in records])
 
 
 def load_secret(
-    owner: KeyOwner,
+    chain: KeyChain,
     blob: bytes,
     kind: str,
     params_of: Callable[[_fmt.Header], Any],
     scheme: str = "CKKS",
 ) -> None:
-    """Give ``owner`` the secret and public key of ``blob``, each checked; nothing changes on error.
+    """Give ``chain`` the secret and public key of ``blob``, each checked; nothing changes on error.
 
     Args:
-        owner: the context.
+        chain: the context's keys.
         blob: bytes written by ``export_secret`` (a context's ``export_secret_key``).
         kind: the kind the blob must hold.
-        params_of: the blob's parameters from its checked header (they must be the owner's).
+        params_of: the blob's parameters from its checked header (they must be the context's).
         scheme: how messages name the scheme.
 
     Raises:
@@ -235,7 +235,7 @@ def load_secret(
     params = params_of(h)
     fp = h.fingerprint("key_fingerprint")
     K = params.key_ring
-    s, b, a = _fmt.read_polys(h, datas, [K] * 3, owner.device)
+    s, b, a = _fmt.read_polys(h, datas, [K] * 3, chain.device)
     coeffs = _fmt.centered_limbs(s)
     if not (coeffs == coeffs[0]).all() or np.abs(coeffs[0]).max() > 1:
         raise ValueError("the blob's secret key is not ternary: its coefficients must be -1, 0, 1")
@@ -261,74 +261,5 @@ def load_secret(
             f"the blob's public key has the fingerprint {found}, and its header says {fp}: "
             "the blob was altered"
         )
-    with owner._lock:
-        owner._install(s, (b, a))
-        owner._fingerprint = fp
-
-
-class Copies(abc.ABC):
-    """How a context is pickled and copied (a mixin of every scheme's context).
-
-    A context holding a secret key refuses ``pickle``, ``copy`` and ``deepcopy`` (``TypeError``):
-    the secret key leaves it only through ``export_secret_key()``. One holding evaluation keys
-    (or none) pickles as its parameters, device and evaluation keys, and copies as a new context
-    of those. The context sets ``scheme`` and ``_unpickler()``, the function that rebuilds it.
-    ``_check_fingerprint`` refuses a value made under other keys.
-    """
-
-    scheme: ClassVar[str]
-    params: Any
-    device: str
-    _secret: Any
-    _public: Any
-    key_fingerprint: str | None
-
-    evaluation_keys: Callable[[], Any]  # the context's own
-
-    @classmethod
-    @abc.abstractmethod
-    def _unpickler(cls) -> Callable[..., Any]:
-        """The function that rebuilds a context from its parameters, device and keys' bytes."""
-
-    def _check_fingerprint(self, fp: str | None, what: str) -> None:
-        """``fp`` (a value's key fingerprint) is this context's, or ``None`` (built by hand)."""
-        if fp is None:
-            return
-        mine = self.key_fingerprint
-        if mine is None:
-            raise ValueError(
-                f"the {what} was made under the keys with fingerprint {fp}, and this context "
-                "holds no keys: make it with the keys the value was made under (keys= the "
-                "evaluation keys, or secret_key= the exported secret key); a context never makes "
-                "keys for a value made elsewhere"
-            )
-        if fp != mine:
-            raise ValueError(
-                f"the {what} was made under the keys with fingerprint {fp}, and this context "
-                f"holds the keys with fingerprint {mine}: decrypt it where it was made, or use a "
-                "context made with its keys (keys= or secret_key=)"
-            )
-
-    def _refuse_copy(self, what: str) -> None:
-        if self._secret is not None:
-            raise TypeError(
-                f"a {self.scheme}.Context holding a secret key cannot be {what}: the secret key "
-                "leaves a context only through export_secret_key() (keep those bytes secret); to "
-                "share what a server needs, send ctx.evaluation_keys() (or its to_bytes()) and "
-                "the ciphertexts"
-            )
-
-    def __reduce__(self) -> tuple:
-        self._refuse_copy("pickled")
-        keys = None if self._public is None else self.evaluation_keys().to_bytes()
-        return (self._unpickler(), (self.params, self.device, keys))
-
-    def __copy__(self) -> Any:
-        self._refuse_copy("copied")
-        keys = None if self._public is None else self.evaluation_keys()
-        return type(self)(self.params, device=self.device, keys=keys)  # type: ignore[call-arg]
-
-    def __deepcopy__(self, memo: dict) -> Any:
-        self._refuse_copy("copied")
-        rebuild, args = self.__reduce__()
-        return rebuild(*args)
+    with chain.lock:
+        chain.install(s, (b, a), fp)
