@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class Params(IntParams):
     """BFV parameters: see ``ren.schemes.integer.params.IntParams`` for the arguments."""
 

@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class Params(IntParams):
     """BGV parameters: see ``ren.schemes.integer.params.IntParams`` for the arguments."""
 

@@ -291,3 +291,28 @@ def test_the_debuggers_buffer_names_its_region():
             screen = stepper.buffer(f"k{k}").splitlines()[0]
             where = f" in {'/'.join(kernel.region)};" if kernel.region else ";"
             assert f"written by kernel {k} ({kernel.info.name}){where}" in screen
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"p_bits": (60, 60), "dnum": 2},
+        {"p_bits": (), "key_switching": "bv"},
+        {"p_bits": (), "key_switching": "bv", "digit_bits": 20},
+    ],
+    ids=["hybrid", "bv", "bv-digit-bits"],
+)
+def test_the_key_switch_box_names_its_technique_and_digits(kw):
+    """The parameters' technique is what the key_switch box says, with the digits it built."""
+    params = ckks.Params(n=N, q_bits=(60, 40, 40, 40), scale_bits=40, insecure=True, **kw)
+    with ckks.Context(params, seed=2), record() as trace:
+        (ckks.encrypt([0.5]) * ckks.encrypt([0.25])).realize()
+    # hybrid: dnum digits; BV: one a modulus, or the mixed-radix digits of each (20-bit primes:
+    # four for q_0 of 60 bits, three for each 40-bit modulus, their products just below 2^20k)
+    digits = {"hybrid": 2, "bv": 4, "bv-digit-bits": 4 + 3 + 3 + 3}
+    want = digits["hybrid" if "dnum" in kw else "bv-digit-bits" if "digit_bits" in kw else "bv"]
+    assert params.key_parts == want
+    technique = kw.get("key_switching", "hybrid")
+    page = html.unescape(build_report(trace, "key switching", times=False))
+    assert page.count(f"{technique} key switching \u00b7 {want} digits") == 1
+    assert page.count("key switching \u00b7") == 1  # one relinearization, one key switch

@@ -6,6 +6,7 @@ import dataclasses
 import math
 from typing import Any, ClassVar
 
+from ren.errors import describe
 from ren.poly import Poly
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.params import Chain, need_int
@@ -29,7 +30,7 @@ _PARAM_FIELDS = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class Params(Chain):
     """CKKS parameters: the moduli are found at construction, then the parameters are checked.
 
@@ -46,7 +47,8 @@ class Params(Chain):
         q_bits: bit sizes (ints, 10 to 62) of the ciphertext moduli ``q_0, ..., q_{L-1}``.
             ``q_0`` holds the result at the last level, the others are divided out one per
             rescale (size them like the scale).
-        p_bits: bit sizes of the special moduli used by key switching.
+        p_bits: bit sizes of the special moduli used by hybrid key switching (default
+            ``(60,)``); BV key switching has none (leave it out, or ``()``).
         scale_bits: the default scale is ``2**scale_bits``; an int from 1 to ``q_bits[0] - 1``.
         dnum: number of key-switching digits, an int from 1 to ``L`` (default: one per ciphertext
             modulus, the least noise). The product of the special moduli must have at least as
@@ -58,6 +60,13 @@ class Params(Chain):
             security table does not cover sparse secrets).
         sigma: standard deviation of the error distribution, a finite real number in
             ``(0, 10^6)``; at least ``MIN_SIGMA`` (3.19) unless ``insecure=True``.
+        key_switching: ``"hybrid"`` (the default: digits of ``dnum`` moduli, special moduli to
+            divide the noise by) or ``"bv"`` (one digit per ciphertext modulus, no special
+            modulus, so more of the security bound for ``Q``; its key-switching noise is not
+            divided: the key-switching guide has its precision).
+        digit_bits: BV only: ``None`` (one digit per ciphertext modulus, as OpenFHE's digit size
+            0) or a digit size in bits: a residue of a larger modulus is cut into digits modulo
+            primes below ``2^digit_bits`` (more key pairs, less noise).
 
     Raises:
         TypeError: for an argument of the wrong type (a bool where a number is expected
@@ -71,12 +80,15 @@ class Params(Chain):
 
     n: int
     q_bits: tuple[int, ...]
-    p_bits: tuple[int, ...] = (60,)
+    # None: the technique's default, (60,) for hybrid and () for BV, set by __post_init__
+    p_bits: tuple[int, ...] = None  # type: ignore[assignment]
     scale_bits: int = 40
     dnum: int | None = None
     insecure: bool = False
     hamming_weight: int | None = None
     sigma: float = 3.2
+    key_switching: str = "hybrid"
+    digit_bits: int | None = None
     q_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
     p_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
 
@@ -90,15 +102,15 @@ class Params(Chain):
                 f"{self.q_bits[0]}: the first modulus holds the values at the scale at level 0"
             )
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # a value: pickled as its arguments, so unpickling runs every check again
         args = (self.n, self.q_bits, self.p_bits, self.scale_bits, self.dnum, self.insecure)
-        return (Params, (*args, self.hamming_weight, self.sigma))
+        return (Params, (*args, self.hamming_weight, self.sigma, *self._chain_args()))
 
     def __copy__(self) -> Params:
         return self
 
-    def __deepcopy__(self, memo: dict) -> Params:
+    def __deepcopy__(self, memo: dict[int, Any]) -> Params:
         return self
 
     @classmethod
@@ -136,7 +148,7 @@ class Params(Chain):
         return float(2**self.scale_bits)
 
     # --- serialization ------------------------------------------------------------------------
-    def _header(self) -> dict:
+    def _header(self) -> dict[str, Any]:
         return {**self._chain_header(), "scale_bits": self.scale_bits}
 
     @classmethod
@@ -153,9 +165,14 @@ class Params(Chain):
                 constructor refuses, moduli other than the ones these parameters give, or
                 parameters marked insecure that the reader did not opt in to.
         """
-        h = _fmt.Header(value, "the blob's parameters", _PARAM_FIELDS)
+        h = _fmt.Header(
+            value, "the blob's parameters", _PARAM_FIELDS, ("digit_bits", "key_switching")
+        )
         own = {"scale_bits": h.integer("scale_bits", 1, 61)}
-        return cls._chain_from_header(h, own, insecure=insecure, reader=reader, name="CKKS")
+        params: Params = cls._chain_from_header(
+            h, own, insecure=insecure, reader=reader, name="CKKS"
+        )
+        return params
 
     def to_bytes(self) -> bytes:
         """The parameters in Ren's versioned, checksummed CKKS format."""
@@ -176,7 +193,7 @@ class Params(Chain):
                 parameters the constructor refuses, or insecure parameters without the opt-in.
         """
         if not isinstance(insecure, bool):
-            raise TypeError(f"insecure must be True or False, got {_fmt.describe(insecure)}")
+            raise TypeError(f"insecure must be True or False, got {describe(insecure)}")
         header, payloads = _fmt.unpack(blob, "params")
         h = _fmt.Header(header, "the params blob's header", ("params",))
         if payloads:

@@ -9,6 +9,7 @@ import math
 from types import ModuleType
 from typing import Any, ClassVar
 
+from ren.errors import describe
 from ren.ring import RingSpec, is_prime, ntt_primes
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.params import Chain, need_int
@@ -49,7 +50,7 @@ def scheme_module(name: str) -> ModuleType:
     return importlib.import_module(f"ren.schemes.{name}")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class IntParams(Chain):
     """Parameters of an integer scheme (``bfv.Params``, ``bgv.Params``).
 
@@ -61,7 +62,8 @@ class IntParams(Chain):
     Args:
         n: ring degree, a power of two >= 4: ``n`` slots (two rows of ``n/2``) when batching.
         q_bits: bit sizes (ints, 10 to 62) of the ciphertext moduli ``q_0, ..., q_{L-1}``.
-        p_bits: bit sizes of the special moduli used by key switching.
+        p_bits: bit sizes of the special moduli used by hybrid key switching (default
+            ``(60,)``); BV key switching has none (leave it out, or ``()``).
         t: the plaintext modulus, an int from 2 to below every ciphertext modulus, coprime to
             them. A prime ``t = 1 (mod 2n)`` (such as 65537 up to ``n = 32768``) allows
             batching: ``n`` integers mod ``t`` in slots; any other ``t`` encodes a polynomial.
@@ -70,6 +72,8 @@ class IntParams(Chain):
         hamming_weight: ``None`` (uniform ternary secret) or the nonzeros of a sparse one
             (needs ``insecure=True``).
         sigma: the error's standard deviation (at least 3.19 unless ``insecure=True``).
+        key_switching: ``"hybrid"`` (the default) or ``"bv"`` (one digit per ciphertext
+            modulus, no special modulus), as for CKKS.
 
     Raises:
         TypeError: an argument of the wrong type, named.
@@ -81,12 +85,15 @@ class IntParams(Chain):
 
     n: int
     q_bits: tuple[int, ...]
-    p_bits: tuple[int, ...] = (60,)
+    # None: the technique's default, (60,) for hybrid and () for BV, set by __post_init__
+    p_bits: tuple[int, ...] = None  # type: ignore[assignment]
     t: int = 65537
     dnum: int | None = None
     insecure: bool = False
     hamming_weight: int | None = None
     sigma: float = 3.2
+    key_switching: str = "hybrid"
+    digit_bits: int | None = None
     q_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
     p_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
 
@@ -106,14 +113,14 @@ class IntParams(Chain):
                     f"t={t} shares a factor with the modulus {q}: they must be coprime"
                 )
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         args = (self.n, self.q_bits, self.p_bits, self.t, self.dnum, self.insecure)
-        return (type(self), (*args, self.hamming_weight, self.sigma))
+        return (type(self), (*args, self.hamming_weight, self.sigma, *self._chain_args()))
 
     def __copy__(self) -> IntParams:
         return self
 
-    def __deepcopy__(self, memo: dict) -> IntParams:
+    def __deepcopy__(self, memo: dict[int, Any]) -> IntParams:
         return self
 
     # --- derived ------------------------------------------------------------------------------
@@ -162,7 +169,7 @@ class IntParams(Chain):
         return pow(math.prod(self.q_moduli), -1, self.tensor_extra_ring.Q)
 
     # --- serialization ------------------------------------------------------------------------
-    def _header(self) -> dict:
+    def _header(self) -> dict[str, Any]:
         return {"scheme": self.scheme, **self._chain_header(), "t": self.t}
 
     @classmethod
@@ -179,17 +186,20 @@ class IntParams(Chain):
                 parameters, parameters the constructor refuses, moduli other than the ones these
                 parameters give, or parameters marked insecure that the reader did not opt in to.
         """
-        h = _fmt.Header(value, "the blob's parameters", _PARAM_FIELDS)
+        h = _fmt.Header(
+            value, "the blob's parameters", _PARAM_FIELDS, ("digit_bits", "key_switching")
+        )
         scheme = h.raw("scheme")
         if scheme != cls.scheme:
-            named = repr(scheme) if isinstance(scheme, str) else _fmt.describe(scheme)
+            named = repr(scheme) if isinstance(scheme, str) else describe(scheme)
             raise ValueError(
                 f"the blob's parameters name the scheme {named[:40]}; these are {cls.scheme!r}"
             )
         own = {"t": h.integer("t", 2, 2**62)}
-        return cls._chain_from_header(
+        params: IntParams = cls._chain_from_header(
             h, own, insecure=insecure, reader=reader, name=cls.scheme.upper()
         )
+        return params
 
     def to_bytes(self) -> bytes:
         """The parameters in Ren's versioned, checksummed format (kind ``bfv-params``, ...)."""
@@ -216,7 +226,7 @@ class IntParams(Chain):
                 parameters without the opt-in.
         """
         if not isinstance(insecure, bool):
-            raise TypeError(f"insecure must be True or False, got {_fmt.describe(insecure)}")
+            raise TypeError(f"insecure must be True or False, got {describe(insecure)}")
         if cls.scheme not in SCHEMES:
             raise TypeError("read a scheme's parameters: bfv.Params.from_bytes or bgv.Params's")
         header, payloads = _fmt.unpack(blob, f"{cls.scheme}-params", cls.scheme.upper())

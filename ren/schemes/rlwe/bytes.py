@@ -52,7 +52,7 @@ MAX_MODULI = 256
 # framing
 
 
-def pack(kind: str, header: dict, payloads: list[bytes]) -> bytes:
+def pack(kind: str, header: dict[str, Any], payloads: list[bytes]) -> bytes:
     """The blob of ``kind`` with ``header`` (JSON, sorted keys) and ``payloads``, checksummed."""
     k = kind.encode()
     h = json.dumps(header, sort_keys=True).encode()
@@ -153,18 +153,22 @@ class Header:
         value: the parsed JSON; it must be an object with exactly the keys ``fields``.
         what: how messages name it (``"the ciphertext blob's header"``).
         fields: the keys it must have (no more, no fewer).
+        optional: keys it may have besides (a field added later, written only when it is not
+            its default, so that older blobs and the default's bytes stay the same).
 
     Raises:
         ValueError: for anything but an object with exactly those keys.
     """
 
-    def __init__(self, value: Any, what: str, fields: Sequence[str]):
+    def __init__(
+        self, value: Any, what: str, fields: Sequence[str], optional: Sequence[str] = ()
+    ) -> None:
         if not isinstance(value, dict):
             raise ValueError(f"{what} is not a JSON object but a {describe(value)}")
         missing = sorted(set(fields) - set(value))
         if missing:
             raise ValueError(f"{what} lacks the field(s) {', '.join(missing)}")
-        extra = sorted(set(value) - set(fields))
+        extra = sorted(set(value) - set(fields) - set(optional))
         if extra:
             raise ValueError(f"{what} has unknown field(s) {', '.join(map(repr, extra))[:200]}")
         self.value = value
@@ -187,6 +191,13 @@ class Header:
     def optional_int(self, key: str, low: int, high: int) -> int | None:
         """``None`` or an int in ``[low, high]``."""
         return None if self.value[key] is None else self.integer(key, low, high)
+
+    def choice(self, key: str, options: Sequence[str], default: str) -> str:
+        """One of ``options`` (``default`` where the optional field is absent)."""
+        v = self.value.get(key, default)
+        if not isinstance(v, str) or v not in options:
+            raise self._bad(key, "one of " + ", ".join(map(repr, options)))
+        return v
 
     def flag(self, key: str) -> bool:
         """``true`` or ``false``."""
@@ -230,16 +241,18 @@ class Header:
             raise self._bad(key, "a key fingerprint (16 hexadecimal digits)")
         return v
 
-    def entries(self, key: str, low: int, high: int) -> list:
+    def entries(self, key: str, low: int, high: int) -> list[Any]:
         """A list with ``low`` to ``high`` entries (entries not checked)."""
         v = self.value[key]
         if not isinstance(v, list) or not low <= len(v) <= high:
             raise self._bad(key, f"a list of {low} to {high} entries")
         return v
 
-    def int_list(self, key: str, low: int, high: int, most: int = MAX_MODULI) -> tuple[int, ...]:
-        """A list of 1 to ``most`` ints, each in ``[low, high]``."""
-        items = self.entries(key, 1, most)
+    def int_list(
+        self, key: str, low: int, high: int, most: int = MAX_MODULI, least: int = 1
+    ) -> tuple[int, ...]:
+        """A list of ``least`` (1 unless told) to ``most`` ints, each in ``[low, high]``."""
+        items = self.entries(key, least, most)
         for v in items:
             if not is_int(v) or not low <= v <= high:
                 raise self._bad(key, f"a list of ints in [{low}, {high}]")
@@ -266,7 +279,7 @@ def same_json(a: Any, b: Any) -> bool:
 # polynomials
 
 
-def poly_record(p: Poly) -> tuple[dict, bytes]:
+def poly_record(p: Poly) -> tuple[dict[str, Any], bytes]:
     """The header entry and the payload of ``p``: its plain residues in its own domain."""
     with uncaptured():
         limbs = p.limbs().astype("<u8")

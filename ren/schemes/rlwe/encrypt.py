@@ -25,7 +25,10 @@ def encrypt_zero(
     e0 = Poly.gaussian(Kl, params.sigma, rng, device)
     e1 = Poly.gaussian(Kl, params.sigma, rng, device)
     b, a = (k.to_ring(Kl) for k in public)
-    return (b * v + e0).rescale(params.p_moduli), (a * v + e1).rescale(params.p_moduli)
+    c0, c1 = b * v + e0, a * v + e1
+    if not params.p_moduli:  # BV key switching: the key ring is the level's ring
+        return c0, c1
+    return c0.rescale(params.p_moduli), c1.rescale(params.p_moduli)
 
 
 def decrypt_parts(parts: tuple[Poly, ...], secret: Poly) -> Poly:

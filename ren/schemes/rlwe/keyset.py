@@ -160,7 +160,7 @@ class EvaluationKeys:
                 )
         if len(set(galois[1:])) != len(galois) - 1:
             raise ValueError("the evaluation-key blob names a Galois element twice")
-        digits = len(params.digits)
+        digits = params.key_parts
         count = 2 + 2 * digits * len(galois)
         polys = _fmt.read_polys(h, datas, [params.key_ring] * count, device)
         keys = []

@@ -8,6 +8,7 @@ modulus.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Sequence
@@ -15,9 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from ren.errors import describe
 from ren.poly import is_int
 from ren.ring import RingSpec, ntt_primes, sampling
 from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.keyswitch import bv_digit_primes, check_bv
 
 #: The largest ``log2(QP)`` for 128-bit security with a uniform ternary secret, from the
 #: Homomorphic Encryption Standard (Albrecht et al., 2018, table of classical attacks); its table
@@ -37,6 +40,17 @@ SECURITY_BOUNDS: dict[int, int] = {
 #: standard's. A smaller error gives the secret key away (with none, ``s = -b/a`` slot by slot).
 MIN_SIGMA: float = 8 / math.sqrt(2 * math.pi)
 
+#: The key-switching techniques a chain can name (``ren.schemes.rlwe.keyswitch``): ``"hybrid"``,
+#: digits of the ciphertext moduli and special moduli ``P`` to divide by (the default); ``"bv"``,
+#: one digit per ciphertext modulus and no special modulus.
+KEY_SWITCHING: tuple[str, ...] = ("hybrid", "bv")
+
+#: Fields added after the first parameters: shown and written only where not their defaults.
+_LATER_FIELDS = ("key_switching", "digit_bits")
+
+#: The special moduli a chain has when ``p_bits`` is left out, for each technique.
+DEFAULT_P_BITS: dict[str, tuple[int, ...]] = {"hybrid": (60,), "bv": ()}
+
 
 def bits(x: float) -> str:
     """A modulus or coefficient size as ``2^k`` (exact for an int of any size)."""
@@ -48,7 +62,7 @@ def bits(x: float) -> str:
 def need_int(name: str, value: Any) -> int:
     """``value`` as an int; a bool, a float or anything else is a ``TypeError`` naming ``name``."""
     if not is_int(value):
-        raise TypeError(f"{name} must be an int, got {_fmt.describe(value)}")
+        raise TypeError(f"{name} must be an int, got {describe(value)}")
     return int(value)
 
 
@@ -56,7 +70,7 @@ def _bits_tuple(name: str, value: Any) -> tuple[int, ...]:
     if is_int(value):
         raise TypeError(f"{name} must be a sequence of bit sizes, got the int {value}")
     if isinstance(value, str | bytes | dict) or not isinstance(value, Sequence | np.ndarray):
-        raise TypeError(f"{name} must be a sequence of ints, got {_fmt.describe(value)}")
+        raise TypeError(f"{name} must be a sequence of ints, got {describe(value)}")
     items = tuple(value)
     if not items:
         raise ValueError(f"{name} is empty: it needs at least one bit size")
@@ -80,8 +94,8 @@ class Chain:
     """The modulus chain of a frozen dataclass of parameters (a mixin).
 
     The dataclass declares ``n``, ``q_bits``, ``p_bits``, ``dnum``, ``insecure``,
-    ``hamming_weight``, ``sigma`` and the derived ``q_moduli`` and ``p_moduli``, and calls
-    :meth:`_check_chain` from ``__post_init__``.
+    ``hamming_weight``, ``sigma``, ``key_switching`` and the derived ``q_moduli`` and
+    ``p_moduli``, and calls :meth:`_check_chain` from ``__post_init__``.
     """
 
     n: int
@@ -91,8 +105,19 @@ class Chain:
     insecure: bool
     hamming_weight: int | None
     sigma: float
+    key_switching: str
+    digit_bits: int | None
     q_moduli: tuple[int, ...]
     p_moduli: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        """The arguments; ``key_switching`` and ``digit_bits`` only where not the defaults."""
+        shown = []
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]  # a dataclass's mixin
+            value = getattr(self, f.name)
+            if f.repr and not (f.name in _LATER_FIELDS and value == f.default):
+                shown.append(f"{f.name}={value!r}")
+        return f"{type(self).__qualname__}({', '.join(shown)})"
 
     def _check_chain(self, avoid: tuple[int, ...] = ()) -> None:
         """Check the shared arguments, find the moduli, check the digits and the security.
@@ -106,14 +131,34 @@ class Chain:
             raise ValueError(f"n={n} must be a power of two >= 4")
         set_("n", n)
         set_("q_bits", _bits_tuple("q_bits", self.q_bits))
-        set_("p_bits", _bits_tuple("p_bits", self.p_bits))
+        technique = self.key_switching
+        if not isinstance(technique, str) or technique not in KEY_SWITCHING:
+            raise ValueError(
+                f"key_switching must be one of {', '.join(map(repr, KEY_SWITCHING))}, got "
+                f"{describe(technique)}"
+            )
         L = len(self.q_bits)
+        if technique == "bv":
+            self._check_bv(L)
+        elif self.digit_bits is not None:
+            raise ValueError(
+                f"digit_bits={self.digit_bits!r} is BV's digit size; hybrid key switching sizes "
+                "its digits with dnum: leave digit_bits out, or use key_switching='bv'"
+            )
+        else:
+            p_bits = DEFAULT_P_BITS[technique] if self.p_bits is None else self.p_bits
+            if isinstance(p_bits, Sequence) and not isinstance(p_bits, str) and not p_bits:
+                raise ValueError(
+                    "p_bits is empty: hybrid key switching needs at least one special "
+                    "modulus; key_switching='bv' uses none"
+                )
+            set_("p_bits", _bits_tuple("p_bits", p_bits))
         dnum = L if self.dnum is None else need_int("dnum", self.dnum)
         if not 1 <= dnum <= L:
             raise ValueError(f"dnum={dnum} must be an int from 1 to len(q_bits)={L}")
         set_("dnum", dnum)
         if not isinstance(self.insecure, bool):
-            raise TypeError(f"insecure must be True or False, got {_fmt.describe(self.insecure)}")
+            raise TypeError(f"insecure must be True or False, got {describe(self.insecure)}")
         if self.hamming_weight is not None:
             weight = need_int("hamming_weight", self.hamming_weight)
             if not 1 <= weight <= n:
@@ -130,7 +175,7 @@ class Chain:
         set_("p_moduli", tuple(pool[b].pop(0) for b in self.p_bits))
         set_("q_moduli", tuple(pool[b].pop(0) for b in self.q_bits))
         P = math.prod(self.p_moduli)
-        for digit in self.digits:
+        for digit in self.digits if self.p_moduli else ():  # BV divides by nothing
             D = math.prod(self.q_moduli[i] for i in digit)
             if P.bit_length() < D.bit_length():
                 raise ValueError(
@@ -141,6 +186,10 @@ class Chain:
                 )
         if not self.insecure:
             self._check_security()
+
+    def _check_bv(self, L: int) -> None:
+        """BV key switching: no special moduli, one digit per modulus (``keyswitch.check_bv``)."""
+        check_bv(self, L)
 
     def _check_security(self) -> None:
         """The HE standard's rule for 128-bit security: ternary secret, table bound, sigma."""
@@ -170,7 +219,7 @@ class Chain:
                 "3.19 (the default is 3.2), or insecure=True (for tests and teaching only)"
             )
 
-    def _chain_header(self) -> dict:
+    def _chain_header(self) -> dict[str, Any]:
         """The header fields every scheme's parameters write (its own are added to them)."""
         return {
             "n": self.n,
@@ -181,7 +230,20 @@ class Chain:
             "hamming_weight": self.hamming_weight,
             "sigma": self.sigma,
             "moduli": [str(q) for q in self.p_moduli + self.q_moduli],
+            # written only when not the default: older blobs and hybrid's bytes stay the same
+            **({} if self.key_switching == "hybrid" else {"key_switching": self.key_switching}),
+            **({} if self.digit_bits is None else {"digit_bits": self.digit_bits}),
         }
+
+    def _chain_args(self) -> tuple[Any, ...]:
+        """``key_switching`` as a last argument when it is not the default (``__reduce__``).
+
+        A pickle of hybrid parameters holds the same arguments, so the same bytes, as before
+        the field existed.
+        """
+        if self.key_switching == "hybrid":
+            return ()
+        return (self.key_switching,) + (() if self.digit_bits is None else (self.digit_bits,))
 
     @classmethod
     def _chain_from_header(
@@ -198,11 +260,13 @@ class Chain:
         fields = {
             "n": n,
             "q_bits": h.int_list("q_bits", 10, 62),
-            "p_bits": h.int_list("p_bits", 10, 62),
+            "p_bits": h.int_list("p_bits", 10, 62, least=0),  # none for BV; the class checks
             "dnum": h.integer("dnum", 1, _fmt.MAX_MODULI),
             "insecure": h.flag("insecure"),
             "hamming_weight": h.optional_int("hamming_weight", 1, n),
             "sigma": h.number("sigma", 0.0, 1e6),
+            "key_switching": h.choice("key_switching", KEY_SWITCHING, "hybrid"),
+            "digit_bits": h.integer("digit_bits", 2, 61) if "digit_bits" in h.value else None,
         }
         moduli = h.moduli("moduli")
         if fields["insecure"] and not insecure:
@@ -248,8 +312,23 @@ class Chain:
         return tuple(tuple(range(i, min(i + size, L))) for i in range(0, L, size))
 
     @functools.cached_property
+    def bv_digits(self) -> tuple[tuple[int, ...], ...]:
+        """BV's digit primes for each ciphertext modulus (``keyswitch.bv_digit_primes``)."""
+        return bv_digit_primes(self)
+
+    @property
+    def key_parts(self) -> int:
+        """The pairs of a key-switching key: one per digit (hybrid), per BV digit (BV)."""
+        if self.key_switching == "bv":
+            return sum(max(1, len(d)) for d in self.bv_digits)
+        return len(self.digits)
+
+    @functools.cached_property
     def key_ring(self) -> RingSpec:
-        """The ring of the keys: the special moduli, then every ciphertext modulus."""
+        """The ring of the keys: the special moduli, then every ciphertext modulus.
+
+        Without special moduli (BV key switching) it is the ring of the top level.
+        """
         return RingSpec(self.n, self.p_moduli + self.q_moduli)
 
     @functools.cached_property
@@ -281,6 +360,6 @@ class Chain:
 
     def _check_level(self, level: int) -> None:
         if not is_int(level):
-            raise TypeError(f"level must be an int, got {_fmt.describe(level)}")
+            raise TypeError(f"level must be an int, got {describe(level)}")
         if not 0 <= level <= self.max_level:
             raise ValueError(f"level={level!r} is outside [0, {self.max_level}]")

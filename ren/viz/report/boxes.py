@@ -143,6 +143,9 @@ class TreeHtml:
         lines.append(" \u00b7 ".join(facts))
         if ckks := ckks_line(box.notes):
             lines.append(ckks)
+        if technique := box.notes.get("key_switching"):  # ren.schemes.rlwe.keyswitch notes it
+            digits = plural(box.notes.get("digits", 0), "digit")
+            lines.append(escape_html(f"{technique} key switching \u00b7 {digits}"))
         if bits := bits_text(box.notes):
             lines.append(f'<span class="bits">{escape_html(bits)}</span>')
         if warning := range_text(box.notes):
