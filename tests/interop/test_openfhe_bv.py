@@ -50,14 +50,16 @@ reproduce every word of ``ab`` at each digit size tried (0, 1, 7, 10, 17, 20, 29
 
 Oracles: the digits are computed here with Python integers from the rule above; products and
 sums are Ren's ring primitives (``Poly``, ``ntt``, ``intt``, ``*``, ``+``) on OpenFHE's own
-words (its roots are Ren's, checked, so its EVALUATION words are Ren's NTT limbs); nothing uses
-a Ren key-switching class. The files are ``tests/vectors/openfhe-bv`` (digit size 0) and its
+words (its roots are Ren's, checked, so its EVALUATION words are Ren's NTT limbs); those checks
+use no Ren key-switching class. Then :func:`check_ren_bv` runs Ren's own technique
+(``ren.schemes.rlwe.keyswitch.BV``) on OpenFHE's key and product: the same words. The files are ``tests/vectors/openfhe-bv`` (digit size 0) and its
 ``digit-size-30`` folder (their ``README.md``); ``test_vectors_made_now`` reruns every check on
 vectors OpenFHE makes during the test, at more digit sizes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import math
@@ -70,6 +72,8 @@ import pytest
 from ren import Poly
 from ren.interop import openfhe as of
 from ren.ring import Domain, RingSpec, primitive_root_2n
+from ren.schemes.rlwe.keys import KeySwitchKey
+from ren.schemes.rlwe.keyswitch import BV
 from tests.interop.test_openfhe import check_decrypt, check_files_parse, check_ntt, manifest
 from tests.oracles import centered
 
@@ -219,6 +223,44 @@ def check_relinearization(d: Path) -> None:
         assert np.array_equal(ours.limbs(), ab.words[k]), f"part {k}"
 
 
+@dataclasses.dataclass(frozen=True)
+class Chain:
+    """What ``ren.schemes.rlwe.keyswitch.BV`` reads of its parameters, with OpenFHE's moduli.
+
+    Ren's ``Params`` choose their own primes; BV needs only the ciphertext moduli, the ring of a
+    level and the digit primes (none: digit size 0).
+    """
+
+    n: int
+    q_moduli: tuple[int, ...]
+    digit_bits: None = None
+
+    def ring(self, level: int) -> RingSpec:
+        return RingSpec(self.n, self.q_moduli[: level + 1])
+
+    @property
+    def bv_digits(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(() for _ in self.q_moduli)
+
+
+def check_ren_bv(d: Path) -> None:
+    """Ren's own BV technique, given OpenFHE's key, relinearizes ``ab_tensor`` to OpenFHE's
+    ``ab`` word for word (digit size 0: Ren's RNS digits are OpenFHE's). With a digit size,
+    OpenFHE's digits are balanced base-``2^B`` windows and Ren's ``digit_bits`` are residues
+    modulo primes ``1 mod 2n``: other digits, other words, checked by the oracles above."""
+    if digit_size(d) != 0:
+        return
+    tensor = of.read_ciphertext(d / "ab_tensor.json")
+    ring = RingSpec(tensor.params.n, tensor.moduli)
+    c0, c1, c2 = (as_poly(w, ring) for w in tensor.words)
+    _, pairs = key_pairs(d)
+    technique = BV(Chain(ring.n, ring.moduli))
+    d0, d1 = technique.switch(c2, KeySwitchKey(None, tuple(pairs)), ring.L - 1)
+    ab = of.read_ciphertext(d / "ab.json")
+    for k, ours in enumerate((c0 + d0, c1 + d1)):
+        assert np.array_equal(ours.limbs(), ab.words[k]), f"part {k}"
+
+
 def check_source_windows_differ(d: Path) -> None:
     """With windows, the 1.5.1 source's unsigned digits do not give the wheel's words (and do
     decrypt: both are sound decompositions)."""
@@ -265,6 +307,7 @@ CHECKS = [
     check_key_errors,
     check_wrong_gadget_is_not_small,
     check_relinearization,
+    check_ren_bv,
     check_source_windows_differ,
     check_noise,
 ]
