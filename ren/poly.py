@@ -20,10 +20,11 @@ never changes. NumPy arrays are not operands: ``a + np.arange(n)`` is a ``TypeEr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, TypeGuard
+from collections.abc import Callable, Sequence
+from typing import Any, TypeGuard, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ren.device import Buffer, canonical_device
 from ren.engine.observe import notify
@@ -49,7 +50,7 @@ from ren.ring.sampling import RngLike
 __all__ = ["Poly", "prepare_realize", "realize"]
 
 
-def _check_ring(ring: Any) -> RingSpec:
+def _check_ring(ring: object) -> RingSpec:
     if not isinstance(ring, RingSpec):
         raise TypeError(f"ring must be a RingSpec, got {type(ring).__name__}")
     return ring
@@ -291,7 +292,7 @@ class Poly:
         words = self._words()
         return rk.intt(self.ring, words) if self.domain is Domain.NTT else words
 
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[Callable[..., Poly], tuple[object, ...]]:
         """Pickle the value: ring, domain, device and the stored words (realizing first).
 
         A constant polynomial (``Poly.const``) pickles as the constant. ``pickle.loads`` gives a
@@ -299,7 +300,7 @@ class Poly:
         """
         node = self.node
         if node.op is Op.AS_RING and node.src[0].op is Op.CONST:
-            payload: tuple[str, Any] = ("const", node.src[0].arg.value)
+            payload: tuple[str, object] = ("const", node.src[0].arg.value)
         else:
             payload = ("words", self.tobytes())  # realizes; the node is then the stored value
         ring = self.ring
@@ -310,12 +311,12 @@ class Poly:
         """A ``Poly`` on the same node: values never change, so sharing the node is a copy."""
         return Poly._wrap(self.node)
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Poly:
+    def __deepcopy__(self, memo: dict[int, object]) -> Poly:
         """An equal value on the same node (values never change; nothing below it is copied)."""
         return Poly._wrap(self.node)
 
     # --- arithmetic --------------------------------------------------------------------------
-    def _operand(self, other: Any) -> Node | None:
+    def _operand(self, other: object) -> Node | None:
         """``other`` as a node in this poly's ring and device, or ``None`` when not an operand."""
         if isinstance(other, Poly):
             if other.ring != self.ring:
@@ -327,7 +328,7 @@ class Poly:
             return Poly.const(other, self.ring, self.device).node
         return None
 
-    def _binary(self, op: Op, other: Any, reverse: bool = False) -> Poly:
+    def _binary(self, op: Op, other: object, reverse: bool = False) -> Poly:
         rhs = self._operand(other)
         if rhs is None:
             if isinstance(other, np.ndarray):  # NumPy deferred to Poly (__array_ufunc__ = None)
@@ -338,7 +339,7 @@ class Poly:
                     "array is not a Poly operand (operands are Polys and ints); make it a Poly "
                     "first with Poly(array, ring)"
                 )
-            return NotImplemented
+            return cast(Poly, NotImplemented)  # the operator's caller tries the other operand
         src = (rhs, self.node) if reverse else (self.node, rhs)
         return Poly._wrap(Node(op, self.node.dtype, src))
 
@@ -580,7 +581,9 @@ def prepare_realize(*polys: Poly) -> Realization | None:
     return prepare(tuple(node for _, node in asked), lambda becomes: repoint(becomes, asked))
 
 
-def _checked_rows(rows: Any, ring: RingSpec, domain: Any, name: str, what: str) -> np.ndarray:
+def _checked_rows(
+    rows: npt.ArrayLike, ring: RingSpec, domain: object, name: str, what: str
+) -> np.ndarray:
     """``rows`` as an ``(L, n)`` integer array with row ``i`` in ``[0, q_i)``, else a clear error.
 
     ``name`` is the argument's name and ``what`` an entry's (``"residue"``, ``"word"``) in the
@@ -617,7 +620,7 @@ def buffer_node(words: np.ndarray, ring: RingSpec, domain: Domain, device: str) 
 PICKLE_VERSION = 1
 
 
-def _unpickle(version: Any, *state: Any) -> Poly:
+def _unpickle(version: object, *state: Any) -> Poly:  # Any: a pickle's fields, checked here
     """The ``Poly`` a pickle holds (``Poly.__reduce__`` wrote it); every field is checked.
 
     Raises:
@@ -659,7 +662,7 @@ def _unpickle(version: Any, *state: Any) -> Poly:
         raise ValueError(f"a pickled Poly's words are not valid: {e}") from None
 
 
-def _device_here(device: Any) -> str:
+def _device_here(device: Any) -> str:  # Any: a pickle's field, which canonical_device checks
     """``device`` when this process can use it, else a ``ValueError`` naming it.
 
     ``cuda`` needs PyCUDA and a GPU (or ``REN_CUDA_EMULATE=1``); a registered device must be

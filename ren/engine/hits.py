@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import numpy as np
 
@@ -30,20 +30,28 @@ from ren.engine import debug_level
 from ren.engine.observe import active
 from ren.engine.schedule import ScheduledKernel
 from ren.ir.node import Node
+from ren.ir.op import DType, Op
 from ren.ir.region import RegionPath
 
 if TYPE_CHECKING:
+    from ren.engine.realize import ExecUnit
     from ren.engine.schedule_cache import Entry, Kernel, Key
 
-__all__ = ["MIN_UNITS", "bind", "run_as_graph", "sources"]
+__all__ = ["MIN_UNITS", "Code", "bind", "run_as_graph", "sources"]
 
 #: Fewer units than this run one by one: rebinding the runner costs about what it saves (an
 #: eager CKKS add at set a, two units, is faster unit by unit; a multiply, 26, a tenth faster).
 MIN_UNITS = 4
 
+#: An output's realized node as an entry keeps it (``ren.engine.schedule_cache``): its buffers as
+#: refs (``("in", i)``, ``("view", v)``, ``("new", j)``), which a hit binds to its own buffers.
+Code: TypeAlias = (
+    tuple[Literal["buffer"], DType, tuple[str, int]] | tuple[Op, DType, object, tuple["Code", ...]]
+)
+
 
 def run_as_graph(
-    units: list[Any], entry: Any, owner: Callable[[str], Any], recording: bool
+    units: list[ExecUnit], entry: Entry, owner: Callable[[str], object], recording: bool
 ) -> bool:
     """Run ``units`` (a hit of ``entry``) in one graph call; ``False`` if they must run one by one.
 
@@ -73,7 +81,9 @@ def run_as_graph(
     return True
 
 
-def bind(entry: Entry, key: Key) -> tuple[list[ScheduledKernel], Any]:
+def bind(
+    entry: Entry, key: Key
+) -> tuple[list[ScheduledKernel], Callable[[tuple[str, int]], Buffer]]:
     """The entry's kernels over fresh arenas and outputs, the key's inputs and constants.
 
     Returns the kernels in execution order and a function from a buffer ref to its buffer (for

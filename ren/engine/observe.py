@@ -23,16 +23,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import TypeVar
 
 __all__ = ["OBSERVERS", "active", "notify", "observing"]
 
+O = TypeVar("O")
+
 #: the observers of the innermost ``observing`` blocks, outermost first.
-OBSERVERS: ContextVar[tuple[Any, ...]] = ContextVar("ren_observers", default=())
+OBSERVERS: ContextVar[tuple[object, ...]] = ContextVar("ren_observers", default=())
 
 
 @contextlib.contextmanager
-def observing(observer: Any) -> Iterator[Any]:
+def observing(observer: O) -> Iterator[O]:
     """Call ``observer``'s methods for every realization and JIT call in the block; yields it."""
     token = OBSERVERS.set((*OBSERVERS.get(), observer))
     try:
@@ -46,7 +48,7 @@ def active() -> bool:
     return bool(OBSERVERS.get())
 
 
-def notify(event: str, *args: Any) -> None:
+def notify(event: str, *args: object) -> None:
     """Call ``event(*args)`` on every observer that has such a method."""
     for observer in OBSERVERS.get():
         method = getattr(observer, event, None)

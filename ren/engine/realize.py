@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -153,7 +153,7 @@ def unit_buffers(kernel: ScheduledKernel) -> tuple[Buffer, ...]:
     return (*kernel.bufs, _constants(kernel.info.device, kernel.info.ring, kernel.consts))
 
 
-_CONSTANTS: dict[tuple, Buffer] = {}
+_CONSTANTS: dict[tuple[str, RingSpec, tuple[int, ...]], Buffer] = {}
 _CONSTANTS_LOCK = threading.Lock()
 
 
@@ -322,7 +322,7 @@ class Realization:
     units: list[ExecUnit]
     finish: Callable[[dict[Node, Node]], None] | None = None
     ran: int = 0
-    entry: Any = None  # the schedule cache's entry, for a hit (``ren.engine.hits``)
+    entry: schedule_cache.Entry | None = None  # the cache's entry, for a hit (ren.engine.hits)
     _last_use: dict[int, list[Buffer]] | None = field(default=None, repr=False)
 
     @property

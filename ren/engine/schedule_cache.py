@@ -32,13 +32,14 @@ import dataclasses
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ren import settings
 from ren.device import Buffer
 from ren.engine import debug_level, dump
-from ren.engine.hits import bind, sources
+from ren.engine.hits import Code, bind, sources
 from ren.engine.memory import MemoryPlan, plan_memory
 from ren.engine.observe import active
 from ren.engine.schedule import ScheduledKernel, schedule
@@ -48,6 +49,9 @@ from ren.ir.node import BufferArg, Node, base_buffer
 from ren.ir.op import Op
 from ren.ir.region import Instance, Numbering, ranks_in, region_of
 from ren.passes import ScheduleContext
+
+if TYPE_CHECKING:  # realize imports this module
+    from ren.engine.realize import Backend, Runner
 
 __all__ = [
     "CacheStats",
@@ -68,7 +72,7 @@ _NEW_VALUES = frozenset({"fold_constants", "mul_zero", "sub_self"})
 _ZERO, _ONE, _MINUS_ONE, _CENTERED, _OTHER = range(5)
 
 
-class _Structure(tuple):
+class _Structure(tuple[object, ...]):
     """A key's structure: a tuple that hashes once (the cache's lookup and the digest hash it)."""
 
     def __hash__(self) -> int:
@@ -82,7 +86,7 @@ class _Structure(tuple):
 class Key:
     """A graph's structure and what it binds: the key, its inputs and its constants, in order."""
 
-    structure: tuple[Any, ...]
+    structure: tuple[object, ...]
     inputs: tuple[Buffer, ...]
     consts: tuple[int, ...]
     classes: tuple[int, ...]
@@ -117,7 +121,7 @@ def graph_key(sink: Node) -> Key:
     classes: list[int] = []
     const_index: dict[Node, int] = {}
     const_nodes: list[Node] = []
-    structure: list[Any] = [("no_plan", settings.NO_PLAN.get())]  # REN_NO_PLAN: no arena
+    structure: list[object] = [("no_plan", settings.NO_PLAN.get())]  # REN_NO_PLAN: no arena
     add = structure.append
     numbering = Numbering()  # region instances, by first appearance
     for i, node in enumerate(sink.toposort()):
@@ -182,22 +186,22 @@ class Entry:
     arenas: tuple[tuple[str, int], ...]  # (device, bytes)
     views: tuple[tuple[int, str, int, int], ...]  # (arena, dtype, size, byte offset)
     news: tuple[tuple[str, str, int], ...]  # (device, dtype, size)
-    becomes: tuple[Any, ...]  # per output: its realized node, buffers as refs
+    becomes: tuple[Code, ...]  # per output: its realized node, buffers as refs
     memory_plan: MemoryPlan
     timings: tuple[tuple[str, float], ...]
-    runners: list[Any] = field(default_factory=list, compare=False)  # (backend, runner) per kernel
-    graph: list[Any] = field(default_factory=list, compare=False)  # a hit's (ren.engine.hits)
+    runners: list[tuple[Backend, Runner]] = field(default_factory=list, compare=False)  # per kernel
+    graph: list[Any] = field(default_factory=list, compare=False)  # Any: a backend's graph runner
 
     def matches(self, consts: tuple[int, ...]) -> bool:
         """Whether the constants this entry fixed have the same values in ``consts``."""
         return not self.literal or all(consts[k] == v for k, v in self.literal)
 
 
-def _generic(key: Key, kernels: list[ScheduledKernel], record: dict[str, list[Any]]) -> set[int]:
+def _generic(key: Key, kernels: list[ScheduledKernel], ctx: ScheduleContext) -> set[int]:
     """The constants whose values the entry may leave out (see the module's docstring)."""
     if len(set(key.consts)) != len(key.consts):
         return set()
-    if any(r.rule in _NEW_VALUES for r in record.get("simplify", ())):
+    if any(r.rule in _NEW_VALUES for r in ctx.record.get("simplify", ())):
         return set()
     used = {c for k in kernels for c in k.consts}
     return {
@@ -211,8 +215,8 @@ class _Uncacheable(Exception):
     """A schedule refers to a buffer that is neither an input, a planned view nor its own."""
 
 
-def _entry(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry:
-    generic = _generic(key, kernels, ctx.record)
+def _entry(key: Key, kernels: list[ScheduledKernel], ctx: ScheduleContext) -> Entry:
+    generic = _generic(key, kernels, ctx)
     by_value = {key.consts[k]: k for k in generic}
     inputs = {id(b): i for i, b in enumerate(key.inputs)}
     arenas: dict[int, int] = {}
@@ -270,14 +274,14 @@ def _entry(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry:
     )
 
 
-def _encode(node: Node, ref: Any) -> Any:
+def _encode(node: Node, ref: Callable[[Buffer], tuple[str, int]]) -> Code:
     """A realized output node with its buffers as refs (no buffer is kept)."""
     if node.op is Op.BUFFER:
         return ("buffer", node.dtype, ref(node.arg.buffer))
     return (node.op, node.dtype, node.arg, tuple(_encode(s, ref) for s in node.src))
 
 
-def _decode(code: Any, buf: Any) -> Node:
+def _decode(code: Code, buf: Callable[[tuple[str, int]], Buffer]) -> Node:
     if code[0] == "buffer":
         return Node(Op.BUFFER, code[1], (), BufferArg(buf(code[2])))
     op, dtype, arg, src = code
@@ -299,7 +303,7 @@ class CacheStats:
 
 
 _LOCK = threading.Lock()
-_CACHE: OrderedDict[tuple[Any, ...], list[Entry]] = OrderedDict()
+_CACHE: OrderedDict[tuple[object, ...], list[Entry]] = OrderedDict()
 _COUNTS = {"hits": 0, "misses": 0, "size": 0}
 
 
@@ -311,11 +315,7 @@ def enabled() -> bool:
 def lookup(key: Key) -> Entry | None:
     """The entry for ``key`` whose fixed constants match, or ``None`` (a miss)."""
     with _LOCK:
-        hit = None
-        for e in _CACHE.get(key.structure, ()):
-            if e.matches(key.consts):
-                hit = e
-                break
+        hit = next((e for e in _CACHE.get(key.structure, ()) if e.matches(key.consts)), None)
         if hit is not None:
             _CACHE.move_to_end(key.structure)
         _COUNTS["hits" if hit is not None else "misses"] += 1
@@ -325,7 +325,7 @@ def lookup(key: Key) -> Entry | None:
     return hit
 
 
-def remember(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry | None:
+def remember(key: Key, kernels: list[ScheduledKernel], ctx: ScheduleContext) -> Entry | None:
     """Keep what scheduling made of ``key``'s graph; ``None`` if it cannot be kept."""
     try:
         entry = _entry(key, kernels, ctx)
@@ -345,9 +345,7 @@ def remember(key: Key, kernels: list[ScheduledKernel], ctx: Any) -> Entry | None
     return entry
 
 
-def scheduled(
-    sink: Node,
-) -> tuple[list[ScheduledKernel], ScheduleContext, Entry | None]:
+def scheduled(sink: Node) -> tuple[list[ScheduledKernel], ScheduleContext, Entry | None]:
     """The kernels of ``sink`` with memory planned: from the schedule cache, or the passes.
 
     Also returns the cache's entry (kept or hit), whose ``runners`` the exec units reuse. While a
