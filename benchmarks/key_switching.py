@@ -20,11 +20,18 @@ rotate on the ``cpu`` device at one thread (``REN_THREADS=1``; skipped with the 
 compiler is found). The JSON: ``{"machine", "results": [{"set", "technique", "digit_bits",
 "key_parts", "bits": {"fresh", "multiply", "rotate"}, "ms": {"multiply", "rotate"}}, ...]}``.
 Nothing is asserted.
+
+**OpenFHE beside it.** Where OpenFHE's Python runs (``.venv-openfhe`` or ``REN_OPENFHE_PYTHON``;
+``benchmarks/peers/README.md``), the same run asks it for the same figures
+(``scripts/peers/openfhe_vectors.py --precision``: set a's chain as OpenFHE picks it, HYBRID and
+BV at digit sizes 0 to 30, each the worst of 5 key pairs), written under ``"openfhe"``; where
+it does not, the reason is. Both take values of magnitude at most 1 (uniform in the unit disk).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -48,6 +55,38 @@ def techniques(digits: tuple[int, ...]) -> list[dict]:
     return out + [{"key_switching": "bv", "digit_bits": d} for d in digits]
 
 
+def unit_disk(rng, count: int):
+    """``count`` complex values uniform in the unit disk (magnitude at most 1)."""
+    import numpy as np
+
+    radius = np.sqrt(rng.uniform(0, 1, count))
+    return radius * np.exp(2j * np.pi * rng.uniform(0, 1, count))
+
+
+def openfhe_figures() -> dict:
+    """OpenFHE's precision rows, or the reason it did not run."""
+    import subprocess
+    import tempfile
+
+    import openfhe_peer
+
+    reason = openfhe_peer.skip_reason()
+    if reason is not None:
+        return {"skipped": reason}
+    script = HERE.parent / "scripts" / "peers" / "openfhe_vectors.py"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "precision.json"
+        done = subprocess.run(
+            [openfhe_peer.find_python(), str(script), "--precision", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        if done.returncode != 0:
+            return {"skipped": f"OpenFHE's precision run failed: {done.stderr[-500:]}"}
+        return json.loads(out.read_text())
+
+
 def bits(got, want) -> float:
     import numpy as np
 
@@ -66,7 +105,7 @@ def run_one(name: str, kw: dict, seeds: int, repeat: int, device: str | None) ->
     worst = {"fresh": 99.0, "multiply": 99.0, "rotate": 99.0}
     for seed in range(seeds):
         rng = np.random.default_rng(seed)
-        x, y = (rng.uniform(-1, 1, slots) + 1j * rng.uniform(-1, 1, slots) for _ in range(2))
+        x, y = (unit_disk(rng, slots) for _ in range(2))
         with ckks.Context(params, seed=seed) as ctx:
             ctx.rotation_key(1)
             a, b = ckks.encrypt(x), ckks.encrypt(y)
@@ -108,6 +147,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="one seed, 5 repeats")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--no-openfhe", action="store_true", help="leave OpenFHE out")
     args = parser.parse_args()
     os.environ["REN_THREADS"] = "1"
     _machine.switch_off()
@@ -127,7 +167,16 @@ def main() -> int:
                 f"({time.perf_counter() - start:.0f} s)",
                 flush=True,
             )
-    out = {"machine": _machine.machine(), "results": results}
+    peer = {"skipped": "--no-openfhe"} if args.no_openfhe else openfhe_figures()
+    for row in peer.get("rows", []):
+        print(
+            f"openfhe {row['key_switching']:>6} digit_size={row['digit_size']:>2} "
+            f"pairs={row['digits']:>2} fresh {row['fresh_bits']:.2f} multiply "
+            f"{row['mult_rescale_bits']:.2f} rotate {row['rotate_bits']:.2f}"
+        )
+    if "skipped" in peer:
+        print(f"OpenFHE: {peer['skipped']}")
+    out = {"machine": _machine.machine(), "results": results, "openfhe": peer}
     if args.out is not None:
         _machine.write_results(out, args.out)
     return 0

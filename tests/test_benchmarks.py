@@ -741,3 +741,21 @@ def test_first_run_benchmark_writes_its_json(tmp_path: Path):
         } <= set(row)
         # every case starts from an empty cache: its first call builds, the results are checked
         assert row["libraries"] >= 1 and row["compiler_runs"] >= 1 and row["check_bits"] >= 12
+
+
+def test_key_switching_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "key_switching.json"
+    bench("key_switching", "--sets", "a", "--quick", "--no-openfhe", "--out", str(out), timeout=600)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["openfhe"] == {"skipped": "--no-openfhe"}
+    rows = {(r["technique"], r["digit_bits"]): r for r in data["results"]}
+    assert set(rows) == {("hybrid", None), ("bv", None), ("bv", 40), ("bv", 20)}
+    from ren.schemes import ckks
+
+    for (technique, digit_bits), row in rows.items():
+        kw = {} if technique == "hybrid" else {"key_switching": "bv", "digit_bits": digit_bits}
+        params = ckks.Params(n=8192, q_bits=(60, 40, 40), **kw)
+        assert row["set"] == "a" and row["key_parts"] == params.key_parts
+        assert set(row["bits"]) == {"fresh", "multiply", "rotate"}
+        assert row["ms"] is None or set(row["ms"]) == {"multiply", "rotate"}
+    assert rows[("hybrid", None)]["bits"]["multiply"] > 20  # a sound run: NumPy agrees
