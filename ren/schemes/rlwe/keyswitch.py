@@ -51,6 +51,8 @@ class KeySwitchMethod(abc.ABC):
 
     #: The technique's name (the parameters' choice, shown in reports).
     name: ClassVar[str]
+    #: The special moduli's bit sizes when ``p_bits`` is left out (``()``: it uses none).
+    default_p_bits: ClassVar[tuple[int, ...]] = (60,)
 
     def __init__(self, params: Any) -> None:
         self.params = params
@@ -203,6 +205,7 @@ class BV(KeySwitchMethod):
     """
 
     name = "bv"
+    default_p_bits = ()
 
     def make_key(
         self, secret: Poly, s_new: Poly, galois: int | None, uniform: Draw, error: Draw

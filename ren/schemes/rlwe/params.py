@@ -20,7 +20,7 @@ from ren.errors import describe
 from ren.poly import is_int
 from ren.ring import RingSpec, ntt_primes, sampling
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.keyswitch import bv_digit_primes, check_bv
+from ren.schemes.rlwe.keyswitch import TECHNIQUES, bv_digit_primes, check_bv
 
 #: The largest ``log2(QP)`` for 128-bit security with a uniform ternary secret, from the
 #: Homomorphic Encryption Standard (Albrecht et al., 2018, table of classical attacks); its table
@@ -40,16 +40,13 @@ SECURITY_BOUNDS: dict[int, int] = {
 #: standard's. A smaller error gives the secret key away (with none, ``s = -b/a`` slot by slot).
 MIN_SIGMA: float = 8 / math.sqrt(2 * math.pi)
 
-#: The key-switching techniques a chain can name (``ren.schemes.rlwe.keyswitch``): ``"hybrid"``,
-#: digits of the ciphertext moduli and special moduli ``P`` to divide by (the default); ``"bv"``,
-#: one digit per ciphertext modulus and no special modulus.
-KEY_SWITCHING: tuple[str, ...] = ("hybrid", "bv")
+#: The key-switching techniques a chain can name (``ren.schemes.rlwe.keyswitch.TECHNIQUES``):
+#: ``"hybrid"``, digits of the ciphertext moduli and special moduli ``P`` to divide by (the
+#: default); ``"bv"``, one digit per ciphertext modulus and no special modulus.
+KEY_SWITCHING: tuple[str, ...] = tuple(TECHNIQUES)
 
 #: Fields added after the first parameters: shown and written only where not their defaults.
 _LATER_FIELDS = ("key_switching", "digit_bits")
-
-#: The special moduli a chain has when ``p_bits`` is left out, for each technique.
-DEFAULT_P_BITS: dict[str, tuple[int, ...]] = {"hybrid": (60,), "bv": ()}
 
 
 def bits(x: float) -> str:
@@ -146,7 +143,7 @@ class Chain:
                 "its digits with dnum: leave digit_bits out, or use key_switching='bv'"
             )
         else:
-            p_bits = DEFAULT_P_BITS[technique] if self.p_bits is None else self.p_bits
+            p_bits = TECHNIQUES[technique].default_p_bits if self.p_bits is None else self.p_bits
             if isinstance(p_bits, Sequence) and not isinstance(p_bits, str) and not p_bits:
                 raise ValueError(
                     "p_bits is empty: hybrid key switching needs at least one special "
