@@ -69,3 +69,31 @@ def test_a_conjugate_and_a_rotation_share_the_modup_too():
         assert units.kinds["intt"] == 1 + 2 * 2
         assert ckks.precision_bits(ckks.decrypt(both[0]), np.roll(xs, -2)) > 20
         assert ckks.precision_bits(ckks.decrypt(both[1]), np.conj(xs)) > 20
+
+
+@pytest.mark.parametrize("scheme", ["bfv", "bgv"])
+def test_bv_rotations_share_their_digits_and_have_no_moddown(scheme):
+    """BV: the digits of ``c_1`` (an inverse NTT, a basis extension and an NTT per modulus) are
+    built once for every rotation of one ciphertext, and a rotation adds no transform of its own
+    (no special moduli, no ModDown). Values against ``np.roll`` of the rows, mod ``t``."""
+    from ren.schemes import bfv, bgv
+    from tests.schemes.integer_cases import rows, small, values
+
+    module = {"bfv": bfv, "bgv": bgv}[scheme]
+    params = small(module, key_switching="bv", p_bits=())
+    a = values(61)
+    with module.Context(params, seed=61) as ctx:
+        ct = ctx.encrypt(a).realize()
+        for k in (1, 2, 3):
+            ctx.galois_key(pow(3, k, 2 * params.n))  # the keys made beforehand, not counted
+        seen = {}
+        for steps in ((1,), (1, 2, 3)):
+            outs = [ct.rotate_rows(k) for k in steps]
+            units = Units()
+            with observing(units):
+                ren.realize(*[p for o in outs for p in o.parts])
+            seen[len(steps)] = {kind: units.kinds[kind] for kind in ("intt", "ntt", "base_convert")}
+            for k, out in zip(steps, outs, strict=True):
+                assert np.array_equal(ctx.decrypt(out), np.roll(rows(a), -k, axis=1).reshape(-1))
+        assert seen[1] == seen[3]  # the transforms are the digits', built once
+        assert seen[1]["base_convert"] == params.L  # one digit per modulus
