@@ -116,3 +116,23 @@ def test_a_loaded_result_carries_the_metadata_it_was_saved_with(tmp_path):
         assert (out.scale, out.level, out.real) == (mine.scale, mine.level, mine.real)
         assert out.key_fingerprint == mine.key_fingerprint == ctx.key_fingerprint
         assert ckks.precision_bits(ckks.decrypt(out), np.roll(V * V, -1)) > 12
+
+
+@pytest.mark.parametrize("kw", [{}, {"digit_bits": 20}], ids=["rns-digits", "digit_bits=20"])
+def test_a_saved_bgv_plan_keeps_bv_key_switching(tmp_path, kw):
+    """A plan saved under BV parameters loads with them, refuses hybrid keys, replays exactly."""
+    params = small(bgv, key_switching="bv", p_bits=(), **kw)
+    a, b = values(71), values(72)
+    with bgv.Context(params, seed=71) as ctx:
+        f = ren.jit(lambda u, v: (u * v).rotate_rows(1))
+        x, y = ctx.encrypt(a), ctx.encrypt(b)
+        ctx.galois_key(3)
+        keys = ctx.evaluation_keys()
+        path = f.export(tmp_path / "bv.renplan", x, y, stored={"keys": keys})
+        plan = ren.load(path, stored={"keys": keys})
+        want = np.roll((a * b % T).reshape(2, -1), -1, axis=1).reshape(-1)
+        assert np.array_equal(ctx.decrypt(plan(x, y)), want)
+    with bgv.Context(small(bgv), seed=71) as hybrid:  # hybrid keys live over P Q: refused
+        hybrid.galois_key(3)
+        with pytest.raises(ValueError, match=r"keys\.galois\[3\]\[0\]\.a is in ring .* the plan"):
+            ren.load(path, stored={"keys": hybrid.evaluation_keys()})
