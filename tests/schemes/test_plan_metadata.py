@@ -134,5 +134,7 @@ def test_a_saved_bgv_plan_keeps_bv_key_switching(tmp_path, kw):
         assert np.array_equal(ctx.decrypt(plan(x, y)), want)
     with bgv.Context(small(bgv), seed=71) as hybrid:  # hybrid keys live over P Q: refused
         hybrid.galois_key(3)
-        with pytest.raises(ValueError, match=r"keys\.galois\[3\]\[0\]\.a is in ring .* the plan"):
+        # with digits, BV's keys have more pairs than hybrid's: those are missing, named
+        refused = r"keys\.galois\[3\]\[0\]\.a is in ring .* the plan|reads the stored inputs"
+        with pytest.raises(ValueError, match=refused):
             ren.load(path, stored={"keys": hybrid.evaluation_keys()})
