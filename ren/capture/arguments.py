@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
+from collections.abc import Callable
+from typing import TypeAlias, TypeVar, cast
 
 from ren.device import Buffer
 from ren.errors import JitError
@@ -18,12 +19,20 @@ from ren.ir.op import Op
 from ren.poly import Poly
 from ren.repoint import stored
 
-__all__ = ["rebuild", "spec", "storage_of", "walk"]
+__all__ = ["Leaf", "PlanKey", "rebuild", "spec", "storage_of", "walk"]
+
+T = TypeVar("T")
+
+#: A leaf of a call that is not a ``Poly``: ``(path, type name, value)``, a part of a plan's key.
+Leaf: TypeAlias = tuple[str, str, object]
+#: The key a plan is captured for: each ``Poly`` input's ``spec``, which input's buffer each
+#: shares (``None``: a constant), and the call's other leaves.
+PlanKey: TypeAlias = tuple[tuple[tuple[object, ...], ...], tuple[int | None, ...], tuple[Leaf, ...]]
 
 _SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
 
 
-def walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple] | None) -> None:
+def walk(obj: object, path: str, polys: list[tuple[str, Poly]], leaves: list[Leaf] | None) -> None:
     """Collect ``(path, Poly)`` in a fixed order, and a key part for every other leaf.
 
     The key part is the leaf itself: the key keeps it alive, so an ``id`` is never reused while a
@@ -76,27 +85,34 @@ def walk(obj: Any, path: str, polys: list[tuple[str, Poly]], leaves: list[tuple]
         leaves.append((path, type(obj).__qualname__, obj))
 
 
-def rebuild(obj: Any, swap: dict[int, Poly], *, arguments: bool = False) -> Any:
+def rebuild(obj: T, swap: dict[int, Poly], *, arguments: bool = False) -> T:
     """``obj`` with the polys whose ``id`` is in ``swap`` replaced.
 
     For a plan's result (the default) every container is copied and a ``ren_transient`` field
     is set to ``None``. For a call's ``arguments`` a container is copied only where something in
     it changes, and jit leaves and transient fields are kept as they are.
     """
+    return cast(T, _rebuilt(obj, swap, arguments))  # the same structure, of the same types
+
+
+def _rebuilt(obj: object, swap: dict[int, Poly], arguments: bool) -> object:
     if isinstance(obj, Poly):
         return swap.get(id(obj), obj)
     if isinstance(obj, dict):
-        items = {k: rebuild(v, swap, arguments=arguments) for k, v in obj.items()}
+        items = {k: _rebuilt(v, swap, arguments) for k, v in obj.items()}
         if arguments and all(items[k] is v for k, v in obj.items()):
             return obj
         return type(obj)(items)
     if isinstance(obj, list | tuple):
-        made = [rebuild(v, swap, arguments=arguments) for v in obj]
+        made = [_rebuilt(v, swap, arguments) for v in obj]
         if arguments and all(a is b for a, b in zip(made, obj, strict=True)):
             return obj
         if isinstance(obj, list):
             return type(obj)(made) if arguments else made
-        return type(obj)(*made) if hasattr(obj, "_fields") else type(obj)(made)
+        if hasattr(obj, "_fields"):  # a named tuple: made from its fields
+            named_tuple: Callable[..., object] = type(obj)
+            return named_tuple(*made)
+        return type(obj)(made)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         if arguments and getattr(obj, "__ren_jit_leaf__", False):
             return obj
@@ -104,8 +120,10 @@ def rebuild(obj: Any, swap: dict[int, Poly], *, arguments: bool = False) -> Any:
         for f in dataclasses.fields(obj):
             old = getattr(obj, f.name)
             if not arguments:
-                fields[f.name] = None if f.metadata.get("ren_transient") else rebuild(old, swap)
-            elif (value := rebuild(old, swap, arguments=True)) is not old:
+                fields[f.name] = (
+                    None if f.metadata.get("ren_transient") else _rebuilt(old, swap, False)
+                )
+            elif (value := _rebuilt(old, swap, True)) is not old:
                 fields[f.name] = value
         if arguments and not fields:
             return obj
@@ -116,7 +134,7 @@ def rebuild(obj: Any, swap: dict[int, Poly], *, arguments: bool = False) -> Any:
     return obj
 
 
-def spec(path: str, p: Poly) -> tuple[Any, ...]:
+def spec(path: str, p: Poly) -> tuple[object, ...]:
     """The key part of the input at ``path``: its ring, device, domain and storage.
 
     A ``Poly.const`` input's value is ``"any"`` unless it is 0, 1 or -1 modulo ``Q`` (values the

@@ -19,7 +19,7 @@ keeps its value at every replay.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -53,15 +53,15 @@ def const_node(p: Poly | Node) -> Node | None:
     return None
 
 
-def const_class(value: int, ring: RingSpec) -> Any:
+def const_class(value: int, ring: RingSpec) -> int | Literal["any"]:
     """``"any"`` for a value a plan may rebind, else the value (0, 1 and -1 mod Q: in the key)."""
     Q = ring.Q
     return value if value % Q in (0, 1, Q - 1) else "any"
 
 
 def as_inputs(
-    args: tuple, kwargs: dict, polys: list[tuple[str, Poly]]
-) -> tuple[tuple, dict, list[tuple[str, Poly]]]:
+    args: tuple[Any, ...], kwargs: dict[str, Any], polys: list[tuple[str, Poly]]
+) -> tuple[tuple[Any, ...], dict[str, Any], list[tuple[str, Poly]]]:  # Any: the call's own
     """The call's arguments with each rebindable constant input made a node of its own.
 
     Each ``Poly.const`` input whose value a plan may rebind (``const_class`` ``"any"``) becomes

@@ -29,11 +29,11 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
+from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, cast, overload
 
 import numpy as np
 
-from ren.capture.arguments import rebuild, spec, storage_of, walk
+from ren.capture.arguments import Leaf, rebuild, spec, storage_of, walk
 from ren.capture.constants import as_inputs, const_node, own_constants, rebindable
 from ren.capture.plan import CapturedPlan, PlanRunner, rebound, replan, run_pruned
 from ren.capture.reads import stored_names
@@ -101,7 +101,7 @@ class JitFunction(Saving, Generic[P, R]):
         if isinstance(max_plans, bool) or not isinstance(max_plans, int) or max_plans < 1:
             raise ValueError(f"max_plans must be an int >= 1, got {max_plans!r}")
         self.fn, self.prune, self.max_plans = fn, prune, max_plans
-        self.plans: OrderedDict[tuple, CapturedPlan] = OrderedDict()
+        self.plans: OrderedDict[tuple[object, ...], CapturedPlan] = OrderedDict()
         self.hits = self.misses = 0
         self._lock = threading.Lock()  # the plans and the counts; never held while running
         self.last: CapturedPlan | None = None  # the plan of the latest call (for tools)
@@ -173,7 +173,7 @@ class JitFunction(Saving, Generic[P, R]):
                 "or call a plain (not jitted) helper inside it"
             )
         polys: list[tuple[str, Poly]] = []
-        leaves: list[tuple] = []
+        leaves: list[Leaf] = []
         for name, value in self._named(args, kwargs):
             walk(value, name, polys, leaves)
         if not polys:
@@ -195,7 +195,7 @@ class JitFunction(Saving, Generic[P, R]):
             None if is_const(p.node) else first.setdefault(id(storage_of(p)[0]), i)
             for i, (_, p) in enumerate(polys)
         )
-        key: tuple[Any, ...] = (tuple(spec(path, p) for path, p in polys), alias, tuple(leaves))
+        key: tuple[object, ...] = (tuple(spec(path, p) for path, p in polys), alias, tuple(leaves))
         values = None  # a plan that cannot take other values of its constants: keyed by them too
         with self._lock:
             plan = self.plans.get(key)
@@ -216,7 +216,7 @@ class JitFunction(Saving, Generic[P, R]):
             start = time.perf_counter()
             result = plan.replay(self, polys)
             notify("on_jit_replay", self, plan, time.perf_counter() - start)
-            return result
+            return cast(R, result)  # the plan's result structure, over this call's outputs
         notify("on_jit_start", self)
         start = time.perf_counter()
         # a constant argument is an input: a node of its own, never a constant of the body
@@ -236,9 +236,11 @@ class JitFunction(Saving, Generic[P, R]):
                 kept._local.plan = plan
             self.last = kept
         notify("on_jit_capture", self, plan, time.perf_counter() - start)
-        return plan.result
+        return cast(R, plan.result)  # what the function returned, its polys realized
 
-    def _named(self, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+    def _named(
+        self, args: tuple[object, ...], kwargs: dict[str, object]
+    ) -> list[tuple[str, object]]:
         """The arguments by parameter name (``x``, ``ys[1]``), or ``args[i]`` where unbound."""
         try:
             if self._signature is None:
@@ -250,7 +252,7 @@ class JitFunction(Saving, Generic[P, R]):
 
     # --- capture ----------------------------------------------------------------------------
     def _capture(
-        self, key: tuple[Any, ...], call: Callable[[], R], polys: list[tuple[str, Poly]]
+        self, key: tuple[object, ...], call: Callable[[], R], polys: list[tuple[str, Poly]]
     ) -> CapturedPlan:
         start = time.perf_counter()
         # the inputs as called: an input the function returns is repointed by the realization

@@ -21,9 +21,9 @@ import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from ren.capture.arguments import storage_of, walk
+from ren.capture.arguments import Leaf, storage_of, walk
 from ren.capture.constants import const_node, own_constants
 from ren.capture.metadata import Metadata
 from ren.capture.plan import CapturedPlan
@@ -112,9 +112,9 @@ class LoadedPlan:
         def buffer(ref: list[Any]) -> Buffer:
             kind, where = ref[0], ref[1]
             if kind == "view":
-                return views[where]
+                return cast(Buffer, views[where])  # where: an index, checked with the file
             if kind == "own":
-                return own[where]
+                return cast(Buffer, own[where])
             if kind == "stored":
                 return storage_of(named[where])[0]
             raise PlanFileError(f"unknown buffer {ref!r} in the plan file")
@@ -157,7 +157,9 @@ class LoadedPlan:
         return plan
 
     # --- calling ----------------------------------------------------------------------------
-    def _named(self, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+    def _named(
+        self, args: tuple[object, ...], kwargs: dict[str, object]
+    ) -> list[tuple[str, object]]:
         if self._params is None:
             return [(f"args[{i}]", a) for i, a in enumerate(args)] + list(kwargs.items())
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -168,7 +170,7 @@ class LoadedPlan:
             raise TypeError(f"{self.name} takes ({', '.join(self._params)}): {e}") from None
         return list(bound.arguments.items())
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Any:  # Any: the saved result's shape
         """Replay the plan on these arguments; returns its result (the same structure each call).
 
         Raises:
@@ -178,7 +180,7 @@ class LoadedPlan:
                 correction, int argument, or keys other than the stored keys'; each named).
         """
         polys: list[tuple[str, Poly]] = []
-        leaves: list[tuple] = []
+        leaves: list[Leaf] = []
         for name, value in self._named(args, kwargs):
             walk(value, name, polys, leaves)
         want = self.data["manifest"]["inputs"]
@@ -215,7 +217,7 @@ class LoadedPlan:
                 f"inputs of {self.name} share buffers as {alias} (each input's first position); "
                 f"the plan was saved for {self.data['manifest']['alias']}: pass copies"
             )
-        return self.plan.replay(self, polys)  # type: ignore[arg-type]
+        return self.plan.replay(self, polys)
 
     @property
     def memory(self) -> MemoryPlan:

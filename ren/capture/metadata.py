@@ -29,17 +29,19 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ren.capture.arguments import walk
+from ren.capture.arguments import Leaf, walk
 from ren.capture.planfile import PlanFileError
 
 __all__ = ["Metadata", "record"]
 
 #: How deep a recorded value may nest (a ``Params`` nests 3 deep: its tuples of ints).
 _DEPTH = 8
-_SCALARS = {
+#: How each scalar type is written (Any: each function takes the value of its own type). The JSON
+#: a plan file holds is typed Any too until checked: its shape is tested where it is read.
+_SCALARS: dict[type, Callable[[Any], list[Any]]] = {
     type(None): lambda v: ["none"],
     bool: lambda v: ["bool", v],
     int: lambda v: ["int", str(v)],
@@ -55,7 +57,7 @@ class _NotWritable(Exception):
     """A leaf Ren cannot write into a plan file as a value (it is recorded by its type)."""
 
 
-def _value(obj: Any, depth: int = 0) -> list[Any]:
+def _value(obj: object, depth: int = 0) -> list[Any]:
     """``obj`` as tagged JSON data (``["int", "5"]``, ``["leaf", "mod:Params", [...]]``)."""
     make = _SCALARS.get(type(obj))
     if make is not None:
@@ -74,7 +76,7 @@ def _value(obj: Any, depth: int = 0) -> list[Any]:
     raise _NotWritable
 
 
-def _code(kind: str, obj: Any, group: Any) -> list[Any] | None:
+def _code(kind: str, obj: object, group: Callable[[object], int | None]) -> list[Any] | None:
     """What a plan file records of one leaf; ``None`` for a local one (not recorded)."""
     if kind == "@local":
         return None
@@ -86,17 +88,17 @@ def _code(kind: str, obj: Any, group: Any) -> list[Any] | None:
         return ["object", kind]
 
 
-def _fingerprint(value: Any, what: str) -> str | None:
+def _fingerprint(value: object, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise TypeError(f"{what} has a key fingerprint that is not a str: {type(value).__name__}")
     return value
 
 
 def record(
-    leaves: Iterable[tuple[str, str, Any]],
-    stored: Mapping[str, Any] | None,
+    leaves: Iterable[Leaf],
+    stored: Mapping[str, object] | None,
     used: Iterable[str],
-    result: Any,
+    result: object,
 ) -> dict[str, Any]:
     """The manifest's ``metadata`` for a plan: its inputs', stored values' and result's leaves.
 
@@ -106,9 +108,9 @@ def record(
         used: the names of the stored polys the plan reads (``keys.relin[0].b``).
         result: the plan's result structure.
     """
-    groups: dict[str, int] = {}
+    groups: dict[object, int] = {}  # a key fingerprint -> its group
 
-    def group(fp: Any) -> int | None:
+    def group(fp: object) -> int | None:
         return None if fp is None else groups.setdefault(fp, len(groups))
 
     inputs = []
@@ -122,7 +124,7 @@ def record(
         fingerprint_of = getattr(value, "__ren_key_fingerprint__", None)
         if fingerprint_of is not None and any(u.startswith(f"{name}.") for u in used):
             keys[name] = group(_fingerprint(fingerprint_of(), f"the stored value {name}"))
-    out: list[tuple[str, str, Any]] = []
+    out: list[Leaf] = []
     walk(result, "result", [], out)
     outputs = [
         [path, _code(kind, obj, group)]
@@ -258,7 +260,7 @@ class Metadata:
         self.stored: dict[str, int] = stored
         self.keys: dict[int, tuple[str, str]] = {}  # group -> (fingerprint, who fixed it)
 
-    def check_stored(self, stored: Mapping[str, Any] | None) -> None:
+    def check_stored(self, stored: Mapping[str, object] | None) -> None:
         """Fix each key group's fingerprint from the stored values given at load.
 
         Raises:
@@ -276,14 +278,14 @@ class Metadata:
                 )
             self._fix(self.keys, group, fp, f"the key fingerprint of stored input {name}")
 
-    def check_result(self, result: Any) -> None:
+    def check_result(self, result: object) -> None:
         """Check the rebuilt result's metadata; a result under keys fixes their group.
 
         Raises:
             ValueError: a result value whose scale, level, correction or keys are not what the
                 plan was saved with (the keys being those of the context active at load).
         """
-        leaves: list[tuple[str, str, Any]] = []
+        leaves: list[Leaf] = []
         walk(result, "result", [], leaves)
         given = {path: obj for path, _, obj in leaves}
         for path, code in self.result:
@@ -298,7 +300,7 @@ class Metadata:
                 who = f"{path} (the keys of the context active at load)"
                 self._fix(self.keys, code[1], fp, who)
 
-    def check_inputs(self, leaves: list[tuple[str, str, Any]]) -> None:
+    def check_inputs(self, leaves: list[Leaf]) -> None:
         """Check a call's leaves: each value as saved, each key fingerprint its group's.
 
         Raises:

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -31,10 +31,15 @@ from ren.ir.node import BufferArg, Node
 from ren.ir.op import Op
 from ren.poly import Poly
 
-if TYPE_CHECKING:
-    from ren.capture.function import JitFunction
+__all__ = ["CapturedPlan", "PlanRunner", "Replayer", "rebound", "replan", "run_pruned"]
 
-__all__ = ["CapturedPlan", "PlanRunner", "rebound", "replan", "run_pruned"]
+
+class Replayer(Protocol):
+    """What replays a plan (a ``JitFunction``, a ``LoadedPlan``): messages name it."""
+
+    @property
+    def name(self) -> str:
+        """The function as messages name it."""
 
 
 class PlanRunner(Protocol):
@@ -67,14 +72,14 @@ class CapturedPlan:
     (:meth:`for_this_thread`) with buffers of its own.
     """
 
-    key: tuple
+    key: tuple[object, ...]  # a PlanKey, or ("loaded", fingerprint) for a loaded plan
     units: list[ExecUnit]
     inputs: list[bool]
     paths: list[str]
     bindings: list[tuple[int, int, int]]
     written: set[int]
     passthrough: list[tuple[tuple[int, tuple[int, int]] | Poly, Buffer]]
-    result: Any
+    result: Any  # Any: the function's result structure (the JitFunction's return type)
     pruned: int = 0
     memory: MemoryPlan = dataclasses.field(default_factory=MemoryPlan)
     runner: PlanRunner | None = None
@@ -82,12 +87,12 @@ class CapturedPlan:
     capture_s: float = 0.0
     staging: dict[int, Buffer] = dataclasses.field(default_factory=dict)
     replays: int = 0
-    external: list[tuple[Buffer, Any, str]] = dataclasses.field(default_factory=list)
+    external: list[tuple[Buffer, np.ndarray | None, str]] = dataclasses.field(default_factory=list)
     const_rows: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
     fixed_consts: dict[int, int] = dataclasses.field(default_factory=dict)
-    owned: list[tuple[Buffer, Any]] = dataclasses.field(default_factory=list)
-    _local: Any = dataclasses.field(default_factory=threading.local, repr=False)
-    _lock: Any = dataclasses.field(default_factory=threading.Lock, repr=False)
+    owned: list[tuple[Buffer, np.ndarray | None]] = dataclasses.field(default_factory=list)
+    _local: threading.local = dataclasses.field(default_factory=threading.local, repr=False)
+    _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
 
     def for_this_thread(self) -> CapturedPlan:
         """The plan to replay in the current thread: this one, or this thread's own copy.
@@ -128,7 +133,7 @@ class CapturedPlan:
         if self.runner is not None:
             self.runner = _graph_runner(self)
 
-    def check_external(self, fn: JitFunction[..., Any]) -> None:
+    def check_external(self, fn: Replayer) -> None:
         """Raise ``JitError`` naming a stored value the plan reads that was freed since capture."""
         for buf, array, what in self.external:
             if buf._array is not array:
@@ -150,7 +155,7 @@ class CapturedPlan:
         self._local.plan = self
         self.runner = _graph_runner(self)
 
-    def replay(self, fn: JitFunction[..., Any], polys: list[tuple[str, Poly]]) -> Any:
+    def replay(self, fn: Replayer, polys: list[tuple[str, Poly]]) -> Any:
         """Run the plan on the buffers of ``polys``, in this thread's copy; returns its result.
 
         An input the plan writes (an output fed back, ``x = step(x, y)``) is read through a copy.

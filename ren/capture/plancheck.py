@@ -24,7 +24,7 @@ than ``MAX_BYTES``. In order:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ren.capture import planresult
@@ -70,6 +70,10 @@ def _fail(message: str) -> PlanFileError:
     return PlanFileError(f"the plan cannot be loaded: {message}")
 
 
+#: How a check reads a buffer reference of the file (``[kind, index]`` or ``["stored", name]``).
+Resolve = Callable[[Any, str], "_Buf"]
+
+
 def check(
     data: dict[str, Any], kernels: list[tuple[Node, KernelInfo]], stored: Mapping[str, Poly]
 ) -> None:
@@ -90,7 +94,7 @@ def check(
             return _stored(stored, at, where)
         tables: dict[str, list[_Buf | None]] = {"view": views, "own": own, "input": inputs}
         table = tables[kind]
-        buf = table[at] if at < len(table) else None
+        buf: _Buf | None = table[at] if at < len(table) else None
         if buf is None:
             raise _fail(f"{where} names {kind} {at}, which the plan does not declare as a buffer")
         used.add(buf.name)
@@ -148,7 +152,9 @@ def _reads(ast: Node) -> tuple[dict[int, tuple[int, str]], int]:
     return reads, len(rows)
 
 
-def _check_unit(u: int, unit: dict[str, Any], kernels: list, resolve: Any) -> None:
+def _check_unit(
+    u: int, unit: dict[str, Any], kernels: list[tuple[Node, KernelInfo]], resolve: Resolve
+) -> None:
     """Unit ``u`` writes its ring into a buffer of its own and reads inside its inputs."""
     k = unit["kernel"]
     if k >= len(kernels):
@@ -178,7 +184,9 @@ def _check_unit(u: int, unit: dict[str, Any], kernels: list, resolve: Any) -> No
             raise _fail(f"{where} writes {out.name}, which overlaps {buf.name}, which it reads")
 
 
-def _check_copy(where: str, src: list[Any], dst: list[Any], stored: Any, resolve: Any) -> None:
+def _check_copy(
+    where: str, src: list[Any], dst: list[Any], stored: Mapping[str, Poly], resolve: Resolve
+) -> None:
     """A passthrough copies a window inside its input (or a stored value) of the output's size."""
     out = resolve(dst, f"{where} output")
     if dst[0] not in ("view", "own"):
@@ -288,7 +296,7 @@ def _spec(code: list[Any], where: str) -> tuple[Any, ...]:
     ``("buffer", ring, size, dtype, device, domain, window)`` or ``("const", ring, value,
     device, domain)``.
     """
-    spec = decode(code)
+    spec: tuple[Any, ...] = decode(code)  # Any: the decoded fields, each checked below
     kind = spec[0] if spec else None
     if kind == "buffer" and len(spec) == 7:
         _, ring, size, dtype, device, domain, window = spec
@@ -327,7 +335,9 @@ def _stored(stored: Mapping[str, Poly], name: str, where: str) -> _Buf:
 # constants, result
 
 
-def _check_constants(data: dict[str, Any], units: list, inputs: list[_Buf | None]) -> None:
+def _check_constants(
+    data: dict[str, Any], units: list[dict[str, Any]], inputs: list[_Buf | None]
+) -> None:
     """Each rebound row is a row of its unit, each rebound or fixed input a constant input."""
     for ui, row, k in data["const_rows"]:
         if ui >= len(units) or row >= len(units[ui]["consts"]):
@@ -339,7 +349,7 @@ def _check_constants(data: dict[str, Any], units: list, inputs: list[_Buf | None
             raise _fail(f"fixed constant {k[:20]} is not a constant input")
 
 
-def _check_result(path: str, code: Any, resolve: Any) -> None:
+def _check_result(path: str, code: Any, resolve: Resolve) -> None:
     """A result value is a ring over exactly the words of a buffer (or view) of the plan's."""
     _, arg, view, ref = planresult.node_parts(path, code)
     where = f"its result at {path}"

@@ -25,9 +25,9 @@ import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from ren.capture.arguments import spec, storage_of, walk
+from ren.capture.arguments import PlanKey, spec, storage_of, walk
 from ren.capture.metadata import record
 from ren.capture.plan import CapturedPlan
 from ren.capture.planfile import FORMAT, FORMAT_VERSION, encode, encode_body
@@ -182,6 +182,7 @@ def plan_data(
     outs: list[tuple[str, Poly]] = []
     walk(plan.result, "result", outs, None)
     result = _template(plan.result, ref)
+    specs, alias, leaves = cast(PlanKey, plan.key)  # a captured plan's (a loaded one is not saved)
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -191,13 +192,13 @@ def plan_data(
             "params": params,
             "inputs": [
                 {"path": path, "buffer": ok, "spec": encode(s[1:])}
-                for path, ok, s in zip(plan.paths, plan.inputs, plan.key[0], strict=True)
+                for path, ok, s in zip(plan.paths, plan.inputs, specs, strict=True)
             ],
-            "alias": list(plan.key[1]),  # which inputs share a buffer (the first position)
+            "alias": list(alias),  # which inputs share a buffer (the first position)
             "stored": {n: spec_code(n, p) for n, p in sorted(used_stored.items())},
             "outputs": [{"path": path, "spec": spec_code(path, p)} for path, p in outs],
             # what the values' other leaves must be: scale, level, correction, keys (by group)
-            "metadata": record(plan.key[2], stored, used_stored, plan.result),
+            "metadata": record(leaves, stored, used_stored, plan.result),
         },
         "buffers": buffers,
         "kernels": kernels,
