@@ -139,7 +139,10 @@ def edge_patterns(ring: RingSpec, seed: int = 0) -> dict[str, np.ndarray]:
     q = np.array([[m] for m in ring.moduli], dtype=object)
     R = 1 << ring.word_bits
     top = np.array([[(m - 1) * pow(R, -1, m) % m] for m in ring.moduli], dtype=object)
-    full = lambda col: np.broadcast_to(col, (L, n))  # noqa: E731
+
+    def full(col: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(col, (L, n))
+
     out = {
         "zeros": full(q * 0),
         "ones": full(q * 0 + 1),
@@ -157,7 +160,7 @@ def edge_patterns(ring: RingSpec, seed: int = 0) -> dict[str, np.ndarray]:
 
 def _edge_program(
     ring: RingSpec, pattern: str, residues: np.ndarray, partner: np.ndarray
-) -> Callable:
+) -> Callable[[Inputs], list[tuple[str, Poly]]]:
     Q = ring.Q
     big = RingSpec(ring.n, ring.moduli + basis_targets(ring)["fresh"].moduli, ring.dtype)
 

@@ -265,7 +265,7 @@ class Report:
                 lines += ["  " + (ln if len(ln) <= 400 else ln[:400] + " ...") for ln in body[:8]]
         return "\n".join(lines)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         """The report as plain JSON data: the run, counts per family, and every case."""
         return {
             "device": self.device,

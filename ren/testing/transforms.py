@@ -38,7 +38,7 @@ def _need_moduli(w: Words) -> tuple[int, ...]:
 
 
 def _power_of_two(w: Words) -> int:
-    n = w.words.shape[-1]
+    n: int = w.words.shape[-1]
     if n < 1 or n & (n - 1):
         what = "slot values" if w.slots else "words per limb"
         raise ValueError(f"{w.source} has {n} {what}: this needs a power of two")
