@@ -25,6 +25,7 @@ from ren.schemes.ckks.shadow import Shadow, shadowing
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe import keyset
+from ren.schemes.rlwe.active import enter, leave
 from ren.schemes.rlwe.context import RlweContext
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.params import bits
@@ -82,6 +83,14 @@ class Context(RlweContext, Evaluator):
         keys = self.keychain
         have = "secret" if keys.secret is not None else "evaluation" if keys.public else "no"
         return f"<ckks.Context n={self.params.n} L={self.params.L} {self.device}, {have} keys>"
+
+    def __enter__(self) -> Context:
+        self._require_public()
+        enter(self._active, self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        leave(self._active, self)
 
     # --- keys and copies --------------------------------------------------------------------------
     @classmethod

@@ -28,6 +28,7 @@ from ren.schemes.integer.params import IntParams
 from ren.schemes.integer.types import Ciphertext, Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe import keyset
+from ren.schemes.rlwe.active import enter, leave
 from ren.schemes.rlwe.context import RlweContext
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 
@@ -85,6 +86,14 @@ class IntContext(RlweContext):
         keys, p = self.keychain, self.params
         have = "secret" if keys.secret is not None else "evaluation" if keys.public else "no"
         return f"<{self.scheme}.Context n={p.n} L={p.L} t={p.t} {self.device}, {have} keys>"
+
+    def __enter__(self) -> IntContext:
+        self._require_public()
+        enter(self._active, self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        leave(self._active, self)
 
     # --- keys and copies ------------------------------------------------------------------------
     @classmethod

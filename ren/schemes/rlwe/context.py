@@ -9,8 +9,8 @@ hands each to the key chain. What the schemes share besides:
 
 * the keys a context is given (``keys=`` evaluation keys, ``secret_key=`` an exported secret
   key), each checked before the context takes them;
-* the current context: ``with ctx:`` makes it this thread's current context of its scheme
-  (:mod:`ren.schemes.rlwe.active`);
+* the current contexts: one variable per scheme (:mod:`ren.schemes.rlwe.active`), which
+  ``with ctx:`` (the scheme's own ``__enter__``) pushes the context on;
 * the values it takes: a ciphertext made under other keys is refused, and one made by another
   context of these keys is bound to this one (its parts moved to this device);
 * the key-switched steps every evaluator has: relinearization (``c_2`` switched from ``s^2`` to
@@ -27,13 +27,13 @@ import abc
 import contextvars
 import dataclasses
 from collections.abc import Callable
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ren.engine.realize import uncaptured
 from ren.poly import Poly, is_int
 from ren.ring import galois_for_rotation
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.active import active_contexts, enter, leave
+from ren.schemes.rlwe.active import active_contexts
 from ren.schemes.rlwe.keygen import KeyChain
 from ren.schemes.rlwe.keys import KeySwitchKey
 from ren.schemes.rlwe.keyset import EvaluationKeys, export_secret, load_secret
@@ -221,15 +221,6 @@ class RlweContext(abc.ABC):
                 lambda h: self._params_of(h, "secret key"),
                 self.scheme.upper(),
             )
-
-    # --- the current context ----------------------------------------------------------------
-    def __enter__(self) -> Self:
-        self._require_public()
-        enter(self._active, self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        leave(self._active, self)
 
     # --- key switching, as every evaluator does it ------------------------------------------
     def _switch(
