@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -44,8 +44,11 @@ from ren.poly import Poly, realize
 
 __all__ = ["LoadedPlan", "load"]
 
+#: The buffer a reference of the file names (``["view", 2]``; checked before it is used).
+BufferOf = Callable[[list[Any]], Buffer]
 
-def load(path: str | os.PathLike[str], stored: Mapping[str, Any] | None = None) -> LoadedPlan:
+
+def load(path: str | os.PathLike[str], stored: Mapping[str, object] | None = None) -> LoadedPlan:
     """Read the plan file at ``path``: a callable that replays it.
 
     Args:
@@ -72,7 +75,12 @@ class LoadedPlan:
     Safe to call from several threads at once, as a jitted function is.
     """
 
-    def __init__(self, path: Any, data: dict[str, Any], stored: Mapping[str, Any] | None):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        data: dict[str, Any],
+        stored: Mapping[str, object] | None,
+    ) -> None:
         self.path, self.data = str(path), data
         self.name = f"{data.get('function', '?')} (loaded from {Path(self.path).name})"
         manifest = data["manifest"]
@@ -136,9 +144,9 @@ class LoadedPlan:
             units.append(ExecUnit(info.name, info.device, unit_buffers(kernel), fn, kernel))
         const_rows = [(ui, j, i) for ui, j, i in data["const_rows"]]
         units = own_constants(units, const_rows)  # as a capture does: rows a call writes
-        passthrough: list[Any] = []
+        passthrough: list[tuple[tuple[int, tuple[int, int]] | Poly, Buffer]] = []
         for src, dst in data["passthrough"]:
-            source: Any = (src[1], (src[2], src[3])) if src[0] == "input" else named[src[1]]
+            source = (src[1], (src[2], src[3])) if src[0] == "input" else named[src[1]]
             passthrough.append((source, buffer(dst)))
         inputs = data["manifest"]["inputs"]
         plan = CapturedPlan(
@@ -288,7 +296,7 @@ def _spec_difference(got: Any, want: Any) -> tuple[str, str, list[str]]:
     )
 
 
-def _fix(fields: list[str], want: Any, owner: Any) -> str:
+def _fix(fields: list[str], want: Any, owner: object) -> str:
     """What makes a value of spec ``want`` out of one differing in ``fields``, when it is one step.
 
     ``owner`` is the object given in ``stored=`` that holds the value (keys read from bytes), or
@@ -313,7 +321,7 @@ def _fix(fields: list[str], want: Any, owner: Any) -> str:
 
 
 def _stored_mismatch(
-    wrong: list[str], got: dict[str, Any], want: dict[str, Any], stored: Mapping[str, Any]
+    wrong: list[str], got: dict[str, Any], want: dict[str, Any], stored: Mapping[str, object]
 ) -> str:
     """The refusal of stored inputs unlike the plan's: the first, its differing fields, the fix.
 
@@ -340,7 +348,7 @@ def _stored_mismatch(
     )
 
 
-def _rebuild(code: dict[str, Any], buffer: Any, path: str = "result") -> Any:
+def _rebuild(code: dict[str, Any], buffer: BufferOf, path: str = "result") -> object:
     """The result structure of a plan file, over the loaded plan's buffers.
 
     Its structure was checked (``ren.capture.planresult.walk``); an object is rebuilt only by a
@@ -363,7 +371,7 @@ def _rebuild(code: dict[str, Any], buffer: Any, path: str = "result") -> Any:
     return getattr(importlib.import_module(module), attr).__ren_plan_rebuild__(fields)
 
 
-def _node(code: list[Any], buffer: Any, path: str) -> Node:
+def _node(code: list[Any], buffer: BufferOf, path: str) -> Node:
     """A result value's node: ``AS_RING`` over a buffer of the plan, or over a view of one."""
     dtype, arg, view, ref = node_parts(path, code)
     node = Node(Op.BUFFER, dtype, (), BufferArg(buffer(ref)))

@@ -37,7 +37,7 @@ def plan_kernels(path: str | os.PathLike[str]) -> Kernels:
 
 
 def decoded_kernels(
-    data: dict[str, Any], path: str | os.PathLike[str], check: Callable[[Kernels], Any]
+    data: dict[str, Any], path: str | os.PathLike[str], check: Callable[[Kernels], object]
 ) -> Kernels:
     """Each kernel of ``data`` decoded, ``check``-ed, and rendered as the file says it was."""
     decoded = []

@@ -7,7 +7,9 @@ A replay checks that each still holds the array it held at capture (a freed one 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ren.capture.arguments import storage_of, walk
 from ren.device import Buffer
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["external_reads", "stored_names"]
 
 
-def stored_names(fn: Callable[..., Any]) -> dict[int, str]:
+def stored_names(fn: Callable[..., object]) -> dict[int, str]:
     """Buffer id -> how the function reaches that stored value (a closure cell, a global).
 
     For error messages only: a plan that reads a freed value names it this way when it can.
@@ -29,7 +31,7 @@ def stored_names(fn: Callable[..., Any]) -> dict[int, str]:
     code = getattr(fn, "__code__", None)
     if code is None:
         return names
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, object]] = []
     for var, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False):
         try:
             found.append((f"the value {var} the function closes over", cell.cell_contents))
@@ -47,9 +49,11 @@ def stored_names(fn: Callable[..., Any]) -> dict[int, str]:
     return names
 
 
-def external_reads(plan: CapturedPlan, names: dict[int, str]) -> list[tuple[Buffer, Any, str]]:
+def external_reads(
+    plan: CapturedPlan, names: dict[int, str]
+) -> list[tuple[Buffer, np.ndarray | None, str]]:
     """Every root buffer the plan reads but neither writes nor binds, with its array and name."""
-    out: dict[int, tuple[Buffer, Any, str]] = {}
+    out: dict[int, tuple[Buffer, np.ndarray | None, str]] = {}
     bound = {(i, j) for i, j, _ in plan.bindings}
     reads = [
         b.root

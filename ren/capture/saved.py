@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -36,6 +37,7 @@ from ren.device import Buffer
 from ren.engine.memory import MemoryPlan
 from ren.engine.realize import backend
 from ren.errors import JitError
+from ren.ir.kernels import KernelInfo
 from ren.ir.node import Node
 from ren.ir.op import Op
 from ren.poly import Poly
@@ -53,7 +55,7 @@ __all__ = [
 ]
 
 
-def stored_values(stored: Mapping[str, Any] | None) -> dict[str, Poly]:
+def stored_values(stored: Mapping[str, object] | None) -> dict[str, Poly]:
     """Every ``Poly`` in ``stored`` by name (``keys.relin[0].b`` for ``{"keys": ...}``).
 
     A value is a ``Poly``, a list, tuple, dict or dataclass of them, or an object with a
@@ -78,7 +80,7 @@ def stored_values(stored: Mapping[str, Any] | None) -> dict[str, Poly]:
     return out
 
 
-def kernel_source(ast: Node, info: Any) -> str:
+def kernel_source(ast: Node, info: KernelInfo) -> str:
     """The source a kernel's device runs (the python device: the printed body)."""
     owner = backend(info.device)
     return owner.source(ast, info) if hasattr(owner, "source") else str(ast)
@@ -99,7 +101,7 @@ def spec_code(path: str, p: Poly) -> Any:
 
 
 def plan_data(
-    plan: CapturedPlan, name: str, params: list[str] | None, stored: Mapping[str, Any] | None
+    plan: CapturedPlan, name: str, params: list[str] | None, stored: Mapping[str, object] | None
 ) -> dict[str, Any]:
     """The plan file's fields for ``plan`` (all but the fingerprint).
 
@@ -119,7 +121,7 @@ def plan_data(
     arenas: dict[int, int] = {}
     refs: dict[int, list[Any]] = {}
     buffers: dict[str, list[Any]] = {"arenas": [], "views": [], "own": []}
-    used_stored: dict[str, Any] = {}
+    used_stored: dict[str, Poly] = {}
     written = plan.written
 
     def ref(buf: Buffer) -> list[Any]:
@@ -150,7 +152,7 @@ def plan_data(
 
     units, sources = [], {}
     kernels: list[dict[str, Any]] = []
-    kernel_index: dict[tuple[Node, Any], int] = {}
+    kernel_index: dict[tuple[Node, KernelInfo], int] = {}
     for i, u in enumerate(plan.units):
         k = u.kernel
         slots = [
@@ -223,7 +225,7 @@ def _numbered(memory: MemoryPlan) -> MemoryPlan:
     return MemoryPlan(tuple(devices))
 
 
-def _template(obj: Any, ref: Any) -> Any:
+def _template(obj: object, ref: Callable[[Buffer], list[Any]]) -> dict[str, Any]:
     """The result structure with each ``Poly`` as its stored node over buffer refs."""
     if isinstance(obj, Poly):
         return {"poly": _node_code(obj.node, ref)}
@@ -246,14 +248,17 @@ def _template(obj: Any, ref: Any) -> Any:
     )
 
 
-def _node_code(node: Node, ref: Any) -> Any:
+def _node_code(node: Node, ref: Callable[[Buffer], list[Any]]) -> list[Any]:
     if node.op is Op.BUFFER:
         return ["buffer", node.dtype.name, ref(node.arg.buffer)]
     return [node.op.name, node.dtype.name, encode(node.arg), [_node_code(s, ref) for s in node.src]]
 
 
 def save(
-    plan: CapturedPlan, fn: Any, path: str | os.PathLike[str], stored: Mapping[str, Any] | None
+    plan: CapturedPlan,
+    fn: _Jitted,
+    path: str | os.PathLike[str],
+    stored: Mapping[str, object] | None,
 ) -> Path:
     """Write ``plan``, captured by the jitted function ``fn``, to ``path`` (``Saving.save``)."""
     params = None
@@ -266,6 +271,7 @@ class _Jitted(Protocol):
     """What ``Saving`` needs of the jitted function it is mixed into."""
 
     last: CapturedPlan | None
+    _signature: inspect.Signature | None
 
     @property
     def name(self) -> str:
@@ -279,7 +285,7 @@ class Saving:
     """``save`` and ``export`` of a jitted function (``JitFunction`` inherits them)."""
 
     def save(
-        self: _Jitted, path: str | os.PathLike[str], *, stored: Mapping[str, Any] | None = None
+        self: _Jitted, path: str | os.PathLike[str], *, stored: Mapping[str, object] | None = None
     ) -> Path:
         """Write the plan of the latest call to ``path``, for ``ren.load`` in any process.
 
@@ -304,9 +310,9 @@ class Saving:
     def export(
         self: _Jitted,
         path: str | os.PathLike[str],
-        *args: Any,
-        stored: Mapping[str, Any] | None = None,
-        **kwargs: Any,
+        *args: object,
+        stored: Mapping[str, object] | None = None,
+        **kwargs: object,
     ) -> Path:
         """Call the function on example arguments (capturing it) and save its plan to ``path``."""
         self(*args, **kwargs)
