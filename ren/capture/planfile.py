@@ -43,7 +43,7 @@ import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ren.capture import planshape
 from ren.engine.memory import DevicePlan, Event, MemoryPlan, PlannedBuffer
@@ -118,7 +118,7 @@ class PlanFileError(ValueError):
     """A plan file that cannot be used: damaged, of another format, or not matching this Ren."""
 
 
-def encode(value: Any) -> Any:
+def encode(value: object) -> object:
     """``value`` as JSON-ready data (see the module's docstring)."""
     if value is None or isinstance(value, bool | int | str):
         return value
@@ -131,14 +131,14 @@ def encode(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [encode(v) for v in value]
     if dataclasses.is_dataclass(value) and type(value).__name__ in _CLASSES:
-        out = {"@": type(value).__name__}
+        out: dict[str, object] = {"@": type(value).__name__}
         for f in dataclasses.fields(value):
             out[f.name] = encode(getattr(value, f.name))
         return out
     raise TypeError(f"a plan file cannot hold a {type(value).__name__}: {value!r}")
 
 
-def decode(data: Any, _depth: int = 0) -> Any:
+def decode(data: object, _depth: int = 0) -> Any:  # Any: a value of one of Ren's IR types
     """The value ``encode`` gave ``data`` for (lists come back as tuples).
 
     Every class is made through its constructor, which checks its fields (``ren.ir.args``);
@@ -175,7 +175,7 @@ def decode(data: Any, _depth: int = 0) -> Any:
     raise PlanFileError(f"the plan file holds something Ren does not write: {str(data)[:80]}")
 
 
-def _instance(data: dict[str, Any], depth: int) -> Any:
+def _instance(data: dict[str, Any], depth: int) -> object:
     """A class of ``_CLASSES`` from its fields, checked by its constructor."""
     name = data["@"]
     cls = _CLASSES.get(name) if isinstance(name, str) else None
@@ -274,7 +274,7 @@ def decode_body(nodes: Any) -> Node:
     return body
 
 
-def canonical(data: Any) -> bytes:
+def canonical(data: object) -> bytes:
     """The canonical bytes of JSON data: keys sorted, no spaces, UTF-8."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -347,5 +347,5 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")

@@ -48,7 +48,7 @@ REBUILDABLE: dict[str, dict[str, str]] = {
 }
 
 #: Each kind of field: whether a rebuilt value is of it (``poly`` is told by the caller).
-_KINDS: dict[str, Callable[[Any, Callable[[Any], bool]], bool]] = {
+_KINDS: dict[str, Callable[[object, Callable[[object], bool]], bool]] = {
     "polys": lambda v, poly: isinstance(v, tuple) and len(v) >= 1 and all(map(poly, v)),
     "poly": lambda v, poly: poly(v),
     "scale": lambda v, poly: type(v) is float and math.isfinite(v) and v > 0,
@@ -98,7 +98,7 @@ def walk(code: Any, path: str = "result", depth: int = 0) -> Iterator[tuple[str,
         raise _fail(path, f"is {str(code)[:60]}, not something Ren writes")
 
 
-def check_fields(name: str, fields: dict[str, Any], poly: Callable[[Any], bool]) -> None:
+def check_fields(name: str, fields: dict[str, object], poly: Callable[[object], bool]) -> None:
     """Each rebuilt field of an object of type ``name`` holds what ``REBUILDABLE`` says.
 
     Raises:

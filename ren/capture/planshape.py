@@ -15,7 +15,6 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Callable
-from typing import Any
 
 from ren.errors import describe
 
@@ -25,46 +24,46 @@ __all__ = ["MAX_INDEX", "problem", "ref_problem"]
 MAX_INDEX = 1 << 62
 
 #: A check: returns what is wrong with a value at a path, or ``None``.
-Check = Callable[[Any, str], str | None]
+Check = Callable[[object, str], str | None]
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _DECIMAL = re.compile(r"-?[0-9]{1,4000}")
 
 
-def _int(value: Any, where: str) -> str | None:
+def _int(value: object, where: str) -> str | None:
     if type(value) is not int or not 0 <= value < MAX_INDEX:
         return f"{where} must be an int in [0, 2^62), got {describe(value)}"
     return None
 
 
-def _str(value: Any, where: str) -> str | None:
+def _str(value: object, where: str) -> str | None:
     if type(value) is not str or len(value) > 4096:
         return f"{where} must be a string (at most 4096 characters), got {describe(value)}"
     return None
 
 
-def _bool(value: Any, where: str) -> str | None:
+def _bool(value: object, where: str) -> str | None:
     return None if type(value) is bool else f"{where} must be true or false, got {describe(value)}"
 
 
-def _list(value: Any, where: str) -> str | None:
+def _list(value: object, where: str) -> str | None:
     return None if type(value) is list else f"{where} must be a list, got {describe(value)}"
 
 
-def _dict(value: Any, where: str) -> str | None:
+def _dict(value: object, where: str) -> str | None:
     return None if type(value) is dict else f"{where} must be an object, got {describe(value)}"
 
 
-def _decimal(value: Any, where: str) -> str | None:
+def _decimal(value: object, where: str) -> str | None:
     if type(value) is not str or not _DECIMAL.fullmatch(value):
         return f"{where} must be a decimal integer as a string, got {describe(value)}"
     return None
 
 
 def _list_of(check: Check) -> Check:
-    def run(value: Any, where: str) -> str | None:
-        if err := _list(value, where):
-            return err
+    def run(value: object, where: str) -> str | None:
+        if type(value) is not list:
+            return _list(value, where)
         for i, v in enumerate(value):
             if err := check(v, f"{where}[{i}]"):
                 return err
@@ -76,7 +75,7 @@ def _list_of(check: Check) -> Check:
 def _tuple(*checks: Check) -> Check:
     """A list of exactly ``len(checks)`` items, each checked by its own check."""
 
-    def run(value: Any, where: str) -> str | None:
+    def run(value: object, where: str) -> str | None:
         if type(value) is not list or len(value) != len(checks):
             return f"{where} must be a list of {len(checks)} items, got {describe(value)}"
         for i, (check, v) in enumerate(zip(checks, value, strict=True)):
@@ -90,9 +89,9 @@ def _tuple(*checks: Check) -> Check:
 def _fields(**checks: Check) -> Check:
     """An object holding (at least) these keys, each checked by its own check."""
 
-    def run(value: Any, where: str) -> str | None:
-        if err := _dict(value, where):
-            return err
+    def run(value: object, where: str) -> str | None:
+        if type(value) is not dict:
+            return _dict(value, where)
         for key, check in checks.items():
             if key not in value:
                 return f"{where} has no {key!r}"
@@ -103,7 +102,7 @@ def _fields(**checks: Check) -> Check:
     return run
 
 
-def ref_problem(value: Any, where: str) -> str | None:
+def ref_problem(value: object, where: str) -> str | None:
     """Where a unit's buffer comes from: ``["view"|"own"|"input", i]`` or ``["stored", name]``."""
     if type(value) is not list or len(value) != 2 or value[0] not in _REF_KINDS:
         want = "['view'|'own'|'input', index] or ['stored', name]"
@@ -114,18 +113,18 @@ def ref_problem(value: Any, where: str) -> str | None:
 _REF_KINDS = ("view", "own", "input", "stored")
 
 
-def _source(value: Any, where: str) -> str | None:
+def _source(value: object, where: str) -> str | None:
     """A passthrough's source: ``["input", position, offset, size]`` or a buffer reference."""
     if type(value) is list and value[:1] == ["input"]:
         return _tuple(_str, _int, _int, _int)(value, where)
     return ref_problem(value, where)
 
 
-def _params(value: Any, where: str) -> str | None:
+def _params(value: object, where: str) -> str | None:
     if value is None:
         return None
-    if err := _list(value, where):
-        return err
+    if type(value) is not list:
+        return _list(value, where)
     for name in value:
         if type(name) is not str or not name.isidentifier() or keyword.iskeyword(name):
             return f"{where} must be parameter names (identifiers), got {describe(name)}"
@@ -134,43 +133,43 @@ def _params(value: Any, where: str) -> str | None:
     return None
 
 
-def _alias(value: Any, where: str) -> str | None:
-    if err := _list(value, where):
-        return err
+def _alias(value: object, where: str) -> str | None:
+    if type(value) is not list:
+        return _list(value, where)
     for i, a in enumerate(value):
         if a is not None and (type(a) is not int or not 0 <= a <= i):
             return f"{where}[{i}] must be null or an input position in [0, {i}], got {describe(a)}"
     return None
 
 
-def _named_specs(value: Any, where: str) -> str | None:
-    if err := _dict(value, where):
-        return err
+def _named_specs(value: object, where: str) -> str | None:
+    if type(value) is not dict:
+        return _dict(value, where)
     for name, spec in value.items():
         if err := _str(name, f"{where} name") or _list(spec, f"{where}[{name!r}]"):
             return err
     return None
 
 
-def _sources(value: Any, where: str) -> str | None:
-    if err := _dict(value, where):
-        return err
+def _sources(value: object, where: str) -> str | None:
+    if type(value) is not dict:
+        return _dict(value, where)
     for digest, text in value.items():
         if not _HEX64.fullmatch(digest) or type(text) is not str:
             return f"{where} must map SHA-256 digests to source texts, got {describe(digest)}"
     return None
 
 
-def _fixed(value: Any, where: str) -> str | None:
-    if err := _dict(value, where):
-        return err
+def _fixed(value: object, where: str) -> str | None:
+    if type(value) is not dict:
+        return _dict(value, where)
     for k, v in value.items():
         if err := _decimal(k, f"{where} key") or _decimal(v, f"{where}[{k!r}]"):
             return err
     return None
 
 
-def _digest(value: Any, where: str) -> str | None:
+def _digest(value: object, where: str) -> str | None:
     if type(value) is not str or not _HEX64.fullmatch(value):
         return f"{where} must be a SHA-256 digest (64 hexadecimal digits), got {describe(value)}"
     return None
@@ -202,7 +201,7 @@ _PLAN = _fields(
 )
 
 
-def problem(data: Any) -> str | None:
+def problem(data: object) -> str | None:
     """What is wrong with the shape of a parsed plan file, or ``None``.
 
     The answer names the field and what it holds (``"the plan.manifest.inputs[0].path must be
