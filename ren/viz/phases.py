@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ren.ir.node import Node
 
 __all__ = ["Outcome"]
 
@@ -52,7 +55,7 @@ class Phases:
         self._phase: tuple[str, tuple[str, ...], bool] | None = None
         self._seen = 0
 
-    def on_input(self, sink: Any) -> None:
+    def on_input(self, sink: Node) -> None:
         del sink
         if self._phase is not None:
             phase, names, focus = self._phase
@@ -64,7 +67,9 @@ class Phases:
         self.count += 1
 
     @contextlib.contextmanager
-    def __call__(self, phase: str, names: tuple[str, ...] = (), focus: bool = False) -> Iterator:
+    def __call__(
+        self, phase: str, names: tuple[str, ...] = (), focus: bool = False
+    ) -> Iterator[None]:
         saved = (self._phase, self._seen)
         self._phase, self._seen = (phase, names, focus), 0
         try:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from ren.device import Buffer
 from ren.engine.memory import MemoryPlan
@@ -26,9 +26,15 @@ from ren.engine.observe import observing
 from ren.engine.realize import ExecUnit, Realization, backend
 from ren.engine.schedule import ScheduledKernel
 from ren.errors import RenError
-from ren.ir.node import Node, toposort
+from ren.ir.node import KernelInfo, Node, toposort
+from ren.ir.op import DType, Op
 from ren.ir.region import keeping
 from ren.ir.rewrite import Rewrite
+from ren.passes import ScheduleContext
+
+if TYPE_CHECKING:
+    from ren.capture.function import JitFunction
+    from ren.capture.plan import CapturedPlan
 
 __all__ = [
     "JitRecord",
@@ -176,7 +182,7 @@ def split_new(after: Node, before: Node) -> tuple[frozenset[Node], frozenset[Nod
     """
     old, new = toposort(before), toposort(after)
     seen, kept = set(old), set(new)
-    gone: dict[tuple, list[Node]] = {}
+    gone: dict[tuple[Op, DType, object, int], list[Node]] = {}
     for n in old:
         if n not in kept:
             gone.setdefault((n.op, n.dtype, n.arg, len(n.src)), []).append(n)
@@ -210,7 +216,7 @@ def kernel_source(kernel: ScheduledKernel, device: str | None = None) -> str:
             ``source(ast, info)``.
     """
     name = device or kernel.info.device
-    render = getattr(backend(name), "source", None)
+    render: Callable[[Node, KernelInfo], str] | None = getattr(backend(name), "source", None)
     if render is None:
         raise RenError(
             f"the backend of device {name!r} has no source(ast, info), so what it runs for a "
@@ -250,7 +256,9 @@ class Trace:
         self.order.append(("realization", record.index))
         return record
 
-    def on_pass(self, step: int, name: str, sink: Node, previous: Node, ctx: Any) -> None:
+    def on_pass(
+        self, step: int, name: str, sink: Node, previous: Node, ctx: ScheduleContext
+    ) -> None:
         """A pass ran."""
         current = self._current
         if current is None:  # a schedule() called directly, outside a realization
@@ -288,20 +296,26 @@ class Trace:
         if record is not None:
             record.seconds = seconds
 
-    def on_jit_start(self, fn: Any) -> None:
+    def on_jit_start(self, fn: JitFunction[..., object]) -> None:
         """A jitted function starts a capture: the realizations from here on are its own."""
         del fn
         self._jit_start = len(self.realizations)
 
-    def on_jit_capture(self, fn: Any, plan: Any, seconds: float) -> None:
+    def on_jit_capture(
+        self, fn: JitFunction[..., object], plan: CapturedPlan, seconds: float
+    ) -> None:
         """A jitted function captured a plan."""
         self._jit(fn, plan, seconds, "capture")
 
-    def on_jit_replay(self, fn: Any, plan: Any, seconds: float) -> None:
+    def on_jit_replay(
+        self, fn: JitFunction[..., object], plan: CapturedPlan, seconds: float
+    ) -> None:
         """A jitted function replayed a plan."""
         self._jit(fn, plan, seconds, "replay")
 
-    def _jit(self, fn: Any, plan: Any, seconds: float, kind: str) -> None:
+    def _jit(
+        self, fn: JitFunction[..., object], plan: CapturedPlan, seconds: float, kind: str
+    ) -> None:
         start = self._jit_start
         ran = tuple(range(start, len(self.realizations))) if kind == "capture" else ()
         runner = "graph" if plan.runner is not None else "units"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import cmd
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from ren.errors import RenError
 from ren.viz.debug.screens import int_arg
@@ -293,11 +293,11 @@ class Debugger(cmd.Cmd):
 
 
 def debug(
-    *values: Any,
+    *values: object,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     region: str | None = None,
-):
+) -> Stepper | None:
     """Step through the realization of ``values`` at a ``(ren)`` prompt.
 
     ``help`` lists the commands. When the prompt is left, the rest runs, so ``values`` end up

@@ -8,9 +8,8 @@ module holds the name matching that ``--region`` and ``Stepper.run_to_region`` s
 
 from __future__ import annotations
 
-from typing import Any
-
 from ren.engine.observe import observing
+from ren.engine.schedule import ScheduledKernel
 from ren.ir.region import region_name
 from ren.viz.debug.watching import WatchViews
 
@@ -138,7 +137,9 @@ class RegionViews(WatchViews):
         return "\n".join([*lines, arrivals] if arrivals else lines)
 
 
-def _region_runs(kernels: list, depth: int) -> list[tuple[tuple[str, ...], int, int]]:
+def _region_runs(
+    kernels: list[ScheduledKernel], depth: int
+) -> list[tuple[tuple[str, ...], int, int]]:
     """The kernels as runs ``(path cut to depth, first, last)`` of one region, in order."""
     runs: list[tuple[tuple[str, ...], int, int]] = []
     for i, k in enumerate(kernels):
@@ -169,7 +170,7 @@ def region_matches(path: tuple[str, ...], name: str) -> bool:
     return False
 
 
-def region_arg(name: Any) -> str:
+def region_arg(name: object) -> str:
     """``name`` as a region name to look for (``region_matches``), or a clear ``ValueError``."""
     if not isinstance(name, str):
         raise TypeError(f"a region is named by a str, got {type(name).__name__} {name!r}")
@@ -190,7 +191,7 @@ def region_names_text(paths: list[tuple[str, ...]], limit: int = 40) -> str:
     return shown + (f", ... ({len(names)} names)" if len(names) > limit else "")
 
 
-def _depth_arg(depth: Any) -> int:
+def _depth_arg(depth: object) -> int:
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
         raise ValueError(f"the region depth must be a number from 1 on, got {depth!r}")
     return depth

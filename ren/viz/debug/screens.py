@@ -1,19 +1,63 @@
-"""What the debugger's screens share: a buffer's facts, the stepper's state, text helpers."""
+"""What the debugger's screens share: a buffer's facts, the stepper's state, text helpers.
+
+And the watch protocol (``Watchable``, ``WatchView``): what a value the debugger watches provides.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ren.device import Buffer
 from ren.engine.realize import Realization
+from ren.engine.schedule import ScheduledKernel
 from ren.ir.facts import facts
 from ren.ir.node import Node, RingArg, format_graph
 from ren.ring import Domain, RingSpec
 from ren.viz.trace import RealizationRecord
+
+if TYPE_CHECKING:
+    from ren.poly import Poly
+    from ren.viz.debug.watching import Watch
+
+#: A watched value's decrypted slots: complex (CKKS; float64 for its real values) or integers
+#: (BFV, BGV).
+Slots: TypeAlias = NDArray[np.complex128 | np.float64 | np.int64]
+
+
+class WatchView(Protocol):
+    """What a watched value's ``__ren_watch__(context)`` returns: how the debugger shows it.
+
+    It may also have ``precision_label`` (what the bits measure) and ``notes(parts)`` (lines
+    saying what ranges the value breaks), which the debugger looks up by name.
+    """
+
+    @property
+    def summary(self) -> str:
+        """A line after the value's label (``level L, scale 2^S``)."""
+
+    def decrypt(self, parts: tuple[Poly, ...]) -> Slots:
+        """The slots of a copy of the value holding ``parts``."""
+
+    def precision_bits(self, got: Slots, expected: NDArray[np.complex128]) -> float:
+        """How many bits of ``got`` are right, against the plaintext shadow ``expected``."""
+
+
+class Watchable(Protocol):
+    """A value the debugger can watch: its ``parts`` and its ``__ren_watch__(context)``."""
+
+    @property
+    def parts(self) -> tuple[Poly, ...]:
+        """The value's polynomials."""
+
+    # Any: each scheme takes its own context type and refuses another with a TypeError; the
+    # debugger passes on the one its user gave.
+    def __ren_watch__(self, context: Any = None) -> WatchView:
+        """How the debugger shows the value, decrypting with ``context``."""
 
 
 @dataclasses.dataclass
@@ -34,7 +78,7 @@ def ms_text(seconds: float | None) -> str:
     return "       -   " if seconds is None else f"{seconds * 1e3:8.3f} ms"
 
 
-def count_text(counts: Counter) -> str:
+def count_text(counts: Counter[str]) -> str:
     """``name n, ...``, the most frequent first."""
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(f"{name} {n}" for name, n in items)
@@ -89,7 +133,7 @@ class StepperBase:
     record: RealizationRecord
     title: str
     cursor: int
-    _watches: list[Any]  # of watching._Watch
+    _watches: list[Watch]
     _ring_of_input: dict[int, RingArg] | None
     _unit_index: dict[int, int]
     _infos: dict[int, BufferInfo]
@@ -110,14 +154,14 @@ class StepperBase:
             for p in plan.buffers
         }
 
-        def name_of(buf: Any) -> str:
+        def name_of(buf: Buffer) -> str:
             info = self._infos.get(id(buf))
             return info.name if info is not None else planned.get(buf.id, f"#{buf.id}")
 
         return format_graph(graph, name_of)
 
     @property
-    def _kernels(self) -> list:
+    def _kernels(self) -> list[ScheduledKernel]:
         """The scheduled kernels, in execution order."""
         return self.realization.kernels
 
@@ -131,7 +175,7 @@ class StepperBase:
         """Whether every unit ran and the polys were repointed."""
         return self.realization.done
 
-    def _kernel(self, i: int):
+    def _kernel(self, i: int) -> ScheduledKernel:
         kernels = self._kernels
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(kernels):
             raise ValueError(
@@ -146,7 +190,7 @@ class StepperBase:
 _IN_REGIONS = frozenset({"region_arg", "region_matches", "region_names_text"})
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # Any: the type of the helper named, which differs by name
     """``region_arg``, ``region_matches`` and ``region_names_text``, from ``regions``."""
     if name in _IN_REGIONS:
         from ren.viz.debug import regions

@@ -7,11 +7,12 @@ import runpy
 import sys
 import traceback
 from types import FrameType
-from typing import Any, TextIO
+from typing import TextIO
 
 from ren.engine.observe import observing
 from ren.engine.realize import Realization
 from ren.ir.node import Node
+from ren.passes import ScheduleContext
 from ren.viz.debug.commands import Debugger
 from ren.viz.debug.regions import region_arg, region_matches, region_names_text
 from ren.viz.debug.stepper import Stepper
@@ -64,7 +65,9 @@ class _Session:
         if self.trace is not None:
             self.trace.on_input(sink)
 
-    def on_pass(self, step: int, name: str, sink: Node, previous: Node, ctx: Any) -> None:
+    def on_pass(
+        self, step: int, name: str, sink: Node, previous: Node, ctx: ScheduleContext
+    ) -> None:
         if self.trace is not None:
             self.trace.on_pass(step, name, sink, previous, ctx)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import cast
 
 from ren.device import canonical_device
 from ren.engine.observe import observing
@@ -18,6 +18,7 @@ from ren.viz.debug.buffers import BufferViews
 from ren.viz.debug.regions import RegionViews
 from ren.viz.debug.screens import (
     BufferInfo,
+    Watchable,
     count_text,
     cut_lines,
     describe_node,
@@ -54,7 +55,7 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
         ValueError: when every value is realized already (nothing to step through).
     """
 
-    def __init__(self, *values: Any) -> None:
+    def __init__(self, *values: object) -> None:
         polys, cts = _split_values(values)
         with record() as trace:
             realization = prepare_realize(*polys)
@@ -299,15 +300,17 @@ class Stepper(BufferViews, ArenaViews, RegionViews):
         return self.run(None)
 
 
-def _split_values(values: tuple[Any, ...]) -> tuple[list[Poly], list[Any]]:
-    polys, cts = [], []
+def _split_values(values: tuple[object, ...]) -> tuple[list[Poly], list[Watchable]]:
+    polys: list[Poly] = []
+    cts: list[Watchable] = []
     for v in values:
         if isinstance(v, Poly):
             polys.append(v)
             continue
         if hasattr(v, "__ren_watch__") and hasattr(v, "parts"):
-            cts.append(v)
-            polys.extend(v.parts)
+            ct = cast(Watchable, v)  # checked just above
+            cts.append(ct)
+            polys.extend(ct.parts)
         else:
             raise TypeError(f"the debugger steps through Poly values or ciphertexts, got {v!r}")
     return polys, cts

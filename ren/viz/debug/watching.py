@@ -19,9 +19,10 @@ import contextlib
 import dataclasses
 import weakref
 from collections.abc import Iterator
-from typing import Any, Self
+from typing import Self, TypeVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ren.engine.observe import OBSERVERS
 from ren.engine.realize import prepare, uncaptured
@@ -29,7 +30,9 @@ from ren.ir.node import Node
 from ren.ir.region import region_name, region_of
 from ren.poly import Poly
 from ren.repoint import storage_or_const, stored
-from ren.viz.debug.screens import StepperBase, complex_row
+from ren.viz.debug.screens import Slots, StepperBase, Watchable, WatchView, complex_row
+
+T = TypeVar("T")
 
 # --------------------------------------------------------------------------------------------
 # watched values
@@ -39,9 +42,9 @@ from ren.viz.debug.screens import StepperBase, complex_row
 class Watch:
     """A watched ciphertext: what it is, its context, the values expected, its label."""
 
-    ciphertext: weakref.ref  # to a ckks.Ciphertext
-    context: Any  # a ckks.Context, or None: the ciphertext's own
-    expected: np.ndarray | None
+    ciphertext: weakref.ref[Watchable]  # to a ckks.Ciphertext
+    context: object  # a ckks.Context, or None: the ciphertext's own (the value checks it)
+    expected: NDArray[np.complex128] | None
     label: str
 
 
@@ -53,8 +56,11 @@ _WATCHED: list[Watch] = []
 
 
 def watch(
-    ciphertext: Any, context: Any = None, expected: Any = None, label: str | None = None
-) -> Any:
+    ciphertext: T,
+    context: object = None,
+    expected: ArrayLike | None = None,
+    label: str | None = None,
+) -> T:
     """Register a CKKS ciphertext (and its plaintext shadow) for the debugger's ``slots`` view.
 
     Args:
@@ -76,8 +82,8 @@ def watch(
     return ciphertext
 
 
-def _view(ct: Any, context: Any = None) -> Any:
-    """The watch view of ``ct`` (its ``__ren_watch__(context)``): how the debugger shows it.
+def _view(ct: object, context: object = None) -> tuple[Watchable, WatchView]:
+    """``ct`` and its watch view (its ``__ren_watch__(context)``): how the debugger shows it.
 
     The view has ``summary`` (a line after the label), ``decrypt(parts)`` (the slots of a copy of
     the value holding these parts) and ``precision_bits(got, expected)``; a scheme's value type
@@ -88,13 +94,15 @@ def _view(ct: Any, context: Any = None) -> Any:
         raise TypeError(
             f"watch takes a ckks.Ciphertext (a value with __ren_watch__), got {type(ct).__name__}"
         )
-    return method(context)
+    return cast(Watchable, ct), cast(WatchView, method(context))  # checked just above
 
 
-def _make_watch(ct: Any, context: Any, expected: Any, label: str | None, i: int) -> Watch:
-    _view(ct, context)  # a bad value or context fails here, where it is registered
+def _make_watch(
+    ct: object, context: object, expected: ArrayLike | None, label: str | None, i: int
+) -> Watch:
+    value, _ = _view(ct, context)  # a bad value or context fails here, where it is registered
     shadow = None if expected is None else np.asarray(expected, dtype=np.complex128).reshape(-1)
-    return Watch(weakref.ref(ct), context, shadow, label or f"ct{i}")
+    return Watch(weakref.ref(value), context, shadow, label or f"ct{i}")
 
 
 @contextlib.contextmanager
@@ -116,7 +124,11 @@ class WatchViews(StepperBase):
     """The stepper's ``watch``, ``decrypt`` and ``slots``, and the values computed apart."""
 
     def watch(
-        self, ciphertext: Any, context: Any = None, expected: Any = None, label: str | None = None
+        self,
+        ciphertext: object,
+        context: object = None,
+        expected: ArrayLike | None = None,
+        label: str | None = None,
     ) -> Self:
         """Watch a ``ckks.Ciphertext`` in this stepper's ``slots`` view (see ``watch``)."""
         w = _make_watch(ciphertext, context, expected, label, 0)
@@ -243,7 +255,7 @@ class WatchViews(StepperBase):
             p.node in becomes or p.node in values or self._in_graph(p.node) for p in ct.parts
         )
 
-    def _parts(self, ct: Any) -> tuple[tuple[Poly, ...], bool]:
+    def _parts(self, ct: Watchable) -> tuple[tuple[Poly, ...], bool]:
         """``ct``'s parts as stored polys now, and whether they were computed apart.
 
         Raises:
@@ -259,7 +271,7 @@ class WatchViews(StepperBase):
             apart = apart or why == APART
         return tuple(parts), apart
 
-    def decrypt(self, ciphertext: Any, context: Any = None) -> np.ndarray:
+    def decrypt(self, ciphertext: object, context: object = None) -> Slots:
         """The slots of ``ciphertext`` from the buffers this realization wrote so far.
 
         A value the realization fuses away is computed apart (see the module), once the kernels
@@ -269,8 +281,8 @@ class WatchViews(StepperBase):
             ValueError: when a part is not written yet (or not computed here), or the context
                 holds no secret key.
         """
-        view = _view(ciphertext, context)
-        parts, _ = self._parts(ciphertext)
+        value, view = _view(ciphertext, context)
+        parts, _ = self._parts(value)
         with _unobserved():
             return view.decrypt(parts)
 
@@ -310,7 +322,11 @@ class WatchViews(StepperBase):
         return "\n".join(lines)
 
     def slots(
-        self, ciphertext: Any = None, context: Any = None, expected: Any = None, limit: int = 4
+        self,
+        ciphertext: object = None,
+        context: object = None,
+        expected: ArrayLike | None = None,
+        limit: int = 4,
     ) -> str:
         """Decrypted slots of a ciphertext as its parts' buffers stand now, and their precision.
 
@@ -348,7 +364,7 @@ class WatchViews(StepperBase):
             ct = w.ciphertext()
             if ct is None:  # collected since
                 continue
-            view = _view(ct, w.context)
+            _, view = _view(ct, w.context)
             head = f"{w.label}: {view.summary}"
             try:
                 parts, apart = self._parts(ct)
@@ -373,7 +389,7 @@ class WatchViews(StepperBase):
         return "\n".join(lines)
 
     @staticmethod
-    def _range_notes(view: Any, parts: tuple[Poly, ...]) -> list[str]:
+    def _range_notes(view: WatchView, parts: tuple[Poly, ...]) -> list[str]:
         """The ranges the value breaks (the view's optional ``notes(parts)``), one line each."""
         notes = getattr(view, "notes", None)
         if notes is None:

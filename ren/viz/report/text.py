@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ren.engine.memory import DevicePlan
+from ren.engine.schedule import ScheduledKernel
 from ren.ir.node import toposort
 from ren.ir.region import region_name
 from ren.viz.memory import plan_text
@@ -147,7 +148,7 @@ def _text_realization(
     return out
 
 
-def _text_regions(rec: RealizationRecord, kernels: list, times: bool) -> list[str]:
+def _text_regions(rec: RealizationRecord, kernels: list[ScheduledKernel], times: bool) -> list[str]:
     """The region table of ``rec`` (as the HTML report's), its precision column labelled."""
     tree = realization_tree(rec, kernels)  # no graph: the table lists no nodes
     if tree is None:
