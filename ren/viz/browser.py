@@ -88,6 +88,7 @@ window.addEventListener("load", function () {
 </script>"""
 
 
+# Any: the script's value through JSON, whose shape the caller's script decides (as json.loads)
 def measure(page: str | Path, script: str, width: int = 1400, height: int = 900) -> Any:
     """What ``script`` (a function body ending in ``return``) gives in ``page`` once loaded.
 

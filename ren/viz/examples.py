@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -35,11 +35,25 @@ from ren.viz.examples_bfv import bfv_mul
 from ren.viz.phases import Outcome, Phases
 from ren.viz.trace import Trace, record
 
+if TYPE_CHECKING:
+    from ren.schemes import ckks
+
 __all__ = ["CKKS_PARAMS", "EXAMPLES", "Outcome", "run_example"]
+
+
+class CkksParams(TypedDict):
+    """The arguments of ``ckks.Params`` that ``CKKS_PARAMS`` gives."""
+
+    n: int
+    q_bits: tuple[int, ...]
+    p_bits: tuple[int, ...]
+    scale_bits: int
+    insecure: bool
+
 
 #: The ring of the CKKS examples: the one of ``docs/ckks.md`` ("One multiply as the compiler sees
 #: it"), whose multiply schedules 24 kernels. Far too small to be secure: for reading only.
-CKKS_PARAMS: dict[str, Any] = dict(
+CKKS_PARAMS: CkksParams = dict(
     n=64, q_bits=(50, 30, 30), p_bits=(50,), scale_bits=30, insecure=True
 )
 
@@ -88,7 +102,7 @@ def seed() -> Outcome:
     return phases.outcome(summary, ok)
 
 
-def _ckks_context(phases: Phases) -> Any:
+def _ckks_context(phases: Phases) -> ckks.Context:
     from ren.schemes import ckks
 
     params = ckks.Params(**CKKS_PARAMS)
@@ -99,7 +113,7 @@ def _ckks_context(phases: Phases) -> Any:
     return ctx
 
 
-def _insecure(params: Any) -> str:
+def _insecure(params: ckks.Params) -> str:
     moduli = " + ".join(str(b) for b in params.q_bits)
     return (
         f"ring: n={params.n} ({params.slots} slots), q = {moduli} bits, p = "
@@ -203,7 +217,7 @@ def jit() -> Outcome:
             ctx.rotation_key(1)  # made outside: the capture then holds only the computation
 
         @ren.jit
-        def step(x: Any, y: Any) -> Any:
+        def step(x: ckks.Ciphertext, y: ckks.Ciphertext) -> ckks.Ciphertext:
             return (x * y + x).rotate(1)
 
         lines, ok = [], True
@@ -271,7 +285,7 @@ def bootstrap() -> Outcome:
             "eval_mod": (2 * np.pi * (m[:half] + 1j * m[half:]))[rev],
             "slot_to_coeff": z,
         }
-        stages: dict[str, Any] = {}
+        stages: dict[str, ckks.Ciphertext] = {}
         lines: list[str] = []
         left, stops = list(shadows), 0
         with phases("bootstrap, stepped region by region", focus=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -11,8 +11,18 @@ from ren.viz.phases import Outcome, Phases
 
 __all__ = ["BFV_PARAMS", "bfv_mul"]
 
+
+class BfvParams(TypedDict):
+    """The arguments of ``bfv.Params`` that ``BFV_PARAMS`` gives."""
+
+    n: int
+    q_bits: tuple[int, ...]
+    p_bits: tuple[int, ...]
+    t: int
+
+
 #: SEAL's default chain at ``n = 8192`` (218 bits, 128-bit secure) with ``t = 65537``.
-BFV_PARAMS: dict[str, Any] = dict(n=8192, q_bits=(43, 43, 44, 44), p_bits=(44,), t=65537)
+BFV_PARAMS: BfvParams = dict(n=8192, q_bits=(43, 43, 44, 44), p_bits=(44,), t=65537)
 
 
 def bfv_mul() -> Outcome:

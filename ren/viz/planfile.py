@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from ren.capture.planfile import decode
 from ren.capture.planfile import read as read_plan
@@ -19,7 +19,7 @@ from ren.viz.memory import plan_svg, plan_text
 __all__ = ["plan_file_text", "write_plan_pictures"]
 
 
-def _spec(code: Any) -> str:
+def _spec(code: object) -> str:
     value = decode(code)
     if value[0] == "const":
         return f"the constant {value[2]} of {value[1].short()}, {value[3]}, {value[4].value}"
@@ -28,9 +28,10 @@ def _spec(code: Any) -> str:
     return f"{ring.short()} {domain.value} on {device} ({size} {dtype} words{window})"
 
 
-def _ref(ref: list[Any]) -> str:
-    kind, where = ref[0], ref[1]
-    return {"input": f"in{where}", "view": f"t{where}", "own": f"out{where}"}.get(kind, where)
+def _ref(ref: list[str | int]) -> str:
+    # ["view"|"own"|"input", index] or ["stored", name], as ren.capture.planshape checked it
+    kind, where = cast(str, ref[0]), ref[1]
+    return str({"input": f"in{where}", "view": f"t{where}", "own": f"out{where}"}.get(kind, where))
 
 
 def plan_file_text(path: str | os.PathLike[str]) -> str:

@@ -21,12 +21,18 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from ren.engine.observe import OBSERVERS
 from ren.ir.region import KEEP, Instance, instances_of
 from ren.viz.trace import Trace
+
+if TYPE_CHECKING:
+    from ren.poly import Poly
+
+#: A kept output's measure: its bits, or notes of its own (an integer scheme's noise budget).
+_Measure = Callable[[], float | dict[str, object]]
 
 __all__ = ["measure_precision"]
 
@@ -45,7 +51,7 @@ def _unobserved() -> Iterator[None]:
         OBSERVERS.reset(token)
 
 
-def _kept(trace: Trace) -> list[tuple[Instance, tuple[Any, ...], Any]]:
+def _kept(trace: Trace) -> list[tuple[Instance, tuple[Poly, ...], _Measure]]:
     """``(instance, polys, bits)`` of every region of the trace whose output can be measured.
 
     A value that can says how through ``__ren_observe__()`` (CKKS ciphertexts with a shadow, BFV
@@ -57,7 +63,7 @@ def _kept(trace: Trace) -> list[tuple[Instance, tuple[Any, ...], Any]]:
         for kernel in rec.kernels:
             for instance in instances_of(kernel.region):
                 seen.setdefault(instance.serial, instance)
-    out = []
+    out: list[tuple[Instance, tuple[Poly, ...], _Measure]] = []
     for instance in seen.values():
         value = instance.notes.get("output")
         how = getattr(type(value), "__ren_observe__", None)

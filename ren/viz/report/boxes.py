@@ -10,13 +10,13 @@ rows of one table. ``collapsed_html`` draws a graph too large to draw node by no
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Literal, NotRequired, TypedDict
 
 from ren.ir.node import Node, toposort
 from ren.ir.region import region_name, region_of
 from ren.viz.report.blocks import escape_html, millis, plural
-from ren.viz.report.regions import Box
+from ren.viz.report.regions import Box, RegionNotes
 
 __all__ = [
     "PRECISION_LABEL",
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-def fmt_bytes(n: int) -> str:
+def fmt_bytes(n: float) -> str:
     """``512 B``, ``48.0 KiB``, ``3.2 MiB``, ``1.50 GiB``."""
     if n < 1024:
         return f"{n} B"
@@ -46,12 +46,12 @@ def _scale(value: float) -> str:
     return f"2^{math.log2(value):.1f}" if value > 0 else str(value)
 
 
-def ckks_line(notes: dict[str, Any]) -> str:
+def ckks_line(notes: RegionNotes) -> str:
     """``level 5 → 4 · scale 2^40.0 → 2^40.0`` from a region's notes (``""`` without them)."""
+    levels = [str(v) for v in (notes.get("level_in"), notes.get("level_out")) if v is not None]
+    scales = [_scale(v) for v in (notes.get("scale_in"), notes.get("scale_out")) if v is not None]
     parts = []
-    for key, show in (("level", str), ("scale", _scale)):
-        values = [notes.get(f"{key}_{side}") for side in ("in", "out")]
-        shown = [show(v) for v in values if v is not None]
+    for key, shown in (("level", levels), ("scale", scales)):
         if shown:  # in -> out, or the one there is (an encryption has no input ciphertext)
             parts.append(f"{key} " + " \u2192 ".join(shown))
     return " \u00b7 ".join(parts)
@@ -63,7 +63,7 @@ PRECISION_LABEL = "absolute, vs plaintext shadow"
 PRECISION_MEANING = "-log2 of the largest slot error, as ckks.precision_bits"
 
 
-def bits_text(notes: dict[str, Any], label: bool = True) -> str:
+def bits_text(notes: Mapping[str, object], label: bool = True) -> str:
     """The precision (or noise budget) the observing pass measured, in words (``""``: none).
 
     ``bits`` is absolute (``-log2`` of the largest slot error against the plaintext shadow, as
@@ -87,7 +87,7 @@ def bits_text(notes: dict[str, Any], label: bool = True) -> str:
     return text
 
 
-def range_text(notes: dict[str, Any]) -> str:
+def range_text(notes: Mapping[str, object]) -> str:
     """The ranges the region's output breaks (the observing pass's ``warning``), or ``""``."""
     warning = notes.get("warning")
     return f"out of range: {warning}" if warning else ""
@@ -202,6 +202,29 @@ def tree_html(
     return TreeHtml(prefix, times, graph_html, kernel_link).html(root)
 
 
+class _TableRow(TypedDict):
+    """One row of ``region_table`` as it is summed: the lowest figures are kept where noted."""
+
+    n: int
+    kernels: int
+    seconds: float | None
+    bytes: int
+    keys: int
+    notes: RegionNotes  # the first instance's
+    bits: NotRequired[float]
+    noise_budget: NotRequired[float]
+    bits_relative: NotRequired[float]
+    warnings: NotRequired[list[str]]
+
+
+#: The figures ``region_table`` keeps the lowest of, over a path's instances.
+_LOWEST: tuple[Literal["bits", "noise_budget", "bits_relative"], ...] = (
+    "bits",
+    "noise_budget",
+    "bits_relative",
+)
+
+
 def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, float]]]]:
     """One row per region path: ``(path, [(cell text, sort value), ...])``, by first appearance.
 
@@ -210,7 +233,7 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
     shadow: ``PRECISION_LABEL``; with the lowest relative figure where the values pass 1), and
     the ranges its outputs break.
     """
-    rows: dict[tuple[str, ...], dict[str, Any]] = {}
+    rows: dict[tuple[str, ...], _TableRow] = {}
     for box in root.walk():
         if box is root or box.loose:
             continue
@@ -224,7 +247,7 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
             row["seconds"] = (row["seconds"] or 0.0) + box.seconds
         row["bytes"] += box.bytes
         row["keys"] += box.key_bytes
-        for key in ("bits", "noise_budget", "bits_relative"):
+        for key in _LOWEST:
             value = box.notes.get(key)
             if value is not None:
                 row[key] = min(row.get(key, math.inf), value)
@@ -250,7 +273,7 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
     return out
 
 
-def _rank(bits: float | None, budget: int | None) -> float:
+def _rank(bits: float | None, budget: float | None) -> float:
     """The sort key of the precision column: the bits or the budget, -1 for neither."""
     value = budget if budget is not None else bits
     return -1.0 if value is None else min(float(value), 1e9)

@@ -16,16 +16,24 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Literal, TypedDict, cast
 
 from ren.viz.report.blocks import CSS, SCRIPT, escape_html, html_table, sortable
 from ren.viz.report.boxes import PRECISION_LABEL, PRECISION_MEANING, fmt_bytes
 from ren.viz.report.regions import Box, realization_tree
 from ren.viz.trace import Trace
 
-__all__ = ["compare_report", "compare_text", "load_summary", "run_summary"]
+__all__ = [
+    "RegionSummary",
+    "RunSummary",
+    "Totals",
+    "compare_report",
+    "compare_text",
+    "load_summary",
+    "run_summary",
+]
 
 #: The version of ``report.json``'s layout; ``load_summary`` refuses other versions. Version 2:
 #: ``bits`` is absolute against the plaintext shadow (version 1 held it relative to the values'
@@ -33,11 +41,46 @@ __all__ = ["compare_report", "compare_text", "load_summary", "run_summary"]
 SUMMARY_VERSION = 2
 
 
-def run_summary(trace: Trace, title: str) -> dict[str, Any]:
+class Totals(TypedDict):
+    """A run's totals: its realizations, their kernels, exec units' time and arena bytes."""
+
+    realizations: int
+    kernels: int
+    seconds: float
+    arena_bytes: int
+
+
+class RegionSummary(TypedDict):
+    """One region path of a run, summed over its instances (``bits``: the lowest, or none)."""
+
+    instances: int
+    kernels: int
+    seconds: float
+    bytes: int
+    key_bytes: int
+    bits: float | None
+
+
+class RunSummary(TypedDict):
+    """A run's summary, as ``report.json`` holds it (see the module docstring)."""
+
+    format: str
+    version: int
+    title: str
+    precision: str
+    totals: Totals
+    regions: dict[str, RegionSummary]
+
+
+def run_summary(trace: Trace, title: str) -> RunSummary:
     """What a comparison needs of a recorded run (see the module docstring); JSON-ready."""
-    regions: dict[str, dict[str, Any]] = {}
-    totals = {"realizations": len(trace.realizations), "kernels": 0, "seconds": 0.0}
-    totals["arena_bytes"] = 0
+    regions: dict[str, RegionSummary] = {}
+    totals: Totals = {
+        "realizations": len(trace.realizations),
+        "kernels": 0,
+        "seconds": 0.0,
+        "arena_bytes": 0,
+    }
     for rec in trace.realizations:
         totals["kernels"] += len(rec.kernels)
         totals["seconds"] += sum(u.seconds or 0.0 for u in rec.units)
@@ -60,11 +103,11 @@ def run_summary(trace: Trace, title: str) -> dict[str, Any]:
     }
 
 
-def _empty() -> dict[str, Any]:
+def _empty() -> RegionSummary:
     return {"instances": 0, "kernels": 0, "seconds": 0.0, "bytes": 0, "key_bytes": 0, "bits": None}
 
 
-def _add(row: dict[str, Any], box: Box) -> None:
+def _add(row: RegionSummary, box: Box) -> None:
     row["instances"] += 1
     row["kernels"] += len(box.kernels)
     row["seconds"] += box.seconds or 0.0
@@ -75,7 +118,7 @@ def _add(row: dict[str, Any], box: Box) -> None:
         row["bits"] = bits if row["bits"] is None else min(row["bits"], bits)
 
 
-def load_summary(path: str | Path) -> dict[str, Any]:
+def load_summary(path: str | Path) -> RunSummary:
     """A run's summary from its ``report.json``, or from the report directory holding it.
 
     Raises:
@@ -88,7 +131,7 @@ def load_summary(path: str | Path) -> dict[str, Any]:
     if not p.is_file():
         raise FileNotFoundError(f"no run summary at {p} (python -m ren.viz writes report.json)")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data: object = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ValueError(f"{p} is not JSON: {e}") from None
     if not isinstance(data, dict) or data.get("format") != "ren-viz-run":
@@ -98,7 +141,7 @@ def load_summary(path: str | Path) -> dict[str, Any]:
             f"{p} is a run summary of version {data.get('version')!r}; this Ren reads version "
             f"{SUMMARY_VERSION}: run the program again"
         )
-    return data
+    return cast(RunSummary, data)  # its format and version checked: as run_summary wrote it
 
 
 def _ratio(a: float, b: float) -> str:
@@ -113,7 +156,8 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3f} ms"
 
 
-_TOTALS = (
+_TotalKey = Literal["realizations", "kernels", "seconds", "arena_bytes"]
+_TOTALS: tuple[tuple[_TotalKey, str, Callable[[float], str]], ...] = (
     ("realizations", "realizations", str),
     ("kernels", "kernels", str),
     ("seconds", "exec units' time", _ms),
@@ -121,7 +165,7 @@ _TOTALS = (
 )
 
 
-def compare_text(a: dict[str, Any], b: dict[str, Any]) -> str:
+def compare_text(a: RunSummary, b: RunSummary) -> str:
     """The totals of two run summaries side by side, for a terminal."""
     lines = [f"A: {a['title']}", f"B: {b['title']}", f"{'':<18}{'A':>14}{'B':>14}{'B / A':>9}"]
     for key, label, fmt in _TOTALS:
@@ -130,7 +174,7 @@ def compare_text(a: dict[str, Any], b: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare_report(a: dict[str, Any], b: dict[str, Any], title: str = "") -> str:
+def compare_report(a: RunSummary, b: RunSummary, title: str = "") -> str:
     """The HTML page comparing two run summaries: totals, then one sortable row per region."""
     title = title or "Two runs compared"
     rows = []
@@ -181,15 +225,23 @@ _HEAD = [
 ]
 
 
-def _region_rows(ra: dict[str, Any], rb: dict[str, Any]) -> list[list[tuple[str, float | None]]]:
+_RegionKey = Literal["kernels", "seconds", "bytes", "key_bytes", "bits"]
+
+
+def _region_rows(
+    ra: dict[str, RegionSummary], rb: dict[str, RegionSummary]
+) -> list[list[tuple[str, float | None]]]:
     out = []
     for path in dict.fromkeys([*ra, *rb]):
         x, y = ra.get(path), rb.get(path)
 
-        def cell(row: Any, key: str, fmt: Any) -> tuple[str, float | None]:
-            if row is None or row[key] is None:
+        def cell(
+            row: RegionSummary | None, key: _RegionKey, fmt: Callable[[float], str]
+        ) -> tuple[str, float | None]:
+            value = None if row is None else row[key]
+            if value is None:
                 return ("-", None)
-            return (escape_html(fmt(row[key])), float(row[key]))
+            return (escape_html(fmt(value)), float(value))
 
         ratio = "-" if x is None or y is None else _ratio(x["seconds"], y["seconds"])
         key = None if x is None or y is None or not x["seconds"] else y["seconds"] / x["seconds"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Unpack
 
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
@@ -27,6 +27,7 @@ from ren.viz.report.blocks import (
     plural,
 )
 from ren.viz.report.plan import plan_html
+from ren.viz.report.regions import Box
 from ren.viz.report.sections import RealizationSections
 from ren.viz.trace import Trace
 
@@ -54,7 +55,7 @@ class _Builder(RealizationSections):
         self.graphs, self.times = graphs, times
         self.drawer = Graphs(dot, max_nodes, svg)
         self.max_nodes = max_nodes
-        self._trees: dict[int, Any] = {}
+        self._trees: dict[int, Box | None] = {}
         self._region_dots: dict[int, dict[int, str]] = {}
         # (body, device) -> (anchor, "realization i, kernel k") where its source is first shown
         self.sources: dict[tuple[Node, str], tuple[str, str]] = {}
@@ -331,12 +332,25 @@ def build_report(
     return builder.build()
 
 
+class ReportOptions(TypedDict, total=False):
+    """``build_report``'s options after ``summary``, as ``write_report`` passes them on."""
+
+    svg: bool
+    labels: dict[int, str] | None
+    focus: Iterable[int] | None
+    graphs: str
+    times: bool
+    dot: str | None
+    max_nodes: int
+    error: str
+
+
 def write_report(
     trace: Trace,
     out_dir: str | Path,
     title: str,
     summary: str = "",
-    **options: Any,
+    **options: Unpack[ReportOptions],
 ) -> Path:
     """Write ``build_report(trace, title, summary, **options)`` to ``out_dir/report.html``.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TypedDict, cast
 
 from ren.engine.schedule import ScheduledKernel
 from ren.ir.dot import part_to_dot
@@ -24,7 +24,27 @@ from ren.ir.region import instances_of, region_of
 from ren.viz.report.blocks import plural
 from ren.viz.trace import RealizationRecord
 
-__all__ = ["Box", "graph_dot", "realization_tree", "region_tree"]
+__all__ = ["Box", "RegionNotes", "graph_dot", "realization_tree", "region_tree"]
+
+
+class RegionNotes(TypedDict, total=False):
+    """What code noted of a region instance (``ren.ir.region.note``) that the report reads.
+
+    Code may note other names too; these are the ones the report shows.
+    """
+
+    level_in: int
+    level_out: int
+    scale_in: float
+    scale_out: float
+    bits: float  # the observing pass (ren.viz.precision): absolute, vs the plaintext shadow
+    bits_relative: float
+    magnitude: float
+    warning: str
+    noise_budget: int  # BFV and BGV, in bits
+    key_switching: str  # the technique (ren.schemes.rlwe.keyswitch)
+    digits: int
+    output: object  # the region's output value, kept under ren.ir.region.keeping
 
 
 @dataclasses.dataclass(eq=False)
@@ -52,7 +72,7 @@ class Box:
     name: str
     path: tuple[str, ...]
     rank: int
-    notes: dict[str, Any]
+    notes: RegionNotes
     kernels: list[int] = dataclasses.field(default_factory=list)
     children: list[Box] = dataclasses.field(default_factory=list)
     loose: bool = False
@@ -99,7 +119,8 @@ def region_tree(
             child = boxes.get(instance.serial)
             if child is None:
                 child = Box(instance.name, (*box.path, instance.name), len(boxes) + 1, {})
-                child.notes, child.serial = instance.notes, instance.serial
+                child.notes = cast(RegionNotes, instance.notes)  # the same dict, typed by name
+                child.serial = instance.serial
                 boxes[instance.serial] = child
                 box.children.append(child)
                 own[id(child)] = []
