@@ -40,3 +40,9 @@ else:  # hidden from type checkers, which would take it to give every other name
         if name == "__version__":
             return _version()
         raise AttributeError(f"module 'ren' has no attribute {name!r}")
+
+
+# The app floor loads the circuits, which register themselves with the schemes they extend
+# (ren.schemes.ckks.registry: ckks.rotate_many, ckks.bootstrap, Params.preset, ...): importing any
+# module of Ren runs this first, so a scheme names its circuits without importing them.
+from ren.circuits import ckks as _circuits  # noqa: F401

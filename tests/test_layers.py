@@ -52,15 +52,6 @@ FORBIDDEN: dict[tuple[str, str], str] = {
     ("ren.testing", "ren.schemes"): "the conformance kit checks backends on Poly programs",
 }
 
-#: Upward arrows allowed from one module, each with its reason: ``module: (imported prefix, why)``.
-FACADES: dict[str, tuple[str, str]] = {
-    "ren.schemes.ckks": (
-        "ren.circuits.ckks",
-        "the CKKS package names its circuits (ckks.rotate_many, ckks.LinearTransform, ...), "
-        "imported on first use (PEP 562), never while the package loads",
-    ),
-}
-
 #: Private names (``_name``) one module may import from another of its package, each with its
 #: reason. Any other such import is refused, and across packages none is allowed: a helper two
 #: modules share is public in the module that defines it.
@@ -213,9 +204,6 @@ def violations() -> list[str]:
         for line, target in sorted(set(imports_of(module))):
             where = f"{MODULES[module].relative_to(ROOT)}:{line}: {module} imports {target}"
             theirs = floor_of(target)
-            facade = FACADES.get(module)
-            if facade is not None and _under(target, facade[0]):
-                continue
             if theirs > mine:
                 out.append(f"{where} ({FLOORS[mine][0]} -> {FLOORS[theirs][0]}, upward)")
             for (src, dst), why in FORBIDDEN.items():

@@ -22,8 +22,8 @@ import warnings
 
 import numpy as np
 
+from ren.circuits.ckks.bootconfig import BootstrapConfig
 from ren.schemes import ckks
-from ren.schemes.ckks.bootconfig import BootstrapConfig
 from ren.schemes.ckks.ranges import RangeWarning, log2_text
 
 __all__ = ["RaisedRange", "check_scale"]

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ren.circuits import in_region
+from ren.circuits.ckks.bootconfig import BootstrapConfig
 from ren.circuits.ckks.bootrange import RaisedRange, check_scale
 from ren.circuits.ckks.chebyshev import chebyshev
 from ren.circuits.ckks.dft import coeff_to_slot_groups, slot_to_coeff_groups, tile
@@ -48,7 +49,6 @@ from ren.circuits.ckks.rotations import check_rotation_keys, context_of
 from ren.ir.region import noted, region
 from ren.progress import Progress
 from ren.schemes import ckks
-from ren.schemes.ckks.bootconfig import BootstrapConfig
 from ren.schemes.ckks.ranges import EVAL_SCALE_BITS, expect
 from ren.schemes.ckks.shadow import decryption
 

@@ -39,9 +39,14 @@ The conventions (``docs/ckks.md`` explains each):
   pickle and copy as their bytes, a context holding a secret key refuses to be pickled or copied,
   and every value made under keys carries the fingerprint of the public key, checked wherever it
   is used. ``with ckks.Context(...)`` sets the current context of the current thread only.
+
+The circuits (``ren.circuits.ckks``, the floor above) are named here too: ``ckks.rotate_many``,
+``ckks.LinearTransform``, ``ckks.bootstrap``, ``ckks.BootstrapConfig`` and the rest. This package
+never imports them: they register with ``ren.schemes.ckks.registry`` as they load, ``import ren``
+loads them, and ``ckks.<name>`` looks the name up there (PEP 562).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ren.schemes.ckks.active import current
 from ren.schemes.ckks.api import (  # the readers older pickles name by this path
@@ -63,17 +68,20 @@ from ren.schemes.ckks.api import (
     encrypt,
     multiply,
 )
-from ren.schemes.ckks.bootconfig import BootstrapConfig
 from ren.schemes.ckks.ciphertext import Ciphertext, CiphertextView
 from ren.schemes.ckks.context import Context
 from ren.schemes.ckks.encoding import embed, embed_inverse, precision_bits
 from ren.schemes.ckks.keys import EvaluationKeys
 from ren.schemes.ckks.params import Params
 from ren.schemes.ckks.ranges import RangeWarning
+from ren.schemes.ckks.registry import circuit
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe.bytes import FORMAT_VERSION as FORMAT_VERSION
 from ren.schemes.rlwe.keys import KeySwitchKey
 from ren.schemes.rlwe.params import MIN_SIGMA, SECURITY_BOUNDS
+
+if TYPE_CHECKING:  # for type checkers only: at run time it comes from the registry
+    from ren.circuits.ckks.bootconfig import BootstrapConfig
 
 __all__ = [
     "MIN_SIGMA",
@@ -99,10 +107,11 @@ __all__ = [
 ]
 
 #: The circuits (``ren.circuits.ckks``, the floor above), reachable as ``ckks.<name>``: each is
-#: imported on first use, so this package never imports the floor above it while it loads.
+#: what that package registered (``ren.schemes.ckks.registry``); this one never imports it.
 #: ``ckks.functions`` is the module of worked functions (``ckks.functions.sigmoid(ct)``, ...).
 _CIRCUITS = frozenset(
     {
+        "BootstrapConfig",
         "rotate_many",
         "sum_slots",
         "sum_slots_rotations",
@@ -119,12 +128,10 @@ _CIRCUITS = frozenset(
 
 
 def __getattr__(name: str) -> Any:
-    """``ckks.rotate_many`` and the other circuits, from ``ren.circuits.ckks`` (PEP 562)."""
+    """``ckks.rotate_many`` and the other circuits, as ``ren.circuits.ckks`` registered them."""
     if name not in _CIRCUITS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ren.circuits import ckks as circuits  # the floor above: loaded on first use only
-
-    return getattr(circuits, name)
+    return circuit(name)
 
 
 def __dir__() -> list[str]:

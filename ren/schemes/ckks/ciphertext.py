@@ -13,6 +13,7 @@ from ren.schemes.ckks.active import context_arg, current, plan_fields
 from ren.schemes.ckks.encoding import precision_bits
 from ren.schemes.ckks.params import Params, read_value
 from ren.schemes.ckks.ranges import expectations, out_of_range
+from ren.schemes.ckks.registry import circuit
 from ren.schemes.ckks.shadow import Shadow, observe
 from ren.schemes.ckks.types import check_down, check_fields, copy_poly
 from ren.schemes.rlwe import bytes as _fmt
@@ -220,9 +221,7 @@ class Ciphertext:
 
     def bootstrap(self, config: Any = None) -> Ciphertext:
         """``ckks.bootstrap(self, config)``: the same slots back at a high level."""
-        from ren.schemes import ckks  # the package: it names the circuit (loaded on first use)
-
-        out: Ciphertext = ckks.__getattr__("bootstrap")(self, config)
+        out: Ciphertext = circuit("bootstrap")(self, config)  # registered by ren.circuits.ckks
         return out
 
     def rescale(self) -> Ciphertext:

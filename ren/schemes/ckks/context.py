@@ -21,6 +21,7 @@ from ren.schemes.ckks.encoding import check_scale, embed, embed_inverse, slot_va
 from ren.schemes.ckks.evaluator import Evaluator
 from ren.schemes.ckks.keys import EvaluationKeys
 from ren.schemes.ckks.params import Params, params_of
+from ren.schemes.ckks.registry import circuit
 from ren.schemes.ckks.shadow import Shadow, shadowing
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
@@ -104,9 +105,7 @@ class Context(RlweContext, Evaluator):
 
     def bootstrap_keys(self, config: Any = None, *, progress: bool | None = None) -> Any:
         """``ckks.bootstrap_keys(self, config)``: every key a bootstrap needs, made now."""
-        from ren.schemes import ckks  # the package: it names the circuit (loaded on first use)
-
-        return ckks.__getattr__("bootstrap_keys")(self, config, progress=progress)
+        return circuit("bootstrap_keys")(self, config, progress=progress)  # ren.circuits.ckks's
 
     def evaluation_keys(self) -> EvaluationKeys:
         """The public key, relinearization key and the rotation keys made so far."""

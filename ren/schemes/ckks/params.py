@@ -132,9 +132,10 @@ class Params(Chain):
         Raises:
             TypeError, ValueError: for a name that is not one of these.
         """
-        from ren.schemes.ckks.bootconfig import preset  # it imports this module
+        from ren.schemes.ckks.registry import circuit  # bootstrapping registers its presets
 
-        return preset(name)
+        preset: Params = circuit("preset")(name)
+        return preset
 
     # --- derived ------------------------------------------------------------------------------
     @property
