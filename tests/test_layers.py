@@ -1,13 +1,23 @@
 """Ren's floors: each package imports only from the floors below it, and each module stays small.
 
 The allowed arrows are data, in one place (``FLOORS`` and ``FORBIDDEN``); ``docs/architecture.md``
-draws the same picture. The walk reads every import of ``ren/`` with ``ast``, the ones inside
-functions included; only imports under ``if TYPE_CHECKING:`` (annotations, never run) are left out.
+draws the same picture. The walk reads every import statement of ``ren/`` with ``ast``, wherever
+it is: inside functions (a package's PEP 562 ``__getattr__`` included) as well as at the top, and
+``importlib.import_module("ren....")`` with a constant name too. Only imports under
+``if TYPE_CHECKING:`` (annotations, never run) are left out. On that walk:
+
+* no import runs upward, and none crosses an arrow ``FORBIDDEN`` refuses;
+* no import cycle spans two packages; modules of one package may import each other (lazily,
+  inside functions) only where ``PACKAGE_CYCLES`` says why;
+* no module imports another's private names, but for the few ``PRIVATE_IMPORTS`` names, each
+  within its package, each with its reason;
+* every module keeps to its line budget.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -66,6 +76,20 @@ PRIVATE_IMPORTS: dict[tuple[str, str], str] = {
     "ren.schemes.ckks._context_from_pickle: the package and Context._unpickler import it",
     ("ren.schemes.integer.keys", "_context_from_pickle"): "a pickled BFV or BGV context names it "
     "as ren.schemes.integer.keys._context_from_pickle: IntContext._unpickler imports it",
+}
+
+#: The packages whose modules import each other in a cycle, each with its reason. A cycle that
+#: spans two packages is refused whatever this says: a floor's packages form a tree.
+PACKAGE_CYCLES: dict[str, str] = {
+    "ren.schemes.ckks": "a value pickles by its reader in ckks.api (pickles name them), which "
+    "builds the value's class; a value checks a context= argument against ckks.Context, which "
+    "makes values",
+    "ren.schemes.integer": "a BFV or BGV value read from bytes takes an IntContext, which makes "
+    "values",
+    "ren.backends": "the cpu backend runs whole plans through its graph runner (cpu_graph), "
+    "which recognizes the backend's own kernel classes",
+    "ren.viz.debug": "the screens name the region view on first use (PEP 562), and the region "
+    "view is a view of the watched values, which the screens draw",
 }
 
 #: A module past this many lines holds two things (the house style's "size is a smell"); a pass
@@ -128,9 +152,9 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _target(base: str, name: str) -> str:
+def _target(base: str, name: str, modules: Mapping[str, object]) -> str:
     """``from base import name``: the module ``base.name`` when there is one, else ``base``."""
-    return f"{base}.{name}" if f"{base}.{name}" in MODULES else base
+    return f"{base}.{name}" if f"{base}.{name}" in modules else base
 
 
 def _from_module(node: ast.ImportFrom, package: str) -> str:
@@ -150,40 +174,159 @@ def imports_of(module: str) -> list[tuple[int, str]]:
     return imports_in(path.read_text(encoding="utf-8"), package)
 
 
-def imports_in(source: str, package: str) -> list[tuple[int, str]]:
-    """``(line, imported module)`` for the Ren imports of ``source``, a module of ``package``."""
-    found: list[tuple[int, str]] = []
+def _imported_by_name(node: ast.Call) -> str | None:
+    """``name`` of ``importlib.import_module("name")`` or ``__import__("name")``, else ``None``.
 
-    def visit(node: ast.AST) -> None:
+    A name built at run time (``f"ren.backends.{device}"``) is not known here: it is ``None``.
+    """
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if called not in ("import_module", "__import__") or not node.args:
+        return None
+    first = node.args[0]
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
+def imports_in(
+    source: str, package: str, modules: Mapping[str, object] | None = None
+) -> list[tuple[int, str]]:
+    """``(line, imported module)`` for the Ren imports of ``source``, a module of ``package``.
+
+    Every import statement counts, at any depth (functions, ``__getattr__``, classes), and a
+    call of ``importlib.import_module`` or ``__import__`` with a constant name. ``modules`` are
+    the modules there are (default: Ren's), which ``from package import name`` may name.
+    """
+    modules = MODULES if modules is None else modules
+    found: list[tuple[int, str]] = []
+    stack: list[ast.AST] = [ast.parse(source)]
+    while stack:  # iterative, in source order
+        node = stack.pop()
+        children = list(ast.iter_child_nodes(node))
         if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, ast.Import):
+            children = list(node.orelse)
+        elif isinstance(node, ast.Import):
             found.extend((node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "ren")
         elif isinstance(node, ast.ImportFrom):
             base = _from_module(node, package)
             if base.split(".")[0] == "ren":
-                found.extend((node.lineno, _target(base, a.name)) for a in node.names)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(ast.parse(source))
+                found.extend((node.lineno, _target(base, a.name, modules)) for a in node.names)
+        elif isinstance(node, ast.Call):
+            name = _imported_by_name(node)
+            if name is not None and name.split(".")[0] == "ren":
+                found.append((node.lineno, name))
+        stack.extend(reversed(children))
     return found
 
 
+def package_of(module: str) -> str:
+    """The package ``module`` is in: itself for a package (``__init__``), else its parent."""
+    path = MODULES.get(module)
+    return module if path is not None and path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _module(target: str, modules: Mapping[str, object]) -> str:
+    """The module of ``modules`` an import of ``target`` runs (``a.b.name`` -> ``a.b``)."""
+    while target not in modules and "." in target:
+        target = target.rpartition(".")[0]
+    return target
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each Ren module's imports (every one the walk sees), as the modules they run."""
+    return {m: {_module(t, MODULES) for _, t in imports_of(m)} - {m} for m in MODULES}
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The import cycles of ``graph``: its strongly connected parts of two modules or more.
+
+    Tarjan's algorithm, walked iteratively; each cycle sorted, the list sorted, so the output is
+    stable.
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, list[str]]] = [(root, [])]  # (module, its imports still to visit)
+        while work:
+            v, todo = work[-1]
+            if v not in index:  # first visit
+                index[v] = low[v] = len(index)
+                stack.append(v)
+                on_stack.add(v)
+                todo.extend(sorted(graph.get(v, ()), reverse=True))
+            if todo:
+                w = todo.pop()
+                if w not in index:
+                    work.append((w, []))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+            if low[v] == index[v]:
+                part = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    part.append(w)
+                    if w == v:
+                        break
+                if len(part) > 1:
+                    found.append(sorted(part))
+    return sorted(found)
+
+
+def refused_cycles(
+    graph: Mapping[str, set[str]],
+    allowed: Mapping[str, str],
+    package: Callable[[str], str] = package_of,
+) -> list[str]:
+    """Why each cycle of ``graph`` is refused: it spans packages, or its package is not allowed.
+
+    ``package`` gives a module's package.
+    """
+    out = []
+    for part in cycles(graph):
+        packages = sorted({package(m) for m in part})
+        if len(packages) > 1:
+            out.append(f"an import cycle across the packages {packages}: {part}")
+        elif packages[0] not in allowed:
+            out.append(
+                f"an import cycle in {packages[0]}, which PACKAGE_CYCLES does not allow: "
+                f"{part} (break it, or say why there)"
+            )
+    return out
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def private_names_in(source: str, package: str) -> list[tuple[int, str, str]]:
-    """``(line, module, name)`` for each private name ``source`` imports from a Ren module."""
+    """``(line, module, name)`` for each private name ``source`` imports from a Ren module.
+
+    A private module counts too: ``import ren.x._y`` names ``_y`` of ``ren.x``.
+    """
     found = []
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                found += [
+                    (node.lineno, ".".join(parts[:i]), part)
+                    for i, part in enumerate(parts)
+                    if parts[0] == "ren" and _private(part)
+                ]
         if isinstance(node, ast.ImportFrom):
             base = _from_module(node, package)
             if base.split(".")[0] == "ren":
-                found += [
-                    (node.lineno, base, a.name)
-                    for a in node.names
-                    if a.name.startswith("_") and not a.name.startswith("__")
-                ]
+                found += [(node.lineno, base, a.name) for a in node.names if _private(a.name)]
     return found
 
 
@@ -228,14 +371,75 @@ def test_no_module_imports_another_ones_private_names():
     assert not unused, f"no longer imported: take them off PRIVATE_IMPORTS: {sorted(unused)}"
 
 
+def test_no_private_name_is_imported_across_packages():
+    across = [
+        f"{MODULES[m].relative_to(ROOT)}:{line}: {m} imports {name} from {base}"
+        for m, line, base, name in private_imports()
+        if package_of(m) != package_of(_module(base, MODULES))
+    ]
+    assert across == [], "a name another package uses is public where it is defined"
+    for (base, name), why in PRIVATE_IMPORTS.items():
+        assert _private(name) and base in MODULES and len(why) > 40, (base, name)
+
+
+def test_no_import_cycle_spans_packages_and_each_inside_one_says_why():
+    graph = import_graph()
+    assert refused_cycles(graph, PACKAGE_CYCLES) == []
+    cyclic = {package_of(part[0]) for part in cycles(graph)}
+    assert not set(PACKAGE_CYCLES) - cyclic, "no cycle there now: take it off PACKAGE_CYCLES"
+
+
+def test_the_cycle_finder_refuses_a_planted_cycle():
+    """A synthetic graph, built by the walk from source: a facade's ``__getattr__`` imports up."""
+    sources = {
+        "ren.schemes.toy": "def __getattr__(name):\n    from ren.circuits import toy\n"
+        "    return getattr(toy, name)\n",
+        "ren.schemes.toy.core": "X = 1\n",
+        "ren.circuits.toy": "import importlib\nfrom ren.schemes.toy import core\n"
+        "def later():\n    return importlib.import_module('ren.circuits.toy.deep')\n",
+        "ren.circuits.toy.deep": "from ren.schemes import toy\n",
+        "ren.ring.toy": "from ren.ring import other\n",
+        "ren.ring.other": "def f():\n    from ren.ring import toy\n",
+    }
+    packages = {"ren.schemes.toy", "ren.circuits.toy"}
+
+    def package(m: str) -> str:
+        return m if m in packages else m.rpartition(".")[0]
+
+    graph = {
+        m: {_module(t, sources) for _, t in imports_in(src, package(m), sources)} - {m}
+        for m, src in sources.items()
+    }
+    assert graph["ren.schemes.toy"] == {"ren.circuits.toy"}  # the __getattr__ body counts
+    assert graph["ren.circuits.toy"] == {"ren.schemes.toy.core", "ren.circuits.toy.deep"}
+    assert cycles(graph) == [
+        ["ren.circuits.toy", "ren.circuits.toy.deep", "ren.schemes.toy"],
+        ["ren.ring.other", "ren.ring.toy"],
+    ]
+
+    refused = refused_cycles(graph, {"ren.ring": "why"}, package)
+    assert refused == [
+        "an import cycle across the packages ['ren.circuits.toy', 'ren.schemes.toy']: "
+        "['ren.circuits.toy', 'ren.circuits.toy.deep', 'ren.schemes.toy']"
+    ]
+    assert len(refused_cycles(graph, {}, package)) == 2  # the ring's own needs its reason
+    del graph["ren.schemes.toy"]  # the facade gone: what is left is allowed
+    assert refused_cycles(graph, {"ren.ring": "why"}, package) == []
+
+
 def test_the_private_import_walk_sees_relative_and_lazy_imports():
     source = (
         "from ren.ring.tables import _brv_table, modulus_tables\n"
         "def f():\n    from .arith import _words\n"
         "from ren.poly import __all__\n"
     )
+    source += "import ren.ring._private.table\n"
     found = [(base, name) for _, base, name in private_names_in(source, "ren.ring")]
-    assert found == [("ren.ring.tables", "_brv_table"), ("ren.ring.arith", "_words")]
+    assert sorted(found) == [
+        ("ren.ring", "_private"),
+        ("ren.ring.arith", "_words"),
+        ("ren.ring.tables", "_brv_table"),
+    ]
 
 
 def test_every_module_is_on_a_floor():
@@ -256,9 +460,18 @@ def test_the_walk_sees_lazy_and_relative_imports():
         "from ren import settings\n"
         "from . import tables\n"
         "from ..ir.node import Node\n"
+        "class C:\n    def m(self):\n        import importlib\n"
+        "        importlib.import_module('ren.viz.report')\n"
+        "        importlib.import_module(f'ren.backends.{self}')\n"
     )
     found = [t for _, t in imports_in(source, "ren.ring")]
-    assert found == ["ren.engine.realize", "ren.settings", "ren.ring.tables", "ren.ir.node"]
+    assert found == [
+        "ren.engine.realize",
+        "ren.settings",
+        "ren.ring.tables",
+        "ren.ir.node",
+        "ren.viz.report",
+    ]
     assert floor_of("ren.engine.realize") > floor_of("ren.ring") > floor_of("ren.settings")
 
 
