@@ -22,12 +22,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias, cast
 
-__all__ = ["NEW_POINTER", "Archive", "Source", "load"]
+__all__ = ["NEW_POINTER", "Archive", "Json", "Source", "load"]
 
 NEW_POINTER = 1 << 31  # cereal's flag on a shared pointer's first occurrence
 Source = str | Path | bytes
+#: A value of parsed JSON, not checked yet: what ``Archive`` hands its reader to check.
+Json: TypeAlias = "dict[str, Json] | list[Json] | str | int | float | bool | None"
 
 
 class Archive:
@@ -39,16 +41,20 @@ class Archive:
         accepted: what the reader accepts, in words, quoted by every error.
     """
 
-    def __init__(self, doc: Any, name: str, accepted: str) -> None:
+    def __init__(self, doc: Json, name: str, accepted: str) -> None:
         self.doc, self.name, self.accepted = doc, name, accepted
-        self.objects: dict[int, Any] = {}
+        self.objects: dict[int, Json] = {}
         stack = [doc]
         while stack:
             node = stack.pop()
             if isinstance(node, dict):
                 pw = node.get("ptr_wrapper")
-                if isinstance(pw, dict) and isinstance(pw.get("id"), int) and "data" in pw:
-                    self.objects[pw["id"] & ~NEW_POINTER] = pw["data"]
+                if (
+                    isinstance(pw, dict)
+                    and isinstance(number := pw.get("id"), int)
+                    and "data" in pw
+                ):
+                    self.objects[number & ~NEW_POINTER] = pw["data"]
                 stack.extend(node.values())
             elif isinstance(node, list) and node and not isinstance(node[0], int):
                 stack.extend(node)  # a list of words holds no pointer
@@ -57,15 +63,16 @@ class Archive:
         """The error for ``what`` is wrong, naming the file and what is accepted."""
         return ValueError(f"{self.name}: {what}; accepted: {self.accepted}")
 
-    def get(self, node: Any, key: str, where: str) -> Any:
+    def get(self, node: Json, key: str, where: str) -> Json:
         """``node[key]``, or an error saying that ``where`` has no ``key``."""
         if not isinstance(node, dict) or key not in node:
             raise self.fail(f"no {key!r} in {where}")
         return node[key]
 
-    def deref(self, pointer: Any, where: str) -> Any:
+    def deref(self, pointer: Json, where: str) -> Json:
         """The object a (shared or unique) pointer holds or refers to."""
-        pw = self.get(pointer, "ptr_wrapper", where)
+        # a wrapper that is not an object fails at ``in`` or ``[]`` as Python says
+        pw = cast(dict[str, Json], self.get(pointer, "ptr_wrapper", where))
         if "data" in pw:
             return pw["data"]
         number = self.get(pw, "id", where)
@@ -73,37 +80,37 @@ class Archive:
             raise self.fail(f"{where} refers to object {number!r}, which the file never holds")
         return self.objects[number & ~NEW_POINTER]
 
-    def int_(self, node: Any, key: str, where: str) -> int:
+    def int_(self, node: Json, key: str, where: str) -> int:
         """``node[key]``, checked to be an integer."""
         return self.integer(self.get(node, key, where), f"{where}.{key}")
 
-    def integer(self, value: Any, what: str) -> int:
+    def integer(self, value: object, what: str) -> int:
         """``value``, checked to be an integer (not a bool); ``what`` names it in the error."""
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(f"{what} is {value!r}, not an integer")
         return value
 
-    def number(self, value: Any, what: str, most: float = 1e308) -> int | float:
+    def number(self, value: object, what: str, most: float = 1e308) -> int | float:
         """``value``, checked to be an int or a float (not a bool) of magnitude at most ``most``."""
         if isinstance(value, bool) or not isinstance(value, int | float) or abs(value) > most:
             raise self.fail(f"{what} is {value!r}, not a number")
         return value
 
-    def field(self, node: Any, key: str, where: str) -> Any:
+    def field(self, node: Json, key: str, where: str) -> Json:
         """The field ``key`` of ``node`` or of one of its base classes (nested ``value0``)."""
         for layer in layers(node):
             if key in layer:
                 return layer[key]
         raise self.fail(f"no {key!r} in {where} or its base classes")
 
-    def enum(self, names: tuple[str, ...], value: Any, what: str) -> str:
+    def enum(self, names: tuple[str, ...], value: object, what: str) -> str:
         """The name of an enum's ``value`` (``names`` in the order of their values)."""
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
             return names[value]
         raise self.fail(f"{what} is {value!r}; known: 0..{len(names) - 1} ({', '.join(names)})")
 
 
-def layers(node: Any) -> Iterator[dict]:
+def layers(node: Json) -> Iterator[dict[str, Json]]:
     """``node`` and the base-class objects cereal nests in it as ``value0``, outermost first."""
     while isinstance(node, dict):
         yield node

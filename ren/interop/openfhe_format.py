@@ -34,11 +34,12 @@ into Ren values. The layout, from OpenFHE's ``serialize`` methods (``ciphertext.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TypeVar, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
-from ren.interop.openfhe_cereal import Archive, Source, layers, load
+from ren.interop.openfhe_cereal import Archive, Json, Source, layers, load
 from ren.interop.openfhe_values import (
     CKKS_PACKED,
     FORMATS,
@@ -81,7 +82,7 @@ ACCEPTED = (
 )
 
 
-def _tower_params(r: Archive, pointer: Any, where: str) -> tuple[int, int, int]:
+def _tower_params(r: Archive, pointer: Json, where: str) -> tuple[int, int, int]:
     """``(n, q, root)`` of an ``ILNativeParams``."""
     p = r.get(r.deref(pointer, where), "value0", where)
     n, order = r.int_(p, "rd", where), r.int_(p, "co", where)
@@ -93,11 +94,11 @@ def _tower_params(r: Archive, pointer: Any, where: str) -> tuple[int, int, int]:
     return n, q, root
 
 
-def _params(r: Archive, context: Any, where: str) -> OpenFHEParams:
+def _params(r: Archive, context: Json, where: str) -> OpenFHEParams:
     """The parameters of a crypto context object (``{cc, kt, si}``)."""
     pointer = r.get(context, "cc", where)
     kind = pointer.get("polymorphic_name", "") if isinstance(pointer, dict) else ""
-    if kind and "CKKS" not in kind:
+    if kind and "CKKS" not in cast(str, kind):  # a class name; another value fails at ``in``
         raise r.fail(f"{where} holds {kind}: only CKKS (lbcrypto::CryptoParametersCKKSRNS)")
     cp = r.deref(pointer, f"{where}.cc")
     elp = r.deref(r.field(cp, "elp", "the crypto parameters"), "the element parameters")
@@ -107,7 +108,7 @@ def _params(r: Archive, context: Any, where: str) -> OpenFHEParams:
     towers = [_tower_params(r, t, f"tower {i} parameters") for i, t in enumerate(listed)]
     enp = r.deref(r.field(cp, "enp", "the crypto parameters"), "the encoding parameters")
 
-    def f(key: str) -> Any:
+    def f(key: str) -> Json:
         return r.field(cp, key, "the crypto parameters")
 
     sigma = r.number(f("dp"), "sigma (dp)", most=1e300)
@@ -133,7 +134,7 @@ def _params(r: Archive, context: Any, where: str) -> OpenFHEParams:
     return params
 
 
-def _words(r: Archive, values: Any, q: int, n: int, where: str) -> np.ndarray:
+def _words(r: Archive, values: Json, q: int, n: int, where: str) -> NDArray[np.uint64]:
     if not isinstance(values, list) or len(values) != n:
         size = len(values) if isinstance(values, list) else type(values).__name__
         raise r.fail(f"{where} holds {size} words; the ring dimension is {n}")
@@ -143,12 +144,16 @@ def _words(r: Archive, values: Any, q: int, n: int, where: str) -> np.ndarray:
     return np.array(values, dtype=np.uint64)
 
 
-def _dcrt(r: Archive, poly: Any, where: str, ring_dim: int) -> tuple[np.ndarray, list, list, str]:
+def _dcrt(
+    r: Archive, poly: Json, where: str, ring_dim: int
+) -> tuple[NDArray[np.uint64], list[int], list[int], str]:
     """A DCRTPoly's ``(words (limbs, n), moduli, roots, form)``."""
     f = r.get(poly, "f", where)
     if f not in (0, 1) or isinstance(f, bool):
         raise r.fail(f"{where}: format {f!r}, not 0 (EVALUATION) or 1 (COEFFICIENT)")
-    limbs, moduli, roots = [], [], []
+    limbs: list[NDArray[np.uint64]] = []
+    moduli: list[int] = []
+    roots: list[int] = []
     towers = r.get(poly, "v", where)
     if not isinstance(towers, list) or not towers:
         raise r.fail(f"{where} holds no towers")
@@ -167,12 +172,12 @@ def _dcrt(r: Archive, poly: Any, where: str, ring_dim: int) -> tuple[np.ndarray,
         limbs.append(_words(r, r.get(data, "v", at), q, n, at))
         moduli.append(q)
         roots.append(root)
-    return np.stack(limbs), moduli, roots, FORMATS[f]
+    return np.stack(limbs), moduli, roots, FORMATS[cast(int, f)]  # 0 or 1, checked above
 
 
 def _parts(
-    r: Archive, polys: Any, where: str, params: OpenFHEParams, towers: str = "Q"
-) -> tuple[np.ndarray, tuple, tuple, str]:
+    r: Archive, polys: Json, where: str, params: OpenFHEParams, towers: str = "Q"
+) -> tuple[NDArray[np.uint64], tuple[int, ...], tuple[int, ...], str]:
     """The polys' ``(words, moduli, roots, form)``, over ``towers`` of the crypto context.
 
     ``towers``: ``"Q"`` every tower of ``Q`` (keys), ``"prefix"`` the first ones (a ciphertext
@@ -204,7 +209,7 @@ def _parts(
     return words, tuple(moduli), tuple(roots), form
 
 
-def _crypto_object(r: Archive, data: Any, what: str) -> tuple[OpenFHEParams, str]:
+def _crypto_object(r: Archive, data: Json, what: str) -> tuple[OpenFHEParams, str]:
     """The parameters and key tag of a ciphertext's or key's ``CryptoObject`` base."""
     base = next((x for x in layers(data) if "cc" in x and "kt" in x), None)
     if base is None:
@@ -214,7 +219,7 @@ def _crypto_object(r: Archive, data: Any, what: str) -> tuple[OpenFHEParams, str
     return _params(r, r.deref(base["cc"], "the crypto context"), "the crypto context"), base["kt"]
 
 
-def _eval_keys(r: Archive, entries: list) -> tuple[OpenFHEEvalKey, ...]:
+def _eval_keys(r: Archive, entries: list[Json]) -> tuple[OpenFHEEvalKey, ...]:
     keys = []
     for entry in entries:
         powers = r.get(entry, "value", "an eval key entry")
@@ -293,7 +298,7 @@ def _read(source: Source) -> tuple[Read, str]:
     raise r.fail(f"the object has the fields {sorted(data)}, none of the kinds read here")
 
 
-def _ciphertext(r: Archive, data: dict) -> OpenFHECiphertext:
+def _ciphertext(r: Archive, data: dict[str, Json]) -> OpenFHECiphertext:
     params, tag = _crypto_object(r, data, "ciphertext")
     encoding = r.int_(data, "e", "the ciphertext")
     if encoding != CKKS_PACKED:
@@ -314,7 +319,9 @@ def _ciphertext(r: Archive, data: dict) -> OpenFHECiphertext:
     )
 
 
-_KINDS = {
+T = TypeVar("T")
+
+_KINDS: dict[type, str] = {
     OpenFHECiphertext: "a ciphertext",
     OpenFHEPublicKey: "a public key",
     OpenFHESecretKey: "a private key",
@@ -323,7 +330,7 @@ _KINDS = {
 }
 
 
-def _typed(source: Source, kind: type) -> Any:
+def _typed(source: Source, kind: type[T]) -> T:
     value, name = _read(source)
     if not isinstance(value, kind):
         raise ValueError(f"{name} holds {_KINDS[type(value)]}, not {_KINDS[kind]}")

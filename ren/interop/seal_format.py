@@ -50,10 +50,11 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Literal, Never, cast, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ren.interop.seal_stream import (
     COMPRESSION,
@@ -78,6 +79,7 @@ from ren.interop.seal_values import (
     SealKSwitchKeys,
     SealParams,
     SealPlaintext,
+    SealValue,
     check,
     hex_id,
     scale_rule,
@@ -128,7 +130,12 @@ def _level(params: SealParams, parms_id: ParmsId, kind: str, what: str) -> tuple
     return mods
 
 
-def _ciphertext_rules(r: Reader, kind: str, params: SealParams | None, meta: tuple) -> None:
+def _ciphertext_rules(
+    r: Reader,
+    kind: str,
+    params: SealParams | None,
+    meta: tuple[ParmsId, int, int, int, int, float, int],
+) -> None:
     """SEAL's limits on a ciphertext's metadata, then (with ``params``) its context's."""
     pid, ntt, size, n, limbs, scale, factor = meta
     if ntt not in (0, 1):
@@ -164,7 +171,7 @@ def _ciphertext_rules(r: Reader, kind: str, params: SealParams | None, meta: tup
 # --- the objects ---------------------------------------------------------------------------
 
 
-def _parms(words: Any) -> ParmsId:
+def _parms(words: Sequence[int]) -> ParmsId:
     a, b, c, d = words
     return (a, b, c, d)
 
@@ -174,8 +181,8 @@ def _dynarray_size(count: int) -> int:
     return HEADER_SIZE + compressed_bound(8 + 8 * count)
 
 
-def _dynarray(count: int) -> Callable[[Reader], np.ndarray]:
-    def members(r: Reader) -> np.ndarray:
+def _dynarray(count: int) -> Callable[[Reader], NDArray[np.uint64]]:
+    def members(r: Reader) -> NDArray[np.uint64]:
         (got,) = r.unpack("<Q", "the count")
         if got != count:
             seeded = " (a seeded ciphertext: not supported)" if 2 * got == count else ""
@@ -189,11 +196,13 @@ def _dynarray(count: int) -> Callable[[Reader], np.ndarray]:
     return members
 
 
-def _words_of(r: Reader, count: int) -> np.ndarray:
+def _words_of(r: Reader, count: int) -> NDArray[np.uint64]:
     return r.nested(f"{r.what}'s DynArray", _dynarray(count), _dynarray_size(count))
 
 
-def _ciphertext(r: Reader, kind: str = "Ciphertext", params: SealParams | None = None) -> Any:
+def _ciphertext(
+    r: Reader, kind: str = "Ciphertext", params: SealParams | None = None
+) -> SealCiphertext:
     *pid, ntt, size, n, limbs, scale, factor = r.unpack("<4QB3QdQ", "metadata")
     _ciphertext_rules(r, kind, params, (tuple(pid), ntt, size, n, limbs, scale, factor))
     data = _words_of(r, size * limbs * n).reshape(size, limbs, n)
@@ -210,7 +219,9 @@ def _dynarray_bytes(data: np.ndarray) -> bytes:
     return save(struct.pack("<Q", data.size) + data.astype("<u8").tobytes(), "none")
 
 
-def _plaintext(r: Reader, kind: str = "Plaintext", params: SealParams | None = None) -> Any:
+def _plaintext(
+    r: Reader, kind: str = "Plaintext", params: SealParams | None = None
+) -> SealPlaintext:
     *words, count, scale = r.unpack("<4QQd", "metadata")
     pid = _parms(words)
     most = MAX_N if pid == PARMS_ID_ZERO else MAX_LIMBS * MAX_N
@@ -238,7 +249,9 @@ def _key_size(params: SealParams | None) -> int:
     return HEADER_SIZE + compressed_bound(73 + _dynarray_size(2 * limbs * n))
 
 
-def _kswitch(r: Reader, kind: str = "RelinKeys", params: SealParams | None = None) -> Any:
+def _kswitch(
+    r: Reader, kind: str = "RelinKeys", params: SealParams | None = None
+) -> SealKSwitchKeys:
     *pid, count = r.unpack("<4QQ", "metadata")
     most = MAX_RELIN_ENTRIES if kind == "RelinKeys" else (params.n if params else MAX_N)
     if count > most:
@@ -270,8 +283,14 @@ def _kswitch_members(keys: SealKSwitchKeys) -> bytes:
     return b"".join(out)
 
 
+#: A kind's reader of members: ``reader(r, kind=, params=)``.
+_Reads = Callable[..., SealValue]
+#: A kind's writer of members, which takes a value of the kind's type only (``write`` checks it).
+_Writes = Callable[[Never], bytes]
+_Kind = tuple[type[SealValue], _Reads, _Writes]
+
 #: each kind of object: its type, the reader and the writer of its members
-KINDS: dict[str, tuple[type, Any, Any]] = {
+KINDS: dict[str, _Kind] = {
     "Ciphertext": (SealCiphertext, _ciphertext, _ciphertext_members),
     "PublicKey": (SealCiphertext, _ciphertext, _ciphertext_members),
     "Plaintext": (SealPlaintext, _plaintext, _plaintext_members),
@@ -281,15 +300,40 @@ KINDS: dict[str, tuple[type, Any, Any]] = {
 }
 
 
-def _kind(kind: Any) -> tuple[type, Any, Any]:
+def _kind(kind: object) -> _Kind:
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"kind={kind!r}: one of {', '.join(KINDS)}")
     return KINDS[kind]
 
 
+@overload
+def read(
+    blob: bytes,
+    kind: Literal["Ciphertext", "PublicKey"],
+    params: SealParams | None = None,
+    max_words: int | None = None,
+) -> SealCiphertext: ...
+@overload
+def read(
+    blob: bytes,
+    kind: Literal["Plaintext", "SecretKey"],
+    params: SealParams | None = None,
+    max_words: int | None = None,
+) -> SealPlaintext: ...
+@overload
+def read(
+    blob: bytes,
+    kind: Literal["RelinKeys", "GaloisKeys"],
+    params: SealParams | None = None,
+    max_words: int | None = None,
+) -> SealKSwitchKeys: ...
+@overload
 def read(
     blob: bytes, kind: str, params: SealParams | None = None, max_words: int | None = None
-) -> Any:
+) -> SealValue: ...
+def read(
+    blob: bytes, kind: str, params: SealParams | None = None, max_words: int | None = None
+) -> SealValue:
     """The saved SEAL object ``blob`` of ``kind`` (a key of :data:`KINDS`), as plain data.
 
     Args:
@@ -313,7 +357,7 @@ def read(
     return value
 
 
-def write(value: Any, kind: str, compression: str = "none") -> bytes:
+def write(value: object, kind: str, compression: str = "none") -> bytes:
     """``value`` saved as SEAL 4.4 saves a ``kind`` object, with ``compression``.
 
     Uncompressed, the bytes are SEAL's own, byte for byte; compressed, they inflate to them.
@@ -326,7 +370,7 @@ def write(value: Any, kind: str, compression: str = "none") -> bytes:
     cls, _, members = _kind(kind)
     if not isinstance(value, cls):
         raise TypeError(f"a SEAL {kind} is written from a {cls.__name__}, got {type(value)}")
-    return save(members(value), compression)
+    return save(cast(Callable[[SealValue], bytes], members)(value), compression)  # checked
 
 
 def uncompressed(blob: bytes, kind: str | None = None) -> bytes:
@@ -348,5 +392,5 @@ def uncompressed(blob: bytes, kind: str | None = None) -> bytes:
         except ValueError as e:
             errors.append(str(e))
             continue
-        return save(members(value), "none", version)
+        return save(cast(Callable[[SealValue], bytes], members)(value), "none", version)
     raise ValueError("; ".join(errors) if kind else "reads as no SEAL object: " + "; ".join(errors))

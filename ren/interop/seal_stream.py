@@ -19,7 +19,11 @@ import struct
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from zstandard import ZstdDecompressionReader
 
 MAGIC = 0xA15E  #: the first two bytes of every SEAL object
 HEADER_SIZE = 16  #: bytes of a SEALHeader
@@ -38,7 +42,7 @@ class Header:
     size: int
 
 
-def read_header(blob: bytes, what: str = "object") -> Header:
+def read_header(blob: bytes | bytearray | memoryview, what: str = "object") -> Header:
     """The SEALHeader at the start of ``blob``, checked; ``what`` names the object in errors.
 
     Raises:
@@ -70,8 +74,11 @@ def read_header(blob: bytes, what: str = "object") -> Header:
     return Header((major, minor), modes[mode], size)
 
 
-def zstandard() -> Any:
-    """The ``zstandard`` module, or a ``ValueError`` saying how to install it."""
+def zstandard() -> ModuleType:
+    """The ``zstandard`` module, or a ``ValueError`` saying how to install it.
+
+    An optional package, imported when a stream is zstd: its names are read from the module.
+    """
     try:
         import zstandard
     except ImportError:
@@ -105,6 +112,8 @@ def compressed_bound(size: int) -> int:
 
 class _Stored:
     """Members stored as they are: slices of the blob, never copied whole."""
+
+    name = "stored"  # never in a message: what is left of a stored blob is known
 
     def __init__(self, body: memoryview) -> None:
         self.body, self.at = body, 0
@@ -182,7 +191,7 @@ def _zstd_frame_size(body: memoryview, what: str) -> int:
     """The bytes of the zstd frame at the start of ``body``, from its block headers."""
     z = zstandard()
     try:
-        at = z.frame_header_size(bytes(body[:18]))
+        at: int = z.frame_header_size(bytes(body[:18]))
         checksum = z.get_frame_parameters(bytes(body[:18])).has_checksum
     except z.ZstdError as e:
         raise ValueError(f"corrupt zstd data in a SEAL {what}: {e}") from None
@@ -213,7 +222,7 @@ class _Zstd(_Inflating):
         self.extra = len(body) - self.frame
         z = zstandard()
         self.error = z.ZstdError
-        self.reader = z.ZstdDecompressor().stream_reader(
+        self.reader: ZstdDecompressionReader = z.ZstdDecompressor().stream_reader(
             bytes(body[: self.frame]), read_size=CHUNK, read_across_frames=False
         )
 
@@ -225,7 +234,7 @@ class _Zstd(_Inflating):
             raise ValueError(f"size disagrees: {self.extra} bytes follow a zstd stream")
 
 
-def _source(body: memoryview, compression: str, what: str) -> Any:
+def _source(body: memoryview, compression: str, what: str) -> _Stored | _Zlib | _Zstd:
     if compression == "zlib":
         return _Zlib(body, what)
     if compression == "zstd":
@@ -267,10 +276,10 @@ class Reader:
         budget: the words the whole read may still give out.
     """
 
-    def __init__(self, source: Any, what: str, budget: Budget) -> None:
+    def __init__(self, source: _Stored | _Zlib | _Zstd, what: str, budget: Budget) -> None:
         self.source, self.what, self.budget, self.pos = source, what, budget, 0
 
-    def take(self, count: int, field: str) -> bytes:
+    def take(self, count: int, field: str) -> bytes | bytearray | memoryview:
         """The next ``count`` bytes (checked to be there before a stored blob is sliced)."""
         left = self.source.left()
         data = b"" if left is not None and count > left else self.source.read(count)
@@ -287,7 +296,7 @@ class Reader:
         self.pos += count
         return data
 
-    def unpack(self, fmt: str, field: str) -> tuple[Any, ...]:
+    def unpack(self, fmt: str, field: str) -> tuple[Any, ...]:  # Any: as fmt says (struct's)
         """The fields of the struct format ``fmt`` at the cursor."""
         return struct.unpack(fmt, self.take(struct.calcsize(fmt), field))
 

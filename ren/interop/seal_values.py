@@ -16,10 +16,11 @@ import dataclasses
 import hashlib
 import math
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import SupportsInt
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ren.ring import RingSpec
 
@@ -33,6 +34,7 @@ __all__ = [
     "SealKSwitchKeys",
     "SealParams",
     "SealPlaintext",
+    "SealValue",
     "check",
     "scale_rule",
 ]
@@ -125,7 +127,7 @@ class SealParams:
             )
 
 
-def _words(data: Any, ndim: int) -> np.ndarray:
+def _words(data: ArrayLike, ndim: int) -> NDArray[np.uint64]:
     arr = np.array(data, copy=True)
     if arr.dtype != np.uint64 or arr.ndim != ndim:
         raise ValueError(f"data must be a {ndim}-D uint64 array, got {arr.dtype} {arr.shape}")
@@ -133,7 +135,7 @@ def _words(data: Any, ndim: int) -> np.ndarray:
     return arr
 
 
-def _parms_id(value: Any) -> ParmsId:
+def _parms_id(value: Iterable[SupportsInt]) -> ParmsId:
     words = tuple(int(w) for w in value)
     if len(words) != 4 or not all(0 <= w < 1 << 64 for w in words):
         raise ValueError(f"parms_id must be 4 words below 2**64, got {value!r}")
@@ -210,7 +212,11 @@ class SealKSwitchKeys:
         return tuple(i for i, e in enumerate(self.keys) if e)
 
 
-def check(value: SealCiphertext | SealPlaintext | SealKSwitchKeys, params: SealParams) -> None:
+#: A SEAL object as Ren reads it: a ciphertext (or public key), a plaintext (or secret key), keys.
+SealValue = SealCiphertext | SealPlaintext | SealKSwitchKeys
+
+
+def check(value: SealValue, params: SealParams) -> None:
     """Check a SEAL value against CKKS ``params`` as SEAL's loader and evaluator do.
 
     The ``parms_id`` must name a level (the key level for keys), the shape must be that level's

@@ -36,9 +36,10 @@ import math
 import zipfile
 import zlib
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["MAX_WORDS", "Words", "load_words"]
 
@@ -76,7 +77,9 @@ class Words:
         return bool(np.iscomplexobj(self.words))
 
 
-def as_words(array: Any, moduli: Any = None, form: str | None = None, source: str = "") -> Words:
+def as_words(
+    array: ArrayLike, moduli: ArrayLike | None = None, form: str | None = None, source: str = ""
+) -> Words:
     """``array`` shaped ``(parts, limbs, n)`` (a 1-D or 2-D array gets the missing axes).
 
     Raises:
@@ -101,7 +104,7 @@ def as_words(array: Any, moduli: Any = None, form: str | None = None, source: st
     return Words(a, mods, form, source)
 
 
-def check_moduli(moduli: Any, source: str) -> tuple[int, ...]:
+def check_moduli(moduli: ArrayLike, source: str) -> tuple[int, ...]:
     """``moduli`` as a tuple of ints, each at least 2 and below ``2^64``.
 
     Raises:
