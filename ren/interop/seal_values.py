@@ -17,7 +17,7 @@ import hashlib
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from typing import SupportsInt
+from typing import SupportsInt, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -87,7 +87,7 @@ class SealParams:
         mods = self.coeff_modulus[: len(self.coeff_modulus) if count is None else count]
         data = np.array([2, self.n, *mods, 0], dtype="<u8").tobytes()
         words = np.frombuffer(hashlib.blake2b(data, digest_size=32).digest(), dtype="<u8")
-        return tuple(int(w) for w in words)  # type: ignore[return-value]
+        return cast(ParmsId, tuple(int(w) for w in words))  # 32 bytes: four words
 
     def moduli(self, parms_id: Sequence[int]) -> tuple[int, ...]:
         """The moduli of the level ``parms_id`` names (the key level holds all of them).
