@@ -15,15 +15,16 @@ from ren.schemes.ckks.params import Params, read_value
 from ren.schemes.ckks.ranges import expectations, out_of_range
 from ren.schemes.ckks.registry import circuit
 from ren.schemes.ckks.shadow import Shadow, observe
-from ren.schemes.ckks.types import check_down, check_fields, copy_poly
+from ren.schemes.ckks.types import check_down, check_fields
 from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.values import RlweCiphertext, check_key_fingerprint
 
 if TYPE_CHECKING:
     from ren.schemes.ckks.context import Context
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class Ciphertext:
+class Ciphertext(RlweCiphertext):
     """An encryption: polys ``c_0, c_1`` (and ``c_2`` before relinearization) in NTT form.
 
     The polys are at ``level``, with ``c_0 + c_1 s (+ c_2 s^2) = m + e`` for the encoded message
@@ -72,8 +73,6 @@ class Ciphertext:
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
 
-    __array_ufunc__ = None  # NumPy defers to __radd__/__rmul__: an array becomes slot values
-
     def __post_init__(self) -> None:
         parts = self.parts
         if isinstance(parts, Poly) or not isinstance(parts, tuple | list):
@@ -103,18 +102,7 @@ class Ciphertext:
                 )
         object.__setattr__(self, "parts", parts)
         check_fields(self, ring, "ciphertext")
-        fp = self.key_fingerprint
-        if fp is not None and (not isinstance(fp, str) or not _fmt.FINGERPRINT.fullmatch(fp)):
-            raise ValueError(f"key_fingerprint must be 16 hexadecimal digits, got {fp!r}")
-        if self.context is not None:
-            mine = self.context.key_fingerprint
-            if fp is None:
-                object.__setattr__(self, "key_fingerprint", mine)
-            elif mine is not None and fp != mine:
-                raise ValueError(
-                    f"the ciphertext's key fingerprint {fp} is not its context's {mine}: it was "
-                    "made under other keys"
-                )
+        check_key_fingerprint(self)
 
     # --- facts ----------------------------------------------------------------------------------
     def _ctx(self) -> Context:
@@ -149,17 +137,7 @@ class Ciphertext:
         new.__dict__.update(self.__dict__, **changes)
         return new
 
-    # --- copies ---------------------------------------------------------------------------------
-    def __copy__(self) -> Ciphertext:
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        return new
-
-    def __deepcopy__(self, memo: dict) -> Ciphertext:
-        new = dataclasses.replace(self, parts=tuple(copy_poly(p) for p in self.parts))
-        memo[id(self)] = new
-        return new
-
+    # --- copies (``copy`` keeps the context, ``deepcopy`` copies the parts' values) --------------
     def __reduce__(self) -> tuple:
         from ren.schemes.ckks.api import _ciphertext_from_pickle  # it imports this module
 
@@ -203,12 +181,6 @@ class Ciphertext:
     def __neg__(self) -> Ciphertext:
         shadow = None if self.shadow is None else Shadow(np.negative, self.shadow)
         return dataclasses.replace(self, parts=tuple(-p for p in self.parts), shadow=shadow)
-
-    def __mul__(self, other: Any) -> Ciphertext:
-        return self._ctx().multiply(self, other)
-
-    def __rmul__(self, other: Any) -> Ciphertext:
-        return self._ctx().multiply(self, other)
 
     # --- methods ----------------------------------------------------------------------------------
     def rotate(self, steps: int) -> Ciphertext:

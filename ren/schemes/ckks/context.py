@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ren.capture.function import capturing
 from ren.ir.region import in_region, noted, region
 from ren.poly import Poly, realize
 from ren.ring import RingSpec
@@ -32,7 +31,7 @@ from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
 from ren.schemes.rlwe.params import bits
 
 
-class Context(RlweContext, Evaluator):
+class Context(RlweContext[Ciphertext], Evaluator):
     """Keys and the evaluator for one parameter set.
 
     Keys (secret, public, relinearization) are made on entering the ``with`` block, or at the
@@ -81,9 +80,8 @@ class Context(RlweContext, Evaluator):
         return self
 
     def __repr__(self) -> str:
-        keys = self.keychain
-        have = "secret" if keys.secret is not None else "evaluation" if keys.public else "no"
-        return f"<ckks.Context n={self.params.n} L={self.params.L} {self.device}, {have} keys>"
+        have, prm = self._keys_held, self.params
+        return f"<ckks.Context n={prm.n} L={prm.L} {self.device}, {have} keys>"
 
     def __enter__(self) -> Context:
         self._require_public()
@@ -186,13 +184,7 @@ class Context(RlweContext, Evaluator):
         Raises:
             RuntimeError: inside a ``ren.jit`` capture (a replay would reuse the randomness).
         """
-        jitted = capturing()
-        if jitted is not None:
-            raise RuntimeError(
-                f"ckks.encrypt was called inside the jitted function {jitted.name}: a "
-                "replay would reuse the same randomness; encrypt outside the jitted function and "
-                "pass the ciphertext in"
-            )
+        self._refuse_in_capture("encrypt")
         public, _ = self._require_public()
         if isinstance(values, Plaintext):
             if level is not None or scale is not None:

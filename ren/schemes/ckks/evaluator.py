@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 class Evaluator:
     """The homomorphic operations of a CKKS context (a mixin of ``ckks.Context``).
 
-    The key-switched steps, relinearization and the Galois automorphism of a rotation or a
+    The key-switched steps, ``relinearize`` and the Galois automorphism of a rotation or a
     conjugation, are every RLWE context's (``ren.schemes.rlwe.context.RlweContext``).
     """
 
@@ -54,7 +54,7 @@ class Evaluator:
         def encode(  # noqa: D102
             self, values: Any, level: int | None = None, scale: float | None = None
         ) -> Plaintext: ...
-        def _relinearized(self, parts: tuple[Poly, ...], level: int) -> tuple[Poly, Poly]: ...
+        def relinearize(self, ct: Ciphertext) -> Ciphertext: ...  # noqa: D102
         def _automorphism(
             self, parts: tuple[Poly, ...], g: int, level: int
         ) -> tuple[Poly, Poly]: ...
@@ -223,14 +223,6 @@ class Evaluator:
         shadow = apply(lambda v: v / q, ct.shadow)
         out = ct._evolve(parts=parts, level=ct.level - 1, scale=ct.scale / q, shadow=shadow)
         return out
-
-    @in_region("relinearize")
-    def relinearize(self, ct: Ciphertext) -> Ciphertext:
-        """Two parts from three: ``c_2`` key switched from ``s^2`` to ``s`` (two parts: as is)."""
-        ct = self._own(ct)
-        if ct.size == 2:
-            return ct
-        return ct._evolve(parts=self._relinearized(ct.parts, ct.level))
 
     @in_region("rotate")
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:

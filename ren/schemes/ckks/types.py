@@ -16,6 +16,7 @@ from ren.schemes.ckks.active import context_arg, current
 from ren.schemes.ckks.params import Params, read_value
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.params import bits, need_int
+from ren.schemes.rlwe.values import copy_poly
 
 if TYPE_CHECKING:
     from ren.schemes.ckks.ciphertext import Ciphertext
@@ -81,11 +82,6 @@ def check_fields(value: Plaintext | Ciphertext, ring: RingSpec, what: str) -> No
     if not isinstance(value.real, bool | np.bool_):
         raise TypeError(f"real must be True or False, got {_fmt.describe(value.real)}")
     set_("real", bool(value.real))
-
-
-def copy_poly(p: Poly) -> Poly:
-    """A new stored poly with the value of ``p`` (its own buffer; computed first if lazy)."""
-    return Poly.from_words(p.words(), p.ring, p.domain, p.device)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

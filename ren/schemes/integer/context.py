@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ren.capture.function import capturing
 from ren.engine.realize import uncaptured
 from ren.errors import RenError
 from ren.ir.region import in_region
@@ -39,7 +38,7 @@ class NoiseBudgetExhausted(RenError, ValueError):
     """A ciphertext's noise has grown past what decryption can remove: its values are lost."""
 
 
-class IntContext(RlweContext):
+class IntContext(RlweContext[Ciphertext]):
     """Keys, encoding, encryption and evaluation for one BFV or BGV parameter set.
 
     Keys are made on entering the ``with`` block (or at the first operation that needs them);
@@ -83,8 +82,7 @@ class IntContext(RlweContext):
         self._take_keys(keys, secret_key)
 
     def __repr__(self) -> str:
-        keys, p = self.keychain, self.params
-        have = "secret" if keys.secret is not None else "evaluation" if keys.public else "no"
+        have, p = self._keys_held, self.params
         return f"<{self.scheme}.Context n={p.n} L={p.L} t={p.t} {self.device}, {have} keys>"
 
     def __enter__(self) -> IntContext:
@@ -165,13 +163,7 @@ class IntContext(RlweContext):
         Raises:
             RuntimeError: inside a ``ren.jit`` capture (a replay would reuse the randomness).
         """
-        jitted = capturing()
-        if jitted is not None:
-            raise RuntimeError(
-                f"{self.scheme}.encrypt was called inside the jitted function {jitted.name}: a "
-                "replay would reuse the same randomness; encrypt outside the jitted function and "
-                "pass the ciphertext in"
-            )
+        self._refuse_in_capture("encrypt")
         pt = self._plaintext(values)
         public, _ = self._require_public()
         level = self.params.max_level
@@ -364,14 +356,6 @@ class IntContext(RlweContext):
             return a._evolve(parts=tuple(p * k for p in a.parts))
         m = self._plain_poly(self._plaintext(b), a.parts[0].ring).ntt()
         return a._evolve(parts=tuple(p * m for p in a.parts))
-
-    @in_region("relinearize")
-    def relinearize(self, ct: Ciphertext) -> Ciphertext:
-        """Two parts from three: ``c_2`` key switched from ``s^2`` to ``s`` (two parts: as is)."""
-        ct = self._own(ct)
-        if ct.size == 2:
-            return ct
-        return ct._evolve(parts=self._relinearized(ct.parts, ct.level))
 
     @in_region("rotate")
     def rotate_rows(self, ct: Ciphertext, steps: int) -> Ciphertext:

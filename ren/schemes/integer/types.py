@@ -16,6 +16,7 @@ from ren.poly import Poly, is_int, realize
 from ren.schemes.integer import bytes as _bytes
 from ren.schemes.integer.params import IntParams, scheme_module
 from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.values import RlweCiphertext, check_key_fingerprint
 
 if TYPE_CHECKING:
     from ren.schemes.integer.context import IntContext
@@ -36,11 +37,6 @@ def _context_arg(context: Any, blob: Any, what: str) -> IntContext:
             f"context must be a bfv.Context or bgv.Context, got {_fmt.describe(context)}"
         )
     return context
-
-
-def _copy_poly(p: Poly) -> Poly:
-    """A new stored poly with the value of ``p`` (its own buffer; computed first if lazy)."""
-    return Poly.from_words(p.words(), p.ring, p.domain, p.device)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -117,7 +113,7 @@ def _plaintext_from_pickle(blob: bytes) -> Plaintext:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class Ciphertext:
+class Ciphertext(RlweCiphertext):
     """An encryption of integers mod ``t``: polys ``c_0, c_1`` (and ``c_2``) in NTT form.
 
     BFV: ``c_0 + c_1 s = round(Q m / t) + e``. BGV: ``c_0 + c_1 s = f m + t e`` with ``f`` the
@@ -154,8 +150,6 @@ class Ciphertext:
         default=None, repr=False, kw_only=True, metadata={"ren_leaf": "key"}
     )
 
-    __array_ufunc__ = None  # NumPy defers to the operators instead of broadcasting over them
-
     def __post_init__(self) -> None:
         parts = tuple(self.parts) if isinstance(self.parts, list | tuple) else None
         if parts is None or len(parts) not in (2, 3):
@@ -174,20 +168,9 @@ class Ciphertext:
                 f"params must be a bfv.Params or bgv.Params, got {_fmt.describe(self.params)}"
             )
         object.__setattr__(self, "parts", parts)
-        fp = self.key_fingerprint
-        if fp is not None and (not isinstance(fp, str) or not _fmt.FINGERPRINT.fullmatch(fp)):
-            raise ValueError(f"key_fingerprint must be 16 hexadecimal digits, got {fp!r}")
-        if self.context is not None:
-            if self.params is None:
-                object.__setattr__(self, "params", self.context.params)
-            mine = self.context.key_fingerprint
-            if fp is None:
-                object.__setattr__(self, "key_fingerprint", mine)
-            elif mine is not None and fp != mine:
-                raise ValueError(
-                    f"the ciphertext's key fingerprint {fp} is not its context's {mine}: it was "
-                    "made under other keys"
-                )
+        if self.context is not None and self.params is None:
+            object.__setattr__(self, "params", self.context.params)
+        check_key_fingerprint(self)
         if self.params is not None and parts[0].ring != self.params.ring(self.level):
             raise ValueError(
                 f"level {self.level}'s ring is {self.params.ring(self.level)}, "
@@ -235,16 +218,6 @@ class Ciphertext:
         return self.parts, lambda: {"noise_budget": ctx.noise_budget(self)}
 
     # --- copies, bytes, saved plans, the debugger --------------------------------------------
-    def __copy__(self) -> Ciphertext:
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        return new
-
-    def __deepcopy__(self, memo: dict) -> Ciphertext:
-        new = dataclasses.replace(self, parts=tuple(_copy_poly(p) for p in self.parts))
-        memo[id(self)] = new
-        return new
-
     def __reduce__(self) -> tuple:
         return (_ciphertext_from_pickle, (self.to_bytes(), self.parts[0].device))
 
@@ -338,12 +311,6 @@ class Ciphertext:
 
     def __neg__(self) -> Ciphertext:
         return self._ctx().negate(self)
-
-    def __mul__(self, other: Any) -> Ciphertext:
-        return self._ctx().multiply(self, other)
-
-    def __rmul__(self, other: Any) -> Ciphertext:
-        return self._ctx().multiply(self, other)
 
     def rotate_rows(self, steps: int) -> Ciphertext:
         """Both rows of slots moved left by ``steps`` (SEAL's ``rotate_rows``)."""

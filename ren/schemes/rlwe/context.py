@@ -13,8 +13,10 @@ hands each to the key chain. What the schemes share besides:
   ``with ctx:`` (the scheme's own ``__enter__``) pushes the context on;
 * the values it takes: a ciphertext made under other keys is refused, and one made by another
   context of these keys is bound to this one (its parts moved to this device);
-* the key-switched steps every evaluator has: relinearization (``c_2`` switched from ``s^2`` to
-  ``s``) and a Galois automorphism (``c_1(X^g)`` switched from ``s(X^g)`` to ``s``);
+* the key-switched steps every evaluator has: relinearization (``relinearize``: ``c_2``
+  switched from ``s^2`` to ``s``) and a Galois automorphism (``c_1(X^g)`` switched from
+  ``s(X^g)`` to ``s``);
+* encryption's refusal inside a ``ren.jit`` capture, whose replays would reuse the randomness;
 * copies: a context holding a secret key refuses ``pickle``, ``copy`` and ``deepcopy``
   (``TypeError``): the secret key leaves it only through ``export_secret_key()``. One holding
   evaluation keys (or none) pickles as its parameters, device and evaluation keys, and copies as
@@ -27,9 +29,11 @@ import abc
 import contextvars
 import dataclasses
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
+from ren.capture.function import capturing
 from ren.engine.realize import uncaptured
+from ren.ir.region import in_region
 from ren.poly import Poly, is_int
 from ren.ring import galois_for_rotation
 from ren.schemes.rlwe import bytes as _fmt
@@ -42,9 +46,10 @@ from ren.schemes.rlwe.keyswitch import KeySwitchMethod
 __all__ = ["RlweContext"]
 
 V = TypeVar("V")
+CT = TypeVar("CT")  # the scheme's Ciphertext
 
 
-class RlweContext(abc.ABC):
+class RlweContext(abc.ABC, Generic[CT]):
     """The part of a scheme's context every RLWE scheme shares: it holds its keys (``keychain``).
 
     A scheme's context sets ``scheme`` (its name: ``"ckks"``, ``"bfv"``, ...), ``_keys_type`` (its
@@ -90,8 +95,12 @@ class RlweContext(abc.ABC):
         """The kind of this scheme's blobs of ``what`` (``"secret-key"``, ...)."""
         return what
 
-    def _check_keys(self, keys: EvaluationKeys) -> None:  # noqa: B027 (a hook; most need none)
+    def _check_keys(self, keys: EvaluationKeys) -> None:
         """What the scheme checks of ``keys=`` before their parameters (nothing, by default)."""
+
+    @abc.abstractmethod
+    def _own(self, ct: Any) -> CT:
+        """``ct``, checked to be a ciphertext of this scheme, parameters and keys, bound here."""
 
     @abc.abstractmethod
     def evaluation_keys(self) -> EvaluationKeys:
@@ -181,6 +190,12 @@ class RlweContext(abc.ABC):
         return export_secret(self.keychain, self._kind("secret-key"))
 
     @property
+    def _keys_held(self) -> str:
+        """Which keys it holds, for its ``repr``: ``"secret"``, ``"evaluation"`` or ``"no"``."""
+        keys = self.keychain
+        return "secret" if keys.secret is not None else "evaluation" if keys.public else "no"
+
+    @property
     def _secret(self) -> Poly | None:
         return self.keychain.secret
 
@@ -229,6 +244,14 @@ class RlweContext(abc.ABC):
         """``c`` key switched with ``key`` at ``level`` (after ``X -> X^galois``, if given)."""
         return self.key_switcher.switch(c, key, level, galois)
 
+    @in_region("relinearize")
+    def relinearize(self, ct: CT) -> CT:
+        """Two parts from three: ``c_2`` key switched from ``s^2`` to ``s`` (two parts: as is)."""
+        own: Any = self._own(ct)  # a scheme's ciphertext: size, parts, level, _evolve
+        if own.size == 2:
+            return own
+        return own._evolve(parts=self._relinearized(own.parts, own.level))
+
     def _relinearized(self, parts: tuple[Poly, ...], level: int) -> tuple[Poly, Poly]:
         """``(c_0 + k_0, c_1 + k_1)``: ``c_2`` key switched from ``s^2`` to ``s``, added."""
         _, relin = self._require_public()
@@ -247,6 +270,20 @@ class RlweContext(abc.ABC):
         c0, c1 = parts
         k0, k1 = self._switch(c1, key, level, galois=g)
         return c0.automorphism(g) + k0, k1
+
+    def _refuse_in_capture(self, what: str) -> None:
+        """``what`` (``"encrypt"``) draws randomness: refused inside a ``ren.jit`` capture.
+
+        Raises:
+            RuntimeError: inside a capture, whose replays would reuse the same randomness.
+        """
+        jitted = capturing()
+        if jitted is not None:
+            raise RuntimeError(
+                f"{self.scheme}.{what} was called inside the jitted function {jitted.name}: a "
+                f"replay would reuse the same randomness; {what} outside the jitted function and "
+                "pass the ciphertext in"
+            )
 
     # --- the values it takes ----------------------------------------------------------------
     def _is_bound(self, ct: Any) -> bool:
