@@ -101,7 +101,9 @@ def chebyshev(f: Callable[[np.ndarray], Any], interval: Any, degree: int) -> np.
             "is finite"
         )
     T = np.cos(np.outer(np.arange(count), np.arccos(y)))  # T_j(y_k) = cos(j arccos y_k)
-    coeffs = (2.0 / count) * (T @ values.astype(complex if values.dtype.kind == "c" else float))
+    coeffs: np.ndarray = (2.0 / count) * (
+        T @ values.astype(complex if values.dtype.kind == "c" else float)
+    )
     coeffs[0] /= 2
     return coeffs
 

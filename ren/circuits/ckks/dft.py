@@ -51,7 +51,8 @@ Diagonals = dict[int, np.ndarray]
 def slots_matrix(s: int) -> np.ndarray:
     """``U_s[j][k] = omega^(5^j k)`` with ``omega = exp(2 pi i / 4s)``, dense (for tests)."""
     e = np.array([pow(5, j, 4 * s) for j in range(s)], dtype=np.int64)
-    return np.exp(2j * np.pi * np.outer(e, np.arange(s)) / (4 * s))
+    matrix: np.ndarray = np.exp(2j * np.pi * np.outer(e, np.arange(s)) / (4 * s))
+    return matrix
 
 
 def stage(N: int, L: int, inverse: bool = False) -> Diagonals:

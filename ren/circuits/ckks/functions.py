@@ -77,7 +77,8 @@ INVERSE = (1.0, 16.0)
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-v))
+    out: np.ndarray = 1 / (1 + np.exp(-v))
+    return out
 
 
 def _inverse(v: np.ndarray) -> np.ndarray:
@@ -234,7 +235,7 @@ def inverse_bits(degree: int = 31, newton: int = 1, interval: Any = INVERSE) -> 
     d = _count("degree", degree, 1)
     a, b = _inverse_interval(interval)
     z = (d + 1) * math.acosh(abs(b + a) / (b - a))  # T_(d+1)(y0) = cosh(z), y0 > 1
-    return 2**steps * (z / math.log(2) - 1 + math.log2(1 + math.exp(-2 * z)))
+    return float(2**steps * (z / math.log(2) - 1 + math.log2(1 + math.exp(-2 * z))))
 
 
 def _newton(x: ckks.Ciphertext, y: ckks.Ciphertext) -> ckks.Ciphertext:

@@ -300,7 +300,8 @@ def evaluate_polynomial(
             "more moduli (q_bits)"
         )
     if p.degree == 0:  # a constant: the ciphertext times the int 0, plus c_0
-        return ct * 0 + p.coeffs[0]
+        constant: ckks.Ciphertext = ct * 0 + p.coeffs[0]
+        return constant
     y = ct
     if p.map_levels:  # a product by a float: encoded at q_level and rescaled, ct's scale kept
         y = ckks.multiply(ct, p.alpha)

@@ -61,7 +61,8 @@ def embed_inverse(slots: np.ndarray, n: int, generator: int = 5) -> np.ndarray:
     v = np.empty(n, dtype=np.complex128)
     v[t] = slots
     v[tc] = np.conj(slots)
-    return (np.fft.fft(v) / n / zeta).real
+    coeffs: np.ndarray = (np.fft.fft(v) / n / zeta).real
+    return coeffs
 
 
 def embed(coeffs: np.ndarray, n: int, generator: int = 5) -> np.ndarray:
@@ -73,7 +74,8 @@ def embed(coeffs: np.ndarray, n: int, generator: int = 5) -> np.ndarray:
         TypeError, ValueError: a generator other than 5 or 3.
     """
     t, _, zeta = _embedding(n, _check_generator(generator))
-    return (n * np.fft.ifft(np.asarray(coeffs, dtype=np.float64) * zeta))[t]
+    slots: np.ndarray = (n * np.fft.ifft(np.asarray(coeffs, dtype=np.float64) * zeta))[t]
+    return slots
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,14 +95,14 @@ def same_scale(a: float, b: float) -> bool:
     return abs(a - b) <= 2.0**-40 * max(abs(a), abs(b))
 
 
-def check_scale(scale: Any) -> float:
+def check_scale(scale: object) -> float:
     """``scale`` as a float in ``[1, 2^1000)``, or a ``TypeError``/``ValueError`` naming it."""
     if not isinstance(scale, numbers.Real) or isinstance(scale, bool):
         raise TypeError(f"scale must be a number, got {scale!r}")
-    scale = float(scale)
-    if not 1.0 <= scale < 2.0**1000:
-        raise ValueError(f"scale={scale} must be at least 1")
-    return scale
+    value = float(scale)
+    if not 1.0 <= value < 2.0**1000:
+        raise ValueError(f"scale={value} must be at least 1")
+    return value
 
 
 def is_number(x: Any) -> bool:

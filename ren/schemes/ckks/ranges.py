@@ -123,7 +123,7 @@ def k_needed(h: float) -> int:
 def omega_half(K: int, double_angle: int) -> float:
     """``pi (K + 1) / 2^r``, half the frequency of EvalMod's cosine on ``[-1, 1]`` (or ``inf``)."""
     try:
-        return math.pi * (K + 1) / 2**double_angle
+        return float(math.pi * (K + 1) / 2**double_angle)
     except OverflowError:
         return math.inf
 
@@ -145,7 +145,8 @@ def _bessel(omega: float, top: int) -> np.ndarray:
             for i in range(k - 1, start + 1):
                 vals[i] *= 1e-250
     j = np.array(vals[: top + 1])
-    return np.abs(j / (j[0] + 2 * np.sum(j[2::2])))
+    ratios: np.ndarray = np.abs(j / (j[0] + 2 * np.sum(j[2::2])))
+    return ratios
 
 
 @functools.lru_cache(maxsize=64)

@@ -86,11 +86,13 @@ def encode(values: np.ndarray, params: IntParams) -> np.ndarray:
     ring = params.plain_ring
     slots = np.zeros((1, params.n), dtype=ring.np_dtype)
     slots[0, slot_of_value(params.n)] = values
-    return arith.intt(ring, slots)[0].astype(np.int64)
+    coeffs: np.ndarray = arith.intt(ring, slots)[0].astype(np.int64)
+    return coeffs
 
 
 def decode(coeffs: np.ndarray, params: IntParams) -> np.ndarray:
     """The ``n`` slot values (int64 in ``[0, t)``) of the coefficients ``coeffs``."""
     ring = params.plain_ring
     slots = arith.ntt(ring, np.asarray(coeffs, dtype=ring.np_dtype).reshape(1, -1))
-    return slots[0, slot_of_value(params.n)].astype(np.int64)
+    values: np.ndarray = slots[0, slot_of_value(params.n)].astype(np.int64)
+    return values

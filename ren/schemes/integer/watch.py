@@ -126,7 +126,8 @@ def _integers(values: Any, what: str) -> np.ndarray:
     real = np.real(a)
     if not np.all(np.isfinite(real)) or np.any(real != np.rint(real)):
         raise ValueError(f"{what} must hold integers mod t")
-    return np.rint(real).astype(np.int64)
+    ints: np.ndarray = np.rint(real).astype(np.int64)
+    return ints
 
 
 def _budget_apart(context: IntContext, ct: Ciphertext) -> int:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ren.engine.realize import uncaptured
-from ren.errors import describe
+from ren.errors import describe as describe  # re-exported: the readers call it _fmt.describe
 from ren.poly import Poly, is_int
 from ren.ring import Domain, RingSpec
 
