@@ -54,7 +54,7 @@ def test_a_fresh_process_finds_the_circuits_presets_and_bootstrap_through_the_sc
 
 
 def test_every_name_the_package_gives_is_registered_by_the_circuits():
-    assert ckks._CIRCUITS <= registry.registered()
+    assert registry.registered() >= ckks._CIRCUITS
     for name in ckks._CIRCUITS:
         assert getattr(ckks, name) is getattr(circuits, name), name
         assert name in dir(ckks)
