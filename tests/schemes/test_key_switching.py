@@ -34,6 +34,17 @@ class CountingBV(BV):
         return super().decompose(c, level)
 
 
+def check_products_and_rotations(ctx, seed: int) -> None:
+    """Products (of two and three) and both rotations decrypt to NumPy's integers mod ``t``."""
+    a, b = values(seed), values(seed + 1)
+    x, y = ctx.encrypt(a), ctx.encrypt(b)
+    assert np.array_equal(ctx.decrypt(x * y), (a * b) % T)
+    want = np.roll(rows(a * b % T), -3, axis=1).reshape(-1)
+    assert np.array_equal(ctx.decrypt((x * y).rotate_rows(3)), want)
+    assert np.array_equal(ctx.decrypt(x.rotate_columns()), rows(a)[::-1].reshape(-1))
+    assert np.array_equal(ctx.decrypt(x * y * x), (a * b % T) * a % T)
+
+
 def test_every_context_holds_hybrid_key_switching_as_a_member():
     params = {
         ckks: ckks.Params(n=16, q_bits=(40, 30), p_bits=(45,), scale_bits=30, insecure=True),
@@ -56,13 +67,7 @@ def test_another_technique_switches_relinearizations_and_rotations(scheme):
         relin = ctx._require_public()[1]
         assert len(relin.parts) == ctx.params.L  # one pair per modulus
         assert relin.parts[0][0].ring == ctx.params.key_ring  # BV's keys over these parameters
-        a, b = values(21), values(22)
-        x, y = ctx.encrypt(a), ctx.encrypt(b)
-        assert np.array_equal(ctx.decrypt(x * y), (a * b) % T)
-        want = np.roll(rows(a * b % T), -3, axis=1).reshape(-1)
-        assert np.array_equal(ctx.decrypt((x * y).rotate_rows(3)), want)
-        assert np.array_equal(ctx.decrypt(x.rotate_columns()), rows(a)[::-1].reshape(-1))
-        assert np.array_equal(ctx.decrypt(x * y * x), (a * b % T) * a % T)
+        check_products_and_rotations(ctx, 21)
     assert ctx.key_switcher.decomposed  # the products and rotations went through it
 
 
@@ -107,13 +112,7 @@ def test_bv_parameters_give_bv_keys_and_exact_integer_schemes(scheme, kw):
         assert len(relin.parts) == params.key_parts == want
         if kw:  # a 50-bit residue is three digits modulo primes below 2^20
             assert all(len(d) == 3 and max(d) < 2**20 for d in params.bv_digits)
-        a, b = values(31), values(32)
-        x, y = ctx.encrypt(a), ctx.encrypt(b)
-        assert np.array_equal(ctx.decrypt(x * y), (a * b) % T)
-        want = np.roll(rows(a * b % T), -3, axis=1).reshape(-1)
-        assert np.array_equal(ctx.decrypt((x * y).rotate_rows(3)), want)
-        assert np.array_equal(ctx.decrypt(x.rotate_columns()), rows(a)[::-1].reshape(-1))
-        assert np.array_equal(ctx.decrypt(x * y * x), (a * b % T) * a % T)
+        check_products_and_rotations(ctx, 31)
 
 
 @pytest.mark.parametrize("kw", BV_KINDS, ids=["rns-digits", "digit_bits=20"])
