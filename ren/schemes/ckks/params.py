@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from ren.errors import describe
 from ren.poly import Poly
 from ren.schemes.rlwe import bytes as _fmt
-from ren.schemes.rlwe.params import Chain, need_int
+from ren.schemes.rlwe.params import Chain, need_int, params_of
 
 
 def scale_text(x: float) -> str:
@@ -77,6 +77,7 @@ class Params(Chain):
 
     #: ``ren.jit`` takes it as one part of a plan's key (a hashable value, holding no Poly).
     __ren_jit_leaf__: ClassVar[bool] = True
+    own_argument: ClassVar[str] = "scale_bits"
 
     n: int
     q_bits: tuple[int, ...]
@@ -101,17 +102,6 @@ class Params(Chain):
                 f"scale_bits={scale_bits} must be at least 1 and below q_bits[0]="
                 f"{self.q_bits[0]}: the first modulus holds the values at the scale at level 0"
             )
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # a value: pickled as its arguments, so unpickling runs every check again
-        args = (self.n, self.q_bits, self.p_bits, self.scale_bits, self.dnum, self.insecure)
-        return (Params, (*args, self.hamming_weight, self.sigma, *self._chain_args()))
-
-    def __copy__(self) -> Params:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Params:
-        return self
 
     @classmethod
     def preset(cls, name: str) -> Params:
@@ -204,21 +194,6 @@ class Params(Chain):
 
 # ---------------------------------------------------------------------------------------------
 # reading values (the format itself is ren.schemes.rlwe.bytes)
-
-
-def params_of(h: _fmt.Header, params: Params, what: str) -> Params:
-    """The parameters of a blob read into a context with ``params``: they must be equal.
-
-    The context's parameters were accepted already, so the blob's are read with the insecure
-    opt-in, then compared.
-    """
-    value = h.raw("params")
-    if _fmt.same_json(value, params._header()):  # 1 == True in Python; not in JSON
-        return params
-    found = Params._from_header(value, insecure=True, reader="")
-    if found != params:
-        raise ValueError(f"the {what} was written for {found}, not this context's {params}")
-    return found
 
 
 def read_value(

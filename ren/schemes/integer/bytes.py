@@ -21,6 +21,7 @@ import numpy as np
 from ren.poly import Poly
 from ren.schemes.integer.params import SCHEMES, IntParams, scheme_module
 from ren.schemes.rlwe import bytes as _fmt
+from ren.schemes.rlwe.params import params_of
 
 __all__ = [
     "kind",
@@ -58,21 +59,6 @@ def scheme_of(blob: Any, what: str) -> str:
             f"not a Ren {names} {what} blob: it does not start with Ren's header (RENCKKS)"
         )
     raise ValueError(f"expected a Ren {names} {what} blob, got one holding a {found!r}")
-
-
-def params_of(h: _fmt.Header, params: IntParams, what: str) -> IntParams:
-    """The parameters of a blob read into a context with ``params``: they must be equal.
-
-    The context's parameters were accepted already, so the blob's are read with the insecure
-    opt-in, then compared.
-    """
-    value = h.raw("params")
-    if _fmt.same_json(value, params._header()):  # 1 == True in Python; not in JSON
-        return params
-    found = type(params)._from_header(value, insecure=True, reader="")
-    if found != params:
-        raise ValueError(f"the {what} was written for {found}, not this context's {params}")
-    return found
 
 
 def write_plaintext(coeffs: np.ndarray, params: IntParams) -> bytes:

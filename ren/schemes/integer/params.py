@@ -82,6 +82,7 @@ class IntParams(Chain):
 
     __ren_jit_leaf__: ClassVar[bool] = True
     scheme: ClassVar[str] = "integer"
+    own_argument: ClassVar[str] = "t"
 
     n: int
     q_bits: tuple[int, ...]
@@ -112,16 +113,6 @@ class IntParams(Chain):
                 raise ValueError(
                     f"t={t} shares a factor with the modulus {q}: they must be coprime"
                 )
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        args = (self.n, self.q_bits, self.p_bits, self.t, self.dnum, self.insecure)
-        return (type(self), (*args, self.hamming_weight, self.sigma, *self._chain_args()))
-
-    def __copy__(self) -> IntParams:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> IntParams:
-        return self
 
     # --- derived ------------------------------------------------------------------------------
     @property

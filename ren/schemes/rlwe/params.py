@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 
@@ -106,6 +106,31 @@ class Chain:
     digit_bits: int | None
     q_moduli: tuple[int, ...]
     p_moduli: tuple[int, ...]
+
+    #: The scheme's own argument, between ``p_bits`` and ``dnum`` (``scale_bits``, ``t``).
+    own_argument: ClassVar[str]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # a value: pickled as its arguments, so unpickling runs every check again (the same
+        # arguments, in the same order, as before later fields existed: the same bytes)
+        own = getattr(self, self.own_argument)
+        args = (self.n, self.q_bits, self.p_bits, own, self.dnum, self.insecure)
+        return (type(self), (*args, self.hamming_weight, self.sigma, *self._chain_args()))
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self
+
+    def _header(self) -> dict[str, Any]:
+        """The header fields of these parameters (the chain's and the scheme's own)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _from_header(cls, value: Any, *, insecure: bool, reader: str) -> Self:
+        """The parameters a blob's header gives, every field checked (each scheme's)."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         """The arguments; ``key_switching`` and ``digit_bits`` only where not the defaults."""
@@ -360,3 +385,24 @@ class Chain:
             raise TypeError(f"level must be an int, got {describe(level)}")
         if not 0 <= level <= self.max_level:
             raise ValueError(f"level={level!r} is outside [0, {self.max_level}]")
+
+
+P = TypeVar("P", bound=Chain)
+
+
+def params_of(h: _fmt.Header, params: P, what: str) -> P:
+    """The parameters of a blob read into a context with ``params``: they must be equal.
+
+    The context's parameters were accepted already, so the blob's are read with the insecure
+    opt-in, then compared.
+
+    Raises:
+        ValueError: parameters other than ``params``, naming both.
+    """
+    value = h.raw("params")
+    if _fmt.same_json(value, params._header()):  # 1 == True in Python; not in JSON
+        return params
+    found = type(params)._from_header(value, insecure=True, reader="")
+    if found != params:
+        raise ValueError(f"the {what} was written for {found}, not this context's {params}")
+    return found
