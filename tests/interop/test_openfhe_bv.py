@@ -52,9 +52,10 @@ Oracles: the digits are computed here with Python integers from the rule above; 
 sums are Ren's ring primitives (``Poly``, ``ntt``, ``intt``, ``*``, ``+``) on OpenFHE's own
 words (its roots are Ren's, checked, so its EVALUATION words are Ren's NTT limbs); those checks
 use no Ren key-switching class. Then :func:`check_ren_bv` runs Ren's own technique
-(``ren.schemes.rlwe.keyswitch.BV``) on OpenFHE's key and product: the same words. The files are ``tests/vectors/openfhe-bv`` (digit size 0) and its
-``digit-size-30`` folder (their ``README.md``); ``test_vectors_made_now`` reruns every check on
-vectors OpenFHE makes during the test, at more digit sizes.
+(``ren.schemes.rlwe.keyswitch.BV``) on OpenFHE's key and product: the same words. The files
+are ``tests/vectors/openfhe-bv`` (digit size 0) and its ``digit-size-30`` folder (their
+``README.md``); ``test_vectors_made_now`` reruns every check on vectors OpenFHE makes during
+the test, at more digit sizes.
 """
 
 from __future__ import annotations
