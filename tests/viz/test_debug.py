@@ -604,3 +604,21 @@ def test_a_terminal_session(tmp_path):
     assert f"result {result}" in rest
     assert "second" in rest  # the second realization ran without stopping
     assert "(ren)" not in rest
+
+
+ROTATION_KEY_SCRIPT = """\
+from ren.schemes import bfv
+params = bfv.Params(n=64, q_bits=(50, 50, 50), p_bits=(55, 55), t=257, insecure=True)
+ctx = bfv.Context(params, seed=3)
+ctx.rotation_key(1)
+"""
+
+
+def test_a_stop_names_the_method_by_the_class_the_program_used(tmp_path):
+    """Keys made in a method a shared base defines stop at the scheme's own name for it."""
+    code, out = run_main(tmp_path, ROTATION_KEY_SCRIPT, ["--all"], "run all\nq\n")
+    assert code == 0
+    stops = re.findall(r"^stop (\d+): realization (\d+) of the program, (.*)$", out, re.M)
+    wheres = {where for *_, where in stops}
+    assert "at script.py:4 (in ren.schemes.bfv.Context.rotation_key)" in wheres, wheres
+    assert not any("RlweContext" in where for where in wheres)

@@ -128,12 +128,25 @@ def _where() -> str:
             module = frame.f_globals.get("__name__", "")
             name = f"{os.path.basename(path)}:{frame.f_lineno}"
             if entry is not None:
-                api = _public_name(entry.f_globals.get("__name__", "?"), entry.f_code.co_qualname)
-                return f"at {name} (in {api})"
+                return f"at {name} (in {_entry_name(entry)})"
             return f"at {name} ({module})"
         entry = frame
         frame = frame.f_back
     return "outside any script"
+
+
+def _entry_name(entry: FrameType) -> str:
+    """The Ren function a program called, named as the program called it.
+
+    A method is named by its object's own class, where a base class defines it: the program
+    called ``ckks.Context.rotation_key``, even though the code is a shared context's.
+    """
+    code = entry.f_code
+    if code.co_varnames[:1] == ("self",) and "." in code.co_qualname:
+        owner = type(entry.f_locals["self"])
+        if getattr(owner, code.co_name, None) is not None:
+            return _public_name(owner.__module__, f"{owner.__qualname__}.{code.co_name}")
+    return _public_name(entry.f_globals.get("__name__", "?"), code.co_qualname)
 
 
 def _public_name(module: str, qualname: str) -> str:
