@@ -46,3 +46,8 @@ else:  # hidden from type checkers, which would take it to give every other name
 # (ren.schemes.ckks.registry: ckks.rotate_many, ckks.bootstrap, Params.preset, ...): importing any
 # module of Ren runs this first, so a scheme names its circuits without importing them.
 from ren.circuits import ckks as _circuits  # noqa: F401
+
+# BFV and BGV register themselves with the integer core (ren.schemes.integer.params), which reads
+# their blobs and pickles by the scheme's name without importing them.
+from ren.schemes import bfv as _bfv  # noqa: F401
+from ren.schemes import bgv as _bgv  # noqa: F401

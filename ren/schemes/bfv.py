@@ -23,6 +23,7 @@ What is shared with BGV (keys, batching, additions, rotations, the noise budget)
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import ClassVar
 
 import numpy as np
@@ -33,7 +34,7 @@ from ren.ring import RingSpec
 from ren.schemes.integer.api import functions
 from ren.schemes.integer.context import IntContext, NoiseBudgetExhausted
 from ren.schemes.integer.keys import EvaluationKeys
-from ren.schemes.integer.params import IntParams
+from ren.schemes.integer.params import IntParams, register_scheme
 from ren.schemes.integer.types import Ciphertext, Plaintext
 from ren.schemes.integer.watch import CiphertextView
 
@@ -122,3 +123,5 @@ class Context(IntContext):
 
 
 current, encode, encrypt, decrypt, noise_budget = functions(Context)
+
+register_scheme(sys.modules[__name__])  # ren.schemes.integer finds the scheme by its name

@@ -24,6 +24,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import ClassVar
 
 import numpy as np
@@ -34,7 +35,7 @@ from ren.ring import RingSpec
 from ren.schemes.integer.api import functions
 from ren.schemes.integer.context import IntContext, NoiseBudgetExhausted
 from ren.schemes.integer.keys import EvaluationKeys
-from ren.schemes.integer.params import IntParams
+from ren.schemes.integer.params import IntParams, register_scheme
 from ren.schemes.integer.types import Ciphertext, Plaintext
 from ren.schemes.integer.watch import CiphertextView
 from ren.schemes.rlwe import bytes as _fmt
@@ -163,3 +164,6 @@ def mod_switch(ct: Ciphertext) -> Ciphertext:
     if not isinstance(ctx, Context):
         raise TypeError(f"mod_switch takes a bgv.Ciphertext, got {_fmt.describe(ct)}")
     return ctx.mod_switch(ct)
+
+
+register_scheme(sys.modules[__name__])  # ren.schemes.integer finds the scheme by its name

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import math
 from types import ModuleType
 from typing import Any, ClassVar
@@ -14,7 +13,7 @@ from ren.ring import RingSpec, is_prime, ntt_primes
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.params import Chain, need_int
 
-__all__ = ["SCHEMES", "IntParams", "scheme_module"]
+__all__ = ["SCHEMES", "IntParams", "register_scheme", "scheme_module"]
 
 #: The bit size of the extra moduli of BFV's tensor product (``IntParams.tensor_moduli``).
 TENSOR_BITS = 60
@@ -36,18 +35,29 @@ _PARAM_FIELDS = (
 )
 
 
+#: ``ren.schemes.bfv`` and ``ren.schemes.bgv`` by name, each registered as it loads
+#: (:func:`register_scheme`; ``import ren`` loads both): this package never imports them.
+_MODULES: dict[str, ModuleType] = {}
+
+
+def register_scheme(module: ModuleType) -> None:
+    """Make ``module`` (``ren.schemes.bfv`` or ``ren.schemes.bgv``) the one its name names."""
+    _MODULES[module.__name__.rsplit(".", 1)[-1]] = module
+
+
 def scheme_module(name: str) -> ModuleType:
     """``ren.schemes.bfv`` or ``ren.schemes.bgv``, by name.
 
-    Imported when first asked for (each imports this package): a blob, a pickle or a saved plan
-    names its scheme, and its reader finds the scheme's ``Params`` and ``Context`` here.
+    A blob, a pickle or a saved plan names its scheme, and its reader finds the scheme's
+    ``Params`` and ``Context`` here. The schemes register themselves as they load, and importing
+    any module of Ren loads them first (``ren``'s own ``__init__``).
 
     Raises:
         ValueError: for a name that is not one of ``SCHEMES``.
     """
     if name not in SCHEMES:
         raise ValueError(f"{name!r} is not an integer scheme (they are {', '.join(SCHEMES)})")
-    return importlib.import_module(f"ren.schemes.{name}")
+    return _MODULES[name]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

@@ -1,4 +1,4 @@
-"""What every RLWE scheme's parameters share: the chain, the digits and the HE standard's bounds.
+"""What every RLWE scheme's parameters share: the chain, the digits and the security check.
 
 ``Chain`` is the part of a scheme's ``Params`` that is not the scheme's own: the checks of ``n``,
 the bit sizes, ``dnum``, the secret and the error, the moduli found for the bit sizes, the digits,
@@ -21,24 +21,9 @@ from ren.poly import is_int
 from ren.ring import RingSpec, ntt_primes, sampling
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.keyswitch import TECHNIQUES, bv_digit_primes, check_bv
-
-#: The largest ``log2(QP)`` for 128-bit security with a uniform ternary secret, from the
-#: Homomorphic Encryption Standard (Albrecht et al., 2018, table of classical attacks); its table
-#: stops at 32768, and 65536 takes the bound the same estimates give there (1747, as OpenFHE's
-#: ``HEStd_128_classic`` table).
-SECURITY_BOUNDS: dict[int, int] = {
-    1024: 27,
-    2048: 54,
-    4096: 109,
-    8192: 218,
-    16384: 438,
-    32768: 881,
-    65536: 1747,
-}
-
-#: The smallest error deviation the table holds for: ``8 / sqrt(2 pi) = 3.19...``, the HE
-#: standard's. A smaller error gives the secret key away (with none, ``s = -b/a`` slot by slot).
-MIN_SIGMA: float = 8 / math.sqrt(2 * math.pi)
+from ren.schemes.rlwe.security import MIN_SIGMA as MIN_SIGMA  # the chain's names for them
+from ren.schemes.rlwe.security import SECURITY_BOUNDS as SECURITY_BOUNDS
+from ren.schemes.rlwe.security import check_security
 
 #: The key-switching techniques a chain can name (``ren.schemes.rlwe.keyswitch.TECHNIQUES``):
 #: ``"hybrid"``, digits of the ciphertext moduli and special moduli ``P`` to divide by (the
@@ -214,32 +199,8 @@ class Chain:
         check_bv(self, L)
 
     def _check_security(self) -> None:
-        """The HE standard's rule for 128-bit security: ternary secret, table bound, sigma."""
-        if self.hamming_weight is not None:
-            raise ValueError(
-                f"hamming_weight={self.hamming_weight}: the HE-standard table covers uniform "
-                "ternary secrets only, and a sparse secret is easier to attack; pass "
-                "insecure=True to use one (for tests, teaching and experiments)"
-            )
-        bound = SECURITY_BOUNDS.get(self.n)
-        if bound is None:
-            raise ValueError(
-                f"n={self.n} has no entry in the HE-standard table (n = 1024 ... 65536); pass "
-                "insecure=True to use it anyway (for tests and teaching only)"
-            )
-        if self.log2_qp > bound:
-            raise ValueError(
-                f"log2(QP)={self.log2_qp:.1f} exceeds {bound}, the HE-standard bound for "
-                f"128-bit security at n={self.n} with a ternary secret; use fewer or smaller "
-                "moduli, a larger n, or insecure=True (for tests and teaching only)"
-            )
-        if self.sigma < MIN_SIGMA:
-            raise ValueError(
-                f"sigma={self.sigma!r} is below 3.19 (8/sqrt(2*pi) = {MIN_SIGMA:.4f}), the "
-                "HE standard's smallest error deviation: with a smaller error the public key "
-                "gives the secret key away (with no error, s = -b/a slot by slot); use sigma >= "
-                "3.19 (the default is 3.2), or insecure=True (for tests and teaching only)"
-            )
+        """The HE standard's rule for 128-bit security (``ren.schemes.rlwe.security``)."""
+        check_security(self.n, self.log2_qp, self.hamming_weight, self.sigma)
 
     def _chain_header(self) -> dict[str, Any]:
         """The header fields every scheme's parameters write (its own are added to them)."""
