@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -138,7 +139,7 @@ class Ciphertext(RlweCiphertext):
         return new
 
     # --- copies (``copy`` keeps the context, ``deepcopy`` copies the parts' values) --------------
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Callable[[bytes, str], Ciphertext], tuple[bytes, str]]:
         from ren.schemes.ckks.api import _ciphertext_from_pickle  # it imports this module
 
         return (_ciphertext_from_pickle, (self.to_bytes(), self.parts[0].device))

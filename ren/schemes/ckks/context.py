@@ -19,7 +19,7 @@ from ren.schemes.ckks.ciphertext import Ciphertext
 from ren.schemes.ckks.encoding import check_scale, embed, embed_inverse, slot_values
 from ren.schemes.ckks.evaluator import Evaluator
 from ren.schemes.ckks.keys import EvaluationKeys
-from ren.schemes.ckks.params import Params, params_of
+from ren.schemes.ckks.params import Params
 from ren.schemes.ckks.registry import circuit
 from ren.schemes.ckks.shadow import Shadow, shadowing
 from ren.schemes.ckks.types import Plaintext
@@ -28,10 +28,10 @@ from ren.schemes.rlwe import keyset
 from ren.schemes.rlwe.active import enter, leave
 from ren.schemes.rlwe.context import RlweContext
 from ren.schemes.rlwe.encrypt import decrypt_parts, encrypt_zero
-from ren.schemes.rlwe.params import bits
+from ren.schemes.rlwe.params import bits, params_of
 
 
-class Context(RlweContext[Ciphertext], Evaluator):
+class Context(RlweContext[Ciphertext, Params], Evaluator):
     """Keys and the evaluator for one parameter set.
 
     Keys (secret, public, relinearization) are made on entering the ``with`` block, or at the
@@ -93,7 +93,7 @@ class Context(RlweContext[Ciphertext], Evaluator):
 
     # --- keys and copies --------------------------------------------------------------------------
     @classmethod
-    def _unpickler(cls) -> Callable[..., Any]:
+    def _unpickler(cls) -> Callable[[Params, str, bytes | None], Context]:
         from ren.schemes.ckks.api import _context_from_pickle  # it imports this module
 
         return _context_from_pickle

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -129,7 +129,7 @@ class Evaluator:
         if is_values(b):
             pt = self.encode(b, a.level, a.scale)
             return self._add(a, pt, sub)
-        return NotImplemented
+        return cast(Ciphertext, NotImplemented)  # the operator's caller tries the other operand
 
     @in_region("multiply")
     def multiply(
@@ -203,7 +203,7 @@ class Evaluator:
             else:
                 return self.multiply(a, self.encode(b, a.level, factor), relinearize, rescale)
         else:
-            return NotImplemented
+            return cast(Ciphertext, NotImplemented)  # the caller tries the other operand
         if rescale:
             out = self.rescale(out)
         return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ren.schemes.ckks.params import Params
 from ren.schemes.rlwe import keyset
 
@@ -29,7 +31,7 @@ class EvaluationKeys(keyset.EvaluationKeys):
 
     params: Params
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Callable[[bytes, str], EvaluationKeys], tuple[bytes, str]]:
         from ren.schemes.ckks.api import _evaluation_keys_from_pickle  # it imports this module
 
         return (_evaluation_keys_from_pickle, (self.to_bytes(), self.public[0].device))

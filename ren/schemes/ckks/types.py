@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import math
 import numbers
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -130,12 +131,12 @@ class Plaintext:
         new.__dict__.update(self.__dict__)
         return new
 
-    def __deepcopy__(self, memo: dict) -> Plaintext:
+    def __deepcopy__(self, memo: dict[int, object]) -> Plaintext:
         new = dataclasses.replace(self, poly=copy_poly(self.poly))
         memo[id(self)] = new
         return new
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Callable[[bytes, str], Plaintext], tuple[bytes, str]]:
         from ren.schemes.ckks.api import _plaintext_from_pickle  # it imports this module
 
         return (_plaintext_from_pickle, (self.to_bytes(), self.poly.device))

@@ -26,7 +26,8 @@ def functions(cls: type[IntContext]) -> tuple[Callable[..., Any], ...]:
                 f"{name}.Context(params) as ctx:` or the context's methods (ctx.encrypt, "
                 "ctx.decrypt, ...)"
             )
-        return stack[-1]
+        found: IntContext = stack[-1]
+        return found
 
     def of(ct: Any) -> IntContext:
         return ct.context if isinstance(ct, Ciphertext) and ct.context is not None else current()

@@ -38,7 +38,7 @@ class NoiseBudgetExhausted(RenError, ValueError):
     """A ciphertext's noise has grown past what decryption can remove: its values are lost."""
 
 
-class IntContext(RlweContext[Ciphertext]):
+class IntContext(RlweContext[Ciphertext, IntParams]):
     """Keys, encoding, encryption and evaluation for one BFV or BGV parameter set.
 
     Keys are made on entering the ``with`` block (or at the first operation that needs them);
@@ -95,7 +95,7 @@ class IntContext(RlweContext[Ciphertext]):
 
     # --- keys and copies ------------------------------------------------------------------------
     @classmethod
-    def _unpickler(cls) -> Callable[..., Any]:
+    def _unpickler(cls) -> Callable[[IntParams, str, bytes | None], IntContext]:
         return _context_from_pickle
 
     def _kind(self, what: str) -> str:

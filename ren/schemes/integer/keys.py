@@ -9,11 +9,15 @@ read back by the functions here. A context gives and takes keys as every RLWE sc
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ren.schemes.integer import bytes as _bytes
 from ren.schemes.integer.params import IntParams, scheme_module
 from ren.schemes.rlwe import keyset
+
+if TYPE_CHECKING:
+    from ren.schemes.integer.context import IntContext
 
 __all__ = ["EvaluationKeys"]
 
@@ -51,7 +55,7 @@ class EvaluationKeys(keyset.EvaluationKeys):
         scheme = _bytes.scheme_of(blob, "evaluation-keys")
         return _bytes.kind(scheme, "evaluation-keys"), scheme.upper(), scheme_module(scheme).Params
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Callable[[bytes, str], EvaluationKeys], tuple[bytes, str]]:
         return (_evaluation_keys_from_pickle, (self.to_bytes(), self.public[0].device))
 
 
@@ -59,6 +63,7 @@ def _evaluation_keys_from_pickle(blob: bytes, device: str) -> EvaluationKeys:
     return EvaluationKeys.from_bytes(blob, device, insecure=True)
 
 
-def _context_from_pickle(params: IntParams, device: str, keys: bytes | None) -> Any:
+def _context_from_pickle(params: IntParams, device: str, keys: bytes | None) -> IntContext:
     evk = None if keys is None else EvaluationKeys.from_bytes(keys, device, insecure=True)
-    return scheme_module(params.scheme).Context(params, device=device, keys=evk)
+    context: IntContext = scheme_module(params.scheme).Context(params, device=device, keys=evk)
+    return context

@@ -8,6 +8,7 @@ the debugger (``__ren_watch__``, ``ren.schemes.integer.watch``).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -77,13 +78,13 @@ class Plaintext:
         t = self.params.t
         return np.where(self.coeffs > t // 2, self.coeffs - t, self.coeffs)
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Callable[[bytes], Plaintext], tuple[bytes]]:
         return (_plaintext_from_pickle, (self.to_bytes(),))
 
     def __copy__(self) -> Plaintext:
         return self  # a value: its coefficients are read-only
 
-    def __deepcopy__(self, memo: dict) -> Plaintext:
+    def __deepcopy__(self, memo: dict[int, object]) -> Plaintext:
         return self
 
     def to_bytes(self) -> bytes:
@@ -218,7 +219,7 @@ class Ciphertext(RlweCiphertext):
         return self.parts, lambda: {"noise_budget": ctx.noise_budget(self)}
 
     # --- copies, bytes, saved plans, the debugger --------------------------------------------
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Callable[[bytes, str], Ciphertext], tuple[bytes, str]]:
         return (_ciphertext_from_pickle, (self.to_bytes(), self.parts[0].device))
 
     def to_bytes(self) -> bytes:

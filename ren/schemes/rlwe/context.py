@@ -29,7 +29,7 @@ import abc
 import contextvars
 import dataclasses
 from collections.abc import Callable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from ren.capture.function import capturing
 from ren.engine.realize import uncaptured
@@ -42,14 +42,16 @@ from ren.schemes.rlwe.keygen import KeyChain
 from ren.schemes.rlwe.keys import KeySwitchKey
 from ren.schemes.rlwe.keyset import EvaluationKeys, export_secret, load_secret
 from ren.schemes.rlwe.keyswitch import KeySwitchMethod
+from ren.schemes.rlwe.params import Chain
+from ren.schemes.rlwe.values import RlweCiphertext
 
 __all__ = ["RlweContext"]
 
-V = TypeVar("V")
-CT = TypeVar("CT")  # the scheme's Ciphertext
+CT = TypeVar("CT", bound=RlweCiphertext)  # the scheme's Ciphertext
+P = TypeVar("P", bound=Chain)  # the scheme's Params
 
 
-class RlweContext(abc.ABC, Generic[CT]):
+class RlweContext(abc.ABC, Generic[CT, P]):
     """The part of a scheme's context every RLWE scheme shares: it holds its keys (``keychain``).
 
     A scheme's context sets ``scheme`` (its name: ``"ckks"``, ``"bfv"``, ...), ``_keys_type`` (its
@@ -66,16 +68,28 @@ class RlweContext(abc.ABC, Generic[CT]):
     #: The generator whose powers rotate the slots: 5 (CKKS), 3 (BFV and BGV rows, as SEAL's).
     _rotation_generator: ClassVar[int] = 5
 
-    params: Any
+    params: P
     device: str
     keychain: KeyChain
+
+    if TYPE_CHECKING:  # each scheme's own, with its own Params and EvaluationKeys
+
+        def __init__(
+            self,
+            params: P,
+            seed: int | None = None,
+            device: str | None = None,
+            *,
+            keys: EvaluationKeys | None = None,
+            secret_key: bytes | None = None,
+        ) -> None: ...
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "scheme" in cls.__dict__:  # a scheme's context: its own current contexts
             cls._active = active_contexts(cls.scheme)
 
-    def _start(self, params: Any, seed: int | None, device: str | None) -> None:
+    def _start(self, params: P, seed: int | None, device: str | None) -> None:
         """The parameters and the key chain (the device, the random source, no keys yet)."""
         self.keychain = KeyChain(params, seed, device)
         self.params = params
@@ -84,11 +98,11 @@ class RlweContext(abc.ABC, Generic[CT]):
     # --- what a scheme says -----------------------------------------------------------------
     @classmethod
     @abc.abstractmethod
-    def _unpickler(cls) -> Callable[..., Any]:
+    def _unpickler(cls) -> Callable[[P, str, bytes | None], RlweContext[CT, P]]:
         """The function that rebuilds a context from its parameters, device and keys' bytes."""
 
     @abc.abstractmethod
-    def _params_of(self, h: _fmt.Header, what: str) -> Any:
+    def _params_of(self, h: _fmt.Header, what: str) -> P:
         """The parameters of a blob's checked header: they must be this context's."""
 
     def _kind(self, what: str) -> str:
@@ -247,7 +261,7 @@ class RlweContext(abc.ABC, Generic[CT]):
     @in_region("relinearize")
     def relinearize(self, ct: CT) -> CT:
         """Two parts from three: ``c_2`` key switched from ``s^2`` to ``s`` (two parts: as is)."""
-        own: Any = self._own(ct)  # a scheme's ciphertext: size, parts, level, _evolve
+        own = self._own(ct)
         if own.size == 2:
             return own
         return own._evolve(parts=self._relinearized(own.parts, own.level))
@@ -286,14 +300,14 @@ class RlweContext(abc.ABC, Generic[CT]):
             )
 
     # --- the values it takes ----------------------------------------------------------------
-    def _is_bound(self, ct: Any) -> bool:
+    def _is_bound(self, ct: RlweCiphertext) -> bool:
         """Whether ``ct`` was made here, under the keys held now (the common case: no checks)."""
         fp = ct.key_fingerprint
         return ct.context is self and fp is not None and fp == self.keychain.fingerprint
 
-    def _bind(self, ct: V) -> V:
+    def _bind(self, ct: CT) -> CT:
         """``ct`` (of these parameters) checked to be under these keys, bound to this context."""
-        value: Any = ct  # a scheme's ciphertext: key_fingerprint, context, parts, params
+        value = ct
         self._check_fingerprint(value.key_fingerprint, "ciphertext")
         if value.context is not self:
             parts = value.parts
@@ -331,17 +345,19 @@ class RlweContext(abc.ABC, Generic[CT]):
                 "the ciphertexts"
             )
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[P, str, bytes | None], RlweContext[CT, P]], tuple[P, str, bytes | None]]:
         self._refuse_copy("pickled")
         keys = None if self.keychain.public is None else self.evaluation_keys().to_bytes()
         return (self._unpickler(), (self.params, self.device, keys))
 
-    def __copy__(self) -> Any:
+    def __copy__(self) -> Self:
         self._refuse_copy("copied")
         keys = None if self.keychain.public is None else self.evaluation_keys()
-        return type(self)(self.params, device=self.device, keys=keys)  # type: ignore[call-arg]
+        return type(self)(self.params, device=self.device, keys=keys)
 
-    def __deepcopy__(self, memo: dict) -> Any:
+    def __deepcopy__(self, memo: dict[int, object]) -> RlweContext[CT, P]:
         self._refuse_copy("copied")
         rebuild, args = self.__reduce__()
         return rebuild(*args)

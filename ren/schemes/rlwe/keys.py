@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ren.poly import Poly, is_int
 from ren.ring import RingSpec
 from ren.schemes.rlwe import bytes as _fmt
@@ -70,11 +72,11 @@ class KeySwitchKey:
         polys = _fmt.read_polys(h, datas, [ring] * len(datas), device)
         return cls(galois, tuple(zip(polys[::2], polys[1::2], strict=True)))
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Callable[[bytes, str | None], KeySwitchKey], tuple[bytes, str]]:
         return (KeySwitchKey._from_bytes, (self._to_bytes(), self.parts[0][0].device))
 
     def __copy__(self) -> KeySwitchKey:
         return KeySwitchKey(self.galois, self.parts)
 
-    def __deepcopy__(self, memo: dict) -> KeySwitchKey:
+    def __deepcopy__(self, memo: dict[int, object]) -> KeySwitchKey:
         return KeySwitchKey._from_bytes(self._to_bytes(), self.parts[0][0].device)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 
@@ -181,8 +181,10 @@ class EvaluationKeys:
 # ---------------------------------------------------------------------------------------------
 # the secret key
 
+K = TypeVar("K", bound=EvaluationKeys)
 
-def evaluation_keys(chain: KeyChain, kind: type[EvaluationKeys]) -> Any:
+
+def evaluation_keys(chain: KeyChain, kind: type[K]) -> K:
     """``chain``'s public key, relinearization key and rotation keys made so far, as ``kind``."""
     with chain.lock:
         public, relin = chain.require_public()

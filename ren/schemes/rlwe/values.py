@@ -8,12 +8,30 @@ their copies and their product by their context, and the check of their key fing
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
 
 from ren.poly import Poly
 from ren.schemes.rlwe import bytes as _fmt
 
+if TYPE_CHECKING:
+    from ren.schemes.rlwe.params import Chain
+
 __all__ = ["RlweCiphertext", "check_key_fingerprint", "copy_poly"]
+
+CT = TypeVar("CT", bound="RlweCiphertext")
+
+
+class _Keyed(Protocol):
+    """What a ciphertext asks of the context it was made in: the fingerprint of its keys."""
+
+    @property
+    def key_fingerprint(self) -> str | None: ...
+
+
+class _Multiplies(Protocol[CT]):
+    """What a ciphertext's ``*`` asks of its context: ``multiply(ct, other)``."""
+
+    def multiply(self, a: CT, b: Any, /) -> CT: ...
 
 
 def copy_poly(p: Poly) -> Poly:
@@ -21,7 +39,7 @@ def copy_poly(p: Poly) -> Poly:
     return Poly.from_words(p.words(), p.ring, p.domain, p.device)
 
 
-def check_key_fingerprint(value: Any) -> None:
+def check_key_fingerprint(value: RlweCiphertext) -> None:
     """Check a ciphertext's ``key_fingerprint``; take its context's when it has none.
 
     The fingerprint is ``None`` or 16 hexadecimal digits; a ciphertext made in a context takes
@@ -55,9 +73,20 @@ class RlweCiphertext:
 
     parts: tuple[Poly, ...]
 
+    if TYPE_CHECKING:  # the scheme's dataclass declares these fields, and these two methods
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[object]]]
+        level: int
+        context: _Keyed | None
+        params: Chain | None
+        key_fingerprint: str | None
+
+        @property
+        def size(self) -> int: ...  # noqa: D102
+        def _evolve(self, **changes: object) -> Self: ...
+
     __array_ufunc__ = None  # NumPy defers to the operators instead of broadcasting over them
 
-    def _ctx(self) -> Any:
+    def _ctx(self) -> _Multiplies[Self]:
         """The context that computes on it (its own, or the current one of its scheme)."""
         raise NotImplementedError
 
@@ -66,15 +95,13 @@ class RlweCiphertext:
         new.__dict__.update(self.__dict__)
         return new
 
-    def __deepcopy__(self, memo: dict) -> Self:
-        new = dataclasses.replace(self, parts=tuple(copy_poly(p) for p in self.parts))  # type: ignore[type-var]
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        new = dataclasses.replace(self, parts=tuple(copy_poly(p) for p in self.parts))
         memo[id(self)] = new
         return new
 
-    def __mul__(self, other: Any) -> Self:
-        out: Self = self._ctx().multiply(self, other)
-        return out
+    def __mul__(self, other: object) -> Self:
+        return self._ctx().multiply(self, other)
 
-    def __rmul__(self, other: Any) -> Self:
-        out: Self = self._ctx().multiply(self, other)
-        return out
+    def __rmul__(self, other: object) -> Self:
+        return self._ctx().multiply(self, other)
