@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ren.engine.observe import OBSERVERS
+from ren.hooks import Measure
 from ren.ir.region import KEEP, Instance, instances_of
 from ren.viz.trace import Trace
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from ren.poly import Poly
 
 #: A kept output's measure: its bits, or notes of its own (an integer scheme's noise budget).
-_Measure = Callable[[], float | dict[str, object]]
+_Measure = Measure  # ren.hooks: what a value's __ren_observe__ gives back to measure
 
 __all__ = ["measure_precision"]
 

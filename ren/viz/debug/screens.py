@@ -1,63 +1,30 @@
 """What the debugger's screens share: a buffer's facts, the stepper's state, text helpers.
 
-And the watch protocol (``Watchable``, ``WatchView``): what a value the debugger watches provides.
+The watch protocol (``Watchable``, ``WatchView``, ``Slots``) is declared with Ren's other hooks in
+``ren.hooks``; these names stay for the debugger's modules.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ren.device import Buffer
 from ren.engine.realize import Realization
 from ren.engine.schedule import ScheduledKernel
+from ren.hooks import Slots as Slots  # the watch protocol, declared once in ren.hooks
+from ren.hooks import Watchable as Watchable
+from ren.hooks import WatchView as WatchView
 from ren.ir.facts import facts
 from ren.ir.node import Node, RingArg, format_graph
 from ren.ring import Domain, RingSpec
 from ren.viz.trace import RealizationRecord
 
 if TYPE_CHECKING:
-    from ren.poly import Poly
     from ren.viz.debug.watching import Watch
-
-#: A watched value's decrypted slots: complex (CKKS; float64 for its real values) or integers
-#: (BFV, BGV).
-Slots: TypeAlias = NDArray[np.complex128 | np.float64 | np.int64]
-
-
-class WatchView(Protocol):
-    """What a watched value's ``__ren_watch__(context)`` returns: how the debugger shows it.
-
-    It may also have ``precision_label`` (what the bits measure) and ``notes(parts)`` (lines
-    saying what ranges the value breaks), which the debugger looks up by name.
-    """
-
-    @property
-    def summary(self) -> str:
-        """A line after the value's label (``level L, scale 2^S``)."""
-
-    def decrypt(self, parts: tuple[Poly, ...]) -> Slots:
-        """The slots of a copy of the value holding ``parts``."""
-
-    def precision_bits(self, got: Slots, expected: NDArray[np.complex128]) -> float:
-        """How many bits of ``got`` are right, against the plaintext shadow ``expected``."""
-
-
-class Watchable(Protocol):
-    """A value the debugger can watch: its ``parts`` and its ``__ren_watch__(context)``."""
-
-    @property
-    def parts(self) -> tuple[Poly, ...]:
-        """The value's polynomials."""
-
-    # Any: each scheme takes its own context type and refuses another with a TypeError; the
-    # debugger passes on the one its user gave.
-    def __ren_watch__(self, context: Any = None) -> WatchView:
-        """How the debugger shows the value, decrypting with ``context``."""
 
 
 @dataclasses.dataclass
