@@ -54,7 +54,7 @@ def affine(interval: tuple[float, float]) -> tuple[float, float]:
     return 2.0 / (b - a), -(a + b) / (b - a)
 
 
-def chebyshev(f: Callable[[np.ndarray], Any], interval: Any, degree: int) -> np.ndarray:
+def chebyshev(f: Callable[[np.ndarray], Any], interval: object, degree: int) -> np.ndarray:
     """The ``degree + 1`` Chebyshev coefficients of ``f`` interpolated on ``interval``.
 
     ``f`` is called once, on the NumPy array of the nodes

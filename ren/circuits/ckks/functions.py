@@ -85,7 +85,7 @@ def _inverse(v: np.ndarray) -> np.ndarray:
     return 1 / v
 
 
-def _count(name: str, value: Any, least: int) -> int:
+def _count(name: str, value: object, least: int) -> int:
     if not is_int(value):
         raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
     if value < least:
@@ -99,7 +99,7 @@ def function_depth(f: Callable[[np.ndarray], Any], interval: Any, degree: int) -
 
 
 def evaluate_function(
-    ct: ckks.Ciphertext, f: Callable[[np.ndarray], Any], interval: Any, degree: int
+    ct: ckks.Ciphertext, f: Callable[[np.ndarray], Any], interval: object, degree: int
 ) -> ckks.Ciphertext:
     """``f`` on every slot of ``ct`` (in ``interval``): its Chebyshev fit of ``degree``, evaluated.
 
@@ -159,7 +159,7 @@ def sqrt_depth(degree: int = 127) -> int:
 
 @in_region("inverse")
 def inverse(
-    ct: ckks.Ciphertext, degree: int = 31, newton: int = 1, interval: Any = INVERSE
+    ct: ckks.Ciphertext, degree: int = 31, newton: int = 1, interval: object = INVERSE
 ) -> ckks.Ciphertext:
     """``1 / x`` for slots in ``interval`` (``[1, 16]``): a fit of ``degree``, then Newton steps.
 
@@ -197,7 +197,7 @@ def inverse(
     return y
 
 
-def inverse_depth(degree: int = 31, newton: int = 1, interval: Any = INVERSE) -> int:
+def inverse_depth(degree: int = 31, newton: int = 1, interval: object = INVERSE) -> int:
     """The levels ``inverse(ct, degree, newton, interval)`` takes: the fit's, and two a step.
 
     Raises:
@@ -209,7 +209,7 @@ def inverse_depth(degree: int = 31, newton: int = 1, interval: Any = INVERSE) ->
     return function_depth(_inverse, (a, b), degree) + 2 * steps
 
 
-def _inverse_interval(interval: Any) -> tuple[float, float]:
+def _inverse_interval(interval: object) -> tuple[float, float]:
     """``interval`` checked for ``1 / x``: two finite numbers ``a < b`` on one side of 0."""
     a, b = check_interval(interval)
     if a <= 0 <= b:
@@ -220,7 +220,7 @@ def _inverse_interval(interval: Any) -> tuple[float, float]:
     return a, b
 
 
-def inverse_bits(degree: int = 31, newton: int = 1, interval: Any = INVERSE) -> float:
+def inverse_bits(degree: int = 31, newton: int = 1, interval: object = INVERSE) -> float:
     """The relative precision of ``inverse``'s polynomial, in bits (before the noise).
 
     The fit at the ``d + 1`` Chebyshev nodes is ``(1 - w(x) / w(0)) / x`` (``w`` the nodes'

@@ -75,7 +75,7 @@ def choose_n1(diagonals: list[int], slots: int, ratio: float) -> int:
     return best
 
 
-def _from_matrix(matrix: Any, slots: int) -> dict[int, np.ndarray]:
+def _from_matrix(matrix: object, slots: int) -> dict[int, np.ndarray]:
     m = finite_numbers(matrix, "the matrix")
     if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] == 0:
         raise ValueError(f"the matrix must be square (d x d, d >= 1), got shape {m.shape}")
@@ -93,7 +93,7 @@ def _from_matrix(matrix: Any, slots: int) -> dict[int, np.ndarray]:
     return out
 
 
-def _from_diagonals(diagonals: Any, slots: int) -> dict[int, np.ndarray]:
+def _from_diagonals(diagonals: object, slots: int) -> dict[int, np.ndarray]:
     if not isinstance(diagonals, dict):
         raise TypeError(f"diagonals must be a dict {{k: vector}}, got {type(diagonals).__name__}")
     out: dict[int, np.ndarray] = {}
@@ -150,7 +150,7 @@ class LinearTransform:
 
     def __init__(
         self,
-        matrix: Any = None,
+        matrix: object = None,
         *,
         diagonals: dict[int, Any] | None = None,
         level: int | None = None,

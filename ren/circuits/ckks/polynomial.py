@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import numpy as np
 
@@ -198,7 +197,7 @@ def _constant(node: _Leaf | _Split) -> float | complex | None:
     return None
 
 
-def _coefficients(coeffs: Any, basis: Any) -> np.ndarray:
+def _coefficients(coeffs: object, basis: object) -> np.ndarray:
     if not isinstance(basis, str):
         raise TypeError(f"basis must be 'chebyshev' or 'monomial', got {basis!r}")
     if basis not in ("chebyshev", "monomial"):
@@ -210,7 +209,7 @@ def _coefficients(coeffs: Any, basis: Any) -> np.ndarray:
 
 
 def plan(
-    coeffs: Any, basis: str = "chebyshev", interval: tuple[float, float] = (-1.0, 1.0)
+    coeffs: object, basis: str = "chebyshev", interval: tuple[float, float] = (-1.0, 1.0)
 ) -> Plan:
     """How ``evaluate_polynomial`` evaluates ``coeffs``: its depth, powers and products.
 
@@ -270,7 +269,7 @@ def depth(degree: int, interval: tuple[float, float] = (-1.0, 1.0)) -> int:
 @in_region("evaluate_polynomial")
 def evaluate_polynomial(
     ct: ckks.Ciphertext,
-    coeffs: Any,
+    coeffs: object,
     basis: str = "chebyshev",
     interval: tuple[float, float] = (-1.0, 1.0),
 ) -> ckks.Ciphertext:

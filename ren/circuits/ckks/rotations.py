@@ -140,7 +140,7 @@ def rotate_many(
     return out
 
 
-def _radix(radix: Any) -> int:
+def _radix(radix: object) -> int:
     if not is_int(radix) or radix < 2 or radix & (radix - 1):
         raise ValueError(f"radix must be a power of two, at least 2; got {radix!r}")
     return int(radix)
@@ -231,7 +231,7 @@ def _materialized(ct: ckks.Ciphertext) -> ckks.Ciphertext:
     return dataclasses.replace(ct, parts=tuple(p.contiguous() for p in ct.parts))
 
 
-def finite_numbers(values: Any, what: str) -> np.ndarray:
+def finite_numbers(values: object, what: str) -> np.ndarray:
     """``values`` as an array of finite real or complex numbers (``what`` names it in errors).
 
     Raises:
@@ -249,7 +249,7 @@ def finite_numbers(values: Any, what: str) -> np.ndarray:
     return arr
 
 
-def _vector(values: Any, slots: int, what: str) -> np.ndarray:
+def _vector(values: object, slots: int, what: str) -> np.ndarray:
     """``values`` as a 1-D array of finite real or complex numbers, at most ``slots`` long."""
     arr = finite_numbers(values, what)
     if arr.ndim != 1 or arr.shape[0] == 0:
@@ -273,7 +273,7 @@ def need_a_level(ct: ckks.Ciphertext, what: str) -> None:
 
 
 @in_region("inner_product")
-def inner_product(ct: ckks.Ciphertext, vec: Any) -> ckks.Ciphertext:
+def inner_product(ct: ckks.Ciphertext, vec: object) -> ckks.Ciphertext:
     """``sum_i vec_i * slot_i`` of ``ct``, in every slot: one level used, the scale kept.
 
     ``vec`` (real or complex, at most ``slots`` long, zero padded) is encoded at the scale

@@ -37,7 +37,7 @@ def current() -> Context:
     return stack[-1]
 
 
-def context_arg(context: Any) -> Context:
+def context_arg(context: object) -> Context:
     """The context a ``context=`` argument names: the current one for ``None``, else checked."""
     if context is None:
         return current()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ren.schemes.ckks.active import current
@@ -17,7 +15,7 @@ from ren.schemes.ckks.types import Plaintext
 # the module-level API (the current context)
 
 
-def encode(values: Any, level: int | None = None, scale: float | None = None) -> Plaintext:
+def encode(values: object, level: int | None = None, scale: float | None = None) -> Plaintext:
     """``current().encode(values, level, scale)``."""
     return current().encode(values, level, scale)
 
@@ -33,7 +31,7 @@ def decode(pt: Plaintext) -> np.ndarray:
     return pt._ctx().decode(pt)
 
 
-def encrypt(values: Any, level: int | None = None, scale: float | None = None) -> Ciphertext:
+def encrypt(values: object, level: int | None = None, scale: float | None = None) -> Ciphertext:
     """``current().encrypt(values, level, scale)``: encrypt a plaintext or values."""
     return current().encrypt(values, level, scale)
 
@@ -52,7 +50,9 @@ def decrypt(ct: Ciphertext, *, real: bool = False) -> np.ndarray:
     return ct._ctx().decrypt(ct, real=real)
 
 
-def multiply(a: Ciphertext, b: Any, relinearize: bool = True, rescale: bool = True) -> Ciphertext:
+def multiply(
+    a: Ciphertext, b: object, relinearize: bool = True, rescale: bool = True
+) -> Ciphertext:
     """``a * b`` with explicit control; see ``Context.multiply``."""
     if not isinstance(a, Ciphertext):
         raise TypeError(f"multiply takes a Ciphertext first, got {type(a).__name__}")

@@ -127,7 +127,7 @@ class Ciphertext(RlweCiphertext):
         realize(*self.parts)
         return self
 
-    def _evolve(self, **changes: Any) -> Ciphertext:
+    def _evolve(self, **changes: object) -> Ciphertext:
         """A copy with ``changes``, not checked again: for the evaluator's results only.
 
         The evaluator makes them from checked operands of its own context (parts over the ring
@@ -167,16 +167,16 @@ class Ciphertext(RlweCiphertext):
         return cls(tuple(fields["parts"]), **plan_fields(fields))
 
     # --- operators ------------------------------------------------------------------------------
-    def __add__(self, other: Any) -> Ciphertext:
+    def __add__(self, other: object) -> Ciphertext:
         return self._ctx()._add(self, other, sub=False)
 
-    def __radd__(self, other: Any) -> Ciphertext:
+    def __radd__(self, other: object) -> Ciphertext:
         return self._ctx()._add(self, other, sub=False)
 
-    def __sub__(self, other: Any) -> Ciphertext:
+    def __sub__(self, other: object) -> Ciphertext:
         return self._ctx()._add(self, other, sub=True)
 
-    def __rsub__(self, other: Any) -> Ciphertext:
+    def __rsub__(self, other: object) -> Ciphertext:
         return self._ctx()._add(-self, other, sub=False)
 
     def __neg__(self) -> Ciphertext:
@@ -192,7 +192,7 @@ class Ciphertext(RlweCiphertext):
         """Every slot complex-conjugated (key switched)."""
         return self._ctx().conjugate(self)
 
-    def bootstrap(self, config: Any = None) -> Ciphertext:
+    def bootstrap(self, config: object = None) -> Ciphertext:
         """``ckks.bootstrap(self, config)``: the same slots back at a high level."""
         out: Ciphertext = circuit("bootstrap")(self, config)  # registered by ren.circuits.ckks
         return out
@@ -325,7 +325,7 @@ class CiphertextView:
     precision_label = "absolute"
 
     @staticmethod
-    def precision_bits(got: Any, expected: Any) -> float:
+    def precision_bits(got: object, expected: object) -> float:
         """``ckks.precision_bits``: ``-log2`` of the largest slot error (absolute)."""
         return precision_bits(got, expected)
 

@@ -101,7 +101,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
     def _params_of(self, h: _fmt.Header, what: str) -> Params:
         return params_of(h, self.params, what)
 
-    def bootstrap_keys(self, config: Any = None, *, progress: bool | None = None) -> Any:
+    def bootstrap_keys(self, config: object = None, *, progress: bool | None = None) -> Any:
         """``ckks.bootstrap_keys(self, config)``: every key a bootstrap needs, made now."""
         return circuit("bootstrap_keys")(self, config, progress=progress)  # ren.circuits.ckks's
 
@@ -110,7 +110,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         return keyset.evaluation_keys(self.keychain, EvaluationKeys)
 
     def encode(
-        self, values: Any, level: int | None = None, scale: float | None = None
+        self, values: object, level: int | None = None, scale: float | None = None
     ) -> Plaintext:
         """Encode up to ``n/2`` complex or real numbers (a scalar fills every slot).
 
@@ -174,7 +174,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
     # --- encryption -------------------------------------------------------------------------------
     @in_region("encrypt")
     def encrypt(
-        self, values: Any, level: int | None = None, scale: float | None = None
+        self, values: object, level: int | None = None, scale: float | None = None
     ) -> Ciphertext:
         """Encrypt a ``Plaintext``, or encode ``values`` (at ``level`` and ``scale``) and encrypt.
 
@@ -266,7 +266,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
                 f"{level} is {self.params.ring(level)!r}"
             )
 
-    def _own(self, ct: Any) -> Ciphertext:
+    def _own(self, ct: object) -> Ciphertext:
         """``ct``, checked to be under this context's parameters and keys, and bound to it."""
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"expected a ckks.Ciphertext, got {type(ct).__name__}")
@@ -275,7 +275,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         self._check_params_of(ct.params, ct.ring, ct.level, "ciphertext")
         return self._bind(ct)
 
-    def _plain(self, pt: Any, what: str) -> Plaintext:
+    def _plain(self, pt: object, what: str) -> Plaintext:
         if not isinstance(pt, Plaintext):
             raise TypeError(f"{what} takes a ckks.Plaintext, got {type(pt).__name__}")
         self._check_params_of(pt.params, pt.poly.ring, pt.level, "plaintext")

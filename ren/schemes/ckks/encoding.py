@@ -105,12 +105,12 @@ def check_scale(scale: object) -> float:
     return value
 
 
-def is_number(x: Any) -> bool:
+def is_number(x: object) -> bool:
     """Whether ``x`` is one number (a bool is not)."""
     return isinstance(x, numbers.Number) and not isinstance(x, bool | np.bool_)
 
 
-def is_values(x: Any) -> bool:
+def is_values(x: object) -> bool:
     """Whether ``x`` holds slot values (a list, a tuple or an array)."""
     return isinstance(x, list | tuple | np.ndarray)
 
@@ -184,7 +184,7 @@ def constant_poly(
     return Poly(coeffs, ring, device)
 
 
-def precision_bits(got: Any, expected: Any, *, relative: bool = False) -> float:
+def precision_bits(got: object, expected: object, *, relative: bool = False) -> float:
     """``-log2`` of the largest slot error ``|got - expected|``; ``inf`` for an exact match.
 
     This is the usual "bits of precision" of approximate homomorphic encryption, and it is

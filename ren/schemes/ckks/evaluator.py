@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -48,11 +48,11 @@ class Evaluator:
         params: Params
         device: str
 
-        def _own(self, ct: Any) -> Ciphertext: ...
-        def _plain(self, pt: Any, what: str) -> Plaintext: ...
+        def _own(self, ct: object) -> Ciphertext: ...
+        def _plain(self, pt: object, what: str) -> Plaintext: ...
         def _context(self) -> Context: ...
         def encode(  # noqa: D102
-            self, values: Any, level: int | None = None, scale: float | None = None
+            self, values: object, level: int | None = None, scale: float | None = None
         ) -> Plaintext: ...
         def relinearize(self, ct: Ciphertext) -> Ciphertext: ...  # noqa: D102
         def _automorphism(
@@ -81,7 +81,7 @@ class Evaluator:
         out = dataclasses.replace(a, parts=tuple(p * k for p in a.parts), shadow=shadow).rescale()
         return dataclasses.replace(out, scale=float(scale))
 
-    def _add(self, a: Ciphertext, b: Any, sub: bool) -> Ciphertext:
+    def _add(self, a: Ciphertext, b: object, sub: bool) -> Ciphertext:
         a = self._own(a)
         what = "subtract" if sub else "add"
         if isinstance(b, Ciphertext):
@@ -133,7 +133,7 @@ class Evaluator:
 
     @in_region("multiply")
     def multiply(
-        self, a: Ciphertext, b: Any, relinearize: bool = True, rescale: bool = True
+        self, a: Ciphertext, b: object, relinearize: bool = True, rescale: bool = True
     ) -> Ciphertext:
         """``a * b`` for a ciphertext ``a`` and a ciphertext, plaintext, number or array ``b``.
 

@@ -143,7 +143,7 @@ class Params(Chain):
         return {**self._chain_header(), "scale_bits": self.scale_bits}
 
     @classmethod
-    def _from_header(cls, value: Any, *, insecure: bool, reader: str) -> Params:
+    def _from_header(cls, value: object, *, insecure: bool, reader: str) -> Params:
         """The parameters a blob's header gives, every field checked.
 
         Args:

@@ -300,7 +300,7 @@ _EXPECTED: weakref.WeakKeyDictionary[Any, tuple[Expectation, ...]] = weakref.Wea
 _LOCK = threading.Lock()
 
 
-def expect(ct: Any, expectation: Expectation) -> None:
+def expect(ct: object, expectation: Expectation) -> None:
     """Note that ``ct``'s slots must satisfy ``expectation`` (kept while ``ct`` lives).
 
     Only a note beside the value: nothing is computed until a tool decrypts ``ct``. A range
@@ -312,13 +312,13 @@ def expect(ct: Any, expectation: Expectation) -> None:
             _EXPECTED[ct] = (*noted, expectation)
 
 
-def expectations(ct: Any) -> tuple[Expectation, ...]:
+def expectations(ct: object) -> tuple[Expectation, ...]:
     """The expectations noted of ``ct`` (``expect``), in order."""
     with _LOCK:
         return _EXPECTED.get(ct, ())
 
 
-def out_of_range(ct: Any, slots: np.ndarray, n: int) -> list[tuple[str, str]]:
+def out_of_range(ct: object, slots: np.ndarray, n: int) -> list[tuple[str, str]]:
     """``(what is outside, advice)`` for each expectation of ``ct`` its ``slots`` break."""
     found = []
     for e in expectations(ct):

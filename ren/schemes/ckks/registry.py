@@ -20,7 +20,7 @@ __all__ = ["circuit", "register", "registered"]
 _CIRCUITS: dict[str, Any] = {}
 
 
-def register(**names: Any) -> None:
+def register(**names: object) -> None:
     """Make each of ``names`` what ``circuit(name)`` gives (the circuits' package calls this)."""
     _CIRCUITS.update(names)
 

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ren.ir.region import is_keeping
+
+if TYPE_CHECKING:
+    from ren.schemes.ckks.ciphertext import Ciphertext
+    from ren.schemes.ckks.context import Context
 
 __all__ = ["Shadow", "apply", "decryption", "observe", "shadowing"]
 
@@ -36,7 +40,7 @@ class Shadow:
 
     __slots__ = ("_value", "args", "fn")
 
-    def __init__(self, fn: Callable[..., np.ndarray], *args: Any) -> None:
+    def __init__(self, fn: Callable[..., np.ndarray], *args: object) -> None:
         self.fn, self.args = fn, args
         self._value: np.ndarray | None = None
 
@@ -63,19 +67,19 @@ class Shadow:
         return "<Shadow>"
 
 
-def apply(fn: Callable[..., np.ndarray], *args: Any) -> Shadow | None:
+def apply(fn: Callable[..., np.ndarray], *args: object) -> Shadow | None:
     """``Shadow(fn, *args)``, or ``None`` when an argument is a missing shadow (``None``)."""
     if any(a is None for a in args):
         return None
     return Shadow(fn, *args)
 
 
-def shadowing(context: Any) -> bool:
+def shadowing(context: Context | None) -> bool:
     """Whether values made now in ``context`` get shadows (regions keep outputs; it decrypts)."""
     return is_keeping() and context is not None and bool(context.has_secret_key)
 
 
-def decryption(context: Any, ct: Any) -> Shadow | None:
+def decryption(context: Context, ct: Ciphertext) -> Shadow | None:
     """A leaf for a value whose plaintext only the secret key tells: ``ct``'s own decryption.
 
     ModRaise's output ``t + q_0 I`` (inside an encapsulated bootstrap, once back under the
@@ -87,7 +91,7 @@ def decryption(context: Any, ct: Any) -> Shadow | None:
     return Shadow(lambda: context._decode_poly(context.decrypt_poly(ct), 1.0, False))
 
 
-def observe(ct: Any) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any]]] | None:
+def observe(ct: Ciphertext) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any]]] | None:
     """How to measure ``ct`` against its shadow: ``(polys, notes)``, or ``None``.
 
     Realize ``polys`` (with those of other ciphertexts: one realization), then ``notes()`` gives
@@ -113,13 +117,14 @@ def observe(ct: Any) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any]]] | N
     ctx = ct.context
     if ct.shadow is None or ctx is None or not ctx.has_secret_key:
         return None
+    shadow = ct.shadow
     poly = ctx.decrypt_poly(ct).intt()
 
     def notes() -> dict[str, Any]:
         n = ctx.params.n
         coeffs = np.array(poly.tolist(centered=True), dtype=object).astype(np.float64)
         got = embed(coeffs / ct.scale, n)
-        slots = ct.shadow.value() / ct.scale
+        slots = shadow.value() / ct.scale
         expected = slots
         if ct.real:
             got, expected = got.real, expected.real

@@ -29,13 +29,13 @@ def functions(cls: type[IntContext]) -> tuple[Callable[..., Any], ...]:
         found: IntContext = stack[-1]
         return found
 
-    def of(ct: Any) -> IntContext:
+    def of(ct: object) -> IntContext:
         return ct.context if isinstance(ct, Ciphertext) and ct.context is not None else current()
 
-    def encode(values: Any) -> Plaintext:
+    def encode(values: object) -> Plaintext:
         return current().encode(values)
 
-    def encrypt(values: Any) -> Ciphertext:
+    def encrypt(values: object) -> Ciphertext:
         return current().encrypt(values)
 
     def decrypt(ct: Ciphertext, *, coefficients: bool = False, signed: bool = False) -> np.ndarray:

@@ -15,7 +15,6 @@ agree. In Ren's NTT order slot ``k`` holds the value at ``psi^(2 brv(k) + 1)``, 
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 import numpy as np
 
@@ -41,7 +40,7 @@ def slot_of_value(n: int) -> np.ndarray:
     return out
 
 
-def message(values: Any, params: IntParams, what: str = "values") -> np.ndarray:
+def message(values: object, params: IntParams, what: str = "values") -> np.ndarray:
     """``values`` as ``n`` int64 residues in ``[0, t)``: ints of any sign are taken mod ``t``.
 
     A scalar fills every slot; a shorter sequence leaves the rest 0.

@@ -14,7 +14,6 @@ payloads are the parts' residues, as CKKS writes them.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -39,7 +38,7 @@ def kind(scheme: str, what: str) -> str:
     return f"{scheme}-{what}"
 
 
-def scheme_of(blob: Any, what: str) -> str:
+def scheme_of(blob: object, what: str) -> str:
     """The integer scheme whose ``what`` blob this says it is (``"bfv"`` for ``bfv-ciphertext``).
 
     Only the kind is read here; ``unpack`` checks the rest.

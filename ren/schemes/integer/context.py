@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -104,7 +104,7 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
     def _params_of(self, h: _fmt.Header, what: str) -> IntParams:
         return _bytes.params_of(h, self.params, what)
 
-    def _check_keys(self, keys: Any) -> None:
+    def _check_keys(self, keys: keyset.EvaluationKeys) -> None:
         if keys.params.scheme != self.scheme:
             raise ValueError(
                 f"the keys are {keys.params.scheme.upper()} keys, and this a "
@@ -116,7 +116,7 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         return keyset.evaluation_keys(self.keychain, EvaluationKeys)
 
     # --- encoding -------------------------------------------------------------------------------
-    def encode(self, values: Any) -> Plaintext:
+    def encode(self, values: object) -> Plaintext:
         """``n`` integers (taken mod ``t``) in the slots, as a plaintext.
 
         Row ``r``, column ``j`` is index ``r n/2 + j``. A scalar fills every slot; missing values
@@ -129,7 +129,7 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         m = batching.message(values, self.params)
         return Plaintext(batching.encode(m, self.params), self.params)
 
-    def encode_coefficients(self, coeffs: Any) -> Plaintext:
+    def encode_coefficients(self, coeffs: object) -> Plaintext:
         """The polynomial with these coefficients (taken mod ``t``; missing ones are 0)."""
         return Plaintext(batching.message(coeffs, self.params, "coefficients"), self.params)
 
@@ -137,7 +137,7 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         """The slot values of a plaintext (int64 in ``[0, t)``)."""
         return batching.decode(self._plaintext(pt).coeffs, self.params)
 
-    def _plaintext(self, value: Any) -> Plaintext:
+    def _plaintext(self, value: object) -> Plaintext:
         """A plaintext, an int (the constant polynomial) or slot values, as a ``Plaintext``."""
         if isinstance(value, Plaintext):
             if value.params != self.params:
@@ -157,7 +157,7 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
 
     # --- encryption -----------------------------------------------------------------------------
     @in_region("encrypt")
-    def encrypt(self, values: Any) -> Ciphertext:
+    def encrypt(self, values: object) -> Ciphertext:
         """An encryption of ``values`` (slot values, an int, a ``Plaintext``) at the top level.
 
         Raises:
@@ -280,7 +280,7 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         return a, b
 
     # --- evaluation -----------------------------------------------------------------------------
-    def _own(self, ct: Any) -> Ciphertext:
+    def _own(self, ct: object) -> Ciphertext:
         """``ct``, checked to be under this context's parameters and keys, and bound to it."""
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"expected a {self.scheme}.Ciphertext, got {_fmt.describe(ct)}")
@@ -300,15 +300,15 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
             )
         return self._bind(ct)
 
-    def add(self, a: Ciphertext, b: Any) -> Ciphertext:
+    def add(self, a: Ciphertext, b: object) -> Ciphertext:
         """``a + b``: ``b`` a ciphertext, a plaintext, an int or slot values."""
         return self._combine(a, b, sub=False)
 
-    def sub(self, a: Ciphertext, b: Any) -> Ciphertext:
+    def sub(self, a: Ciphertext, b: object) -> Ciphertext:
         """``a - b``: ``b`` a ciphertext, a plaintext, an int or slot values."""
         return self._combine(a, b, sub=True)
 
-    def _combine(self, a: Ciphertext, b: Any, sub: bool) -> Ciphertext:
+    def _combine(self, a: Ciphertext, b: object, sub: bool) -> Ciphertext:
         a = self._own(a)
         if isinstance(b, Ciphertext):
             a, b = self._match(a, self._own(b))
@@ -336,7 +336,7 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         return a._evolve(parts=tuple(-p for p in a.parts))
 
     @in_region("multiply")
-    def multiply(self, a: Ciphertext, b: Any) -> Ciphertext:
+    def multiply(self, a: Ciphertext, b: object) -> Ciphertext:
         """``a * b``, relinearized.
 
         Two ciphertexts are multiplied and relinearized; a plaintext, an int or slot values

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Ciphertext", "Plaintext"]
 
 
-def _context_arg(context: Any, blob: Any, what: str) -> IntContext:
+def _context_arg(context: object, blob: object, what: str) -> IntContext:
     """``context``, checked; ``None``: the current context of the scheme the blob names."""
     from ren.schemes.integer.context import IntContext  # it imports this module
 
@@ -298,16 +298,16 @@ class Ciphertext(RlweCiphertext):
         return CiphertextView(self, context)
 
     # --- operators ----------------------------------------------------------------------------
-    def __add__(self, other: Any) -> Ciphertext:
+    def __add__(self, other: object) -> Ciphertext:
         return self._ctx().add(self, other)
 
-    def __radd__(self, other: Any) -> Ciphertext:
+    def __radd__(self, other: object) -> Ciphertext:
         return self._ctx().add(self, other)
 
-    def __sub__(self, other: Any) -> Ciphertext:
+    def __sub__(self, other: object) -> Ciphertext:
         return self._ctx().sub(self, other)
 
-    def __rsub__(self, other: Any) -> Ciphertext:
+    def __rsub__(self, other: object) -> Ciphertext:
         return self._ctx().negate(self._ctx().sub(self, other))
 
     def __neg__(self) -> Ciphertext:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -92,7 +92,7 @@ class CiphertextView:
     #: What ``precision_bits`` measures, for the debugger's label.
     precision_label = "exact mod t: log2(t) or 0"
 
-    def precision_bits(self, got: Any, expected: Any) -> float:
+    def precision_bits(self, got: object, expected: object) -> float:
         """``log2(t)`` when every slot of ``got`` equals ``expected``'s mod ``t``, else 0.
 
         ``expected`` may be complex (as the debugger keeps it): its real parts, rounded, are the
@@ -116,7 +116,7 @@ class CiphertextView:
         return math.log2(t) if same else 0.0
 
 
-def _integers(values: Any, what: str) -> np.ndarray:
+def _integers(values: object, what: str) -> np.ndarray:
     """``values`` as int64 (complex or float ones must be integers, with no imaginary part)."""
     a = np.asarray(values)
     if a.dtype.kind in "iu":

@@ -25,12 +25,12 @@ def active_contexts(scheme: str) -> ContextVar[tuple[Any, ...]]:
     return var
 
 
-def enter(var: ContextVar[tuple[Any, ...]], context: Any) -> None:
+def enter(var: ContextVar[tuple[Any, ...]], context: object) -> None:
     """Make ``context`` the innermost active context of ``var`` in this thread."""
     var.set((*var.get(), context))
 
 
-def leave(var: ContextVar[tuple[Any, ...]], context: Any) -> None:
+def leave(var: ContextVar[tuple[Any, ...]], context: object) -> None:
     """Take the innermost occurrence of ``context`` off ``var`` in this thread (if it is there)."""
     stack = var.get()
     for i in range(len(stack) - 1, -1, -1):

@@ -64,7 +64,7 @@ def pack(kind: str, header: dict[str, Any], payloads: list[bytes]) -> bytes:
     return body + hashlib.sha256(body).digest()
 
 
-def unpack(blob: Any, kind: str, scheme: str = "CKKS") -> tuple[Any, list[bytes]]:
+def unpack(blob: object, kind: str, scheme: str = "CKKS") -> tuple[Any, list[bytes]]:
     """The header (parsed JSON, not yet checked) and the payloads of a blob of ``kind``.
 
     Args:
@@ -124,7 +124,7 @@ def unpack(blob: Any, kind: str, scheme: str = "CKKS") -> tuple[Any, list[bytes]
     return header, payloads
 
 
-def kind_of(blob: Any) -> str | None:
+def kind_of(blob: object) -> str | None:
     """The kind a blob says it holds, read before any check; ``None`` when it is not framed.
 
     For a reader that takes the blobs of several kinds (BFV's or BGV's) and must pick one before
@@ -161,7 +161,7 @@ class Header:
     """
 
     def __init__(
-        self, value: Any, what: str, fields: Sequence[str], optional: Sequence[str] = ()
+        self, value: object, what: str, fields: Sequence[str], optional: Sequence[str] = ()
     ) -> None:
         if not isinstance(value, dict):
             raise ValueError(f"{what} is not a JSON object but a {describe(value)}")
@@ -267,7 +267,7 @@ class Header:
         return tuple(int(v) for v in items)
 
 
-def same_json(a: Any, b: Any) -> bool:
+def same_json(a: object, b: object) -> bool:
     """Whether ``a`` and ``b`` are the same JSON value (``1`` and ``true`` differ, as in JSON)."""
     try:
         return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)

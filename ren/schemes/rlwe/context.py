@@ -84,7 +84,7 @@ class RlweContext(abc.ABC, Generic[CT, P]):
             secret_key: bytes | None = None,
         ) -> None: ...
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "scheme" in cls.__dict__:  # a scheme's context: its own current contexts
             cls._active = active_contexts(cls.scheme)
@@ -113,7 +113,7 @@ class RlweContext(abc.ABC, Generic[CT, P]):
         """What the scheme checks of ``keys=`` before their parameters (nothing, by default)."""
 
     @abc.abstractmethod
-    def _own(self, ct: Any) -> CT:
+    def _own(self, ct: object) -> CT:
         """``ct``, checked to be a ciphertext of this scheme, parameters and keys, bound here."""
 
     @abc.abstractmethod

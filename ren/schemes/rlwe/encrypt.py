@@ -9,15 +9,25 @@ that give ``key_ring_at(level)``, ``p_moduli`` and ``sigma``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ren.poly import Poly
+from ren.ring.sampling import OsRandom
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ren.schemes.rlwe.params import Chain
 
 __all__ = ["decrypt_parts", "encrypt_zero"]
 
 
 def encrypt_zero(
-    params: Any, public: tuple[Poly, Poly], level: int, rng: Any, device: str
+    params: Chain,
+    public: tuple[Poly, Poly],
+    level: int,
+    rng: np.random.Generator | OsRandom,
+    device: str,
 ) -> tuple[Poly, Poly]:
     """An encryption of zero at ``level``, lazily, over the level's ring (coefficient form)."""
     Kl = params.key_ring_at(level)

@@ -10,7 +10,7 @@ encryptions draw from one stream, as a seed makes them reproducible.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +21,10 @@ from ren.ring import Domain, RingSpec, sampling
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.keys import KeySwitchKey
 from ren.schemes.rlwe.keyswitch import KeySwitchMethod, key_switcher
+
+if TYPE_CHECKING:
+    from ren.schemes.rlwe.keyset import EvaluationKeys
+    from ren.schemes.rlwe.params import Chain
 
 
 class KeyChain:
@@ -46,7 +50,7 @@ class KeyChain:
         encapsulation: the keys to a sparse secret and back, by its weight.
     """
 
-    def __init__(self, params: Any, seed: int | None, device: str | None) -> None:
+    def __init__(self, params: Chain, seed: int | None, device: str | None) -> None:
         self.params = params
         self.switcher: KeySwitchMethod = key_switcher(params)
         self.device = canonical_device(device)
@@ -205,7 +209,7 @@ class KeyChain:
                     made[h] = (down, up)
         return made[h]
 
-    def adopt(self, keys: Any) -> None:
+    def adopt(self, keys: EvaluationKeys) -> None:
         """Take the public, relinearization and rotation keys of ``keys``, on this device.
 
         ``keys`` is an evaluation key set its context checked (a server's ``keys=``).

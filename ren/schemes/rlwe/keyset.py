@@ -47,7 +47,7 @@ class EvaluationKeys:
 
     def __init__(
         self,
-        params: Any,
+        params: object,
         public: tuple[Poly, Poly],
         relin: KeySwitchKey,
         galois: dict[int, KeySwitchKey],
@@ -74,7 +74,7 @@ class EvaluationKeys:
 
     # --- what a scheme says -----------------------------------------------------------------
     @classmethod
-    def _kind(cls, params: Any) -> str:
+    def _kind(cls, params: object) -> str:
         """The kind of the blob ``to_bytes`` writes for keys of ``params``."""
         return "evaluation-keys"
 

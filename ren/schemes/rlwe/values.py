@@ -8,7 +8,7 @@ their copies and their product by their context, and the check of their key fing
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, Self, TypeVar
 
 from ren.poly import Poly
 from ren.schemes.rlwe import bytes as _fmt
@@ -31,7 +31,7 @@ class _Keyed(Protocol):
 class _Multiplies(Protocol[CT]):
     """What a ciphertext's ``*`` asks of its context: ``multiply(ct, other)``."""
 
-    def multiply(self, a: CT, b: Any, /) -> CT: ...
+    def multiply(self, a: CT, b: object, /) -> CT: ...
 
 
 def copy_poly(p: Poly) -> Poly:
