@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ren.errors import describe
 from ren.poly import Poly
@@ -139,7 +139,7 @@ class Params(Chain):
         return float(2**self.scale_bits)
 
     # --- serialization ------------------------------------------------------------------------
-    def _header(self) -> dict[str, Any]:
+    def _header(self) -> dict[str, object]:
         return {**self._chain_header(), "scale_bits": self.scale_bits}
 
     @classmethod

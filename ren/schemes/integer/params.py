@@ -170,7 +170,7 @@ class IntParams(Chain):
         return pow(math.prod(self.q_moduli), -1, self.tensor_extra_ring.Q)
 
     # --- serialization ------------------------------------------------------------------------
-    def _header(self) -> dict[str, Any]:
+    def _header(self) -> dict[str, object]:
         return {"scheme": self.scheme, **self._chain_header(), "t": self.t}
 
     @classmethod

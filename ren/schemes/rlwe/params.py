@@ -41,14 +41,14 @@ def bits(x: float) -> str:
     return f"2^{math.log2(x):.6f}" if x > 0 else str(x)
 
 
-def need_int(name: str, value: Any) -> int:
+def need_int(name: str, value: object) -> int:
     """``value`` as an int; a bool, a float or anything else is a ``TypeError`` naming ``name``."""
     if not is_int(value):
         raise TypeError(f"{name} must be an int, got {describe(value)}")
     return int(value)
 
 
-def _bits_tuple(name: str, value: Any) -> tuple[int, ...]:
+def _bits_tuple(name: str, value: object) -> tuple[int, ...]:
     if is_int(value):
         raise TypeError(f"{name} must be a sequence of bit sizes, got the int {value}")
     if isinstance(value, str | bytes | dict) or not isinstance(value, Sequence | np.ndarray):
@@ -64,7 +64,7 @@ def _bits_tuple(name: str, value: Any) -> tuple[int, ...]:
     return tuple(int(b) for b in items)
 
 
-def _check_sigma(sigma: Any) -> float:
+def _check_sigma(sigma: object) -> float:
     """``sigma`` as a finite float in ``(0, 10^6)`` (the samplers' check, then CKKS's bound)."""
     value = sampling.check_sigma(sigma)
     if not value < 1e6:
@@ -105,10 +105,10 @@ class Chain:
     def __copy__(self) -> Self:
         return self
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
         return self
 
-    def _header(self) -> dict[str, Any]:
+    def _header(self) -> dict[str, object]:
         """The header fields of these parameters (the chain's and the scheme's own)."""
         raise NotImplementedError
 
@@ -202,7 +202,7 @@ class Chain:
         """The HE standard's rule for 128-bit security (``ren.schemes.rlwe.security``)."""
         check_security(self.n, self.log2_qp, self.hamming_weight, self.sigma)
 
-    def _chain_header(self) -> dict[str, Any]:
+    def _chain_header(self) -> dict[str, object]:
         """The header fields every scheme's parameters write (its own are added to them)."""
         return {
             "n": self.n,
@@ -218,7 +218,7 @@ class Chain:
             **({} if self.digit_bits is None else {"digit_bits": self.digit_bits}),
         }
 
-    def _chain_args(self) -> tuple[Any, ...]:
+    def _chain_args(self) -> tuple[str | int, ...]:
         """``key_switching`` as a last argument when it is not the default (``__reduce__``).
 
         A pickle of hybrid parameters holds the same arguments, so the same bytes, as before
@@ -230,8 +230,8 @@ class Chain:
 
     @classmethod
     def _chain_from_header(
-        cls, h: _fmt.Header, own: dict[str, Any], *, insecure: bool, reader: str, name: str
-    ) -> Any:
+        cls, h: _fmt.Header, own: dict[str, int], *, insecure: bool, reader: str, name: str
+    ) -> Self:
         """The parameters of a checked header ``h``: its chain's fields and the scheme's ``own``.
 
         Raises:
