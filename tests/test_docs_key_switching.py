@@ -61,3 +61,15 @@ def test_the_code_the_page_quotes_is_the_code_ren_runs():
     for body in excerpts:
         for line in body.splitlines():
             assert line.strip() in source, line
+
+
+def test_the_page_shows_openfhes_figures_from_the_same_run():
+    peer = json.loads(FIGURES.read_text())["openfhe"]
+    text = PAGE.read_text(encoding="utf-8")
+    assert peer["rows"], peer.get("skipped")
+    for row in peer["rows"]:
+        line = (
+            f"| {row['key_switching']} | {row['digit_size']} | {row['digits']} | "
+            f"{row['fresh_bits']:.1f} | {row['mult_rescale_bits']:.1f} | {row['rotate_bits']:.1f} |"
+        )
+        assert line in text, line
