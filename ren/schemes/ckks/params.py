@@ -78,6 +78,9 @@ class Params(Chain):
     #: ``ren.jit`` takes it as one part of a plan's key (a hashable value, holding no Poly).
     __ren_jit_leaf__: ClassVar[bool] = True
     own_argument: ClassVar[str] = "scale_bits"
+    own_range: ClassVar[tuple[int, int]] = (1, 61)
+    scheme: ClassVar[str] = "ckks"
+    header_fields: ClassVar[tuple[str, ...]] = _PARAM_FIELDS
 
     n: int
     q_bits: tuple[int, ...]
@@ -139,32 +142,6 @@ class Params(Chain):
         return float(2**self.scale_bits)
 
     # --- serialization ------------------------------------------------------------------------
-    def _header(self) -> dict[str, object]:
-        return {**self._chain_header(), "scale_bits": self.scale_bits}
-
-    @classmethod
-    def _from_header(cls, value: object, *, insecure: bool, reader: str) -> Params:
-        """The parameters a blob's header gives, every field checked.
-
-        Args:
-            value: the header's ``params`` entry, as parsed.
-            insecure: whether the reader accepts parameters marked ``insecure=True``.
-            reader: the function the reader called, for the message that says how to opt in.
-
-        Raises:
-            ValueError: for any field of the wrong type or out of range, parameters the
-                constructor refuses, moduli other than the ones these parameters give, or
-                parameters marked insecure that the reader did not opt in to.
-        """
-        h = _fmt.Header(
-            value, "the blob's parameters", _PARAM_FIELDS, ("digit_bits", "key_switching")
-        )
-        own = {"scale_bits": h.integer("scale_bits", 1, 61)}
-        params: Params = cls._chain_from_header(
-            h, own, insecure=insecure, reader=reader, name="CKKS"
-        )
-        return params
-
     def to_bytes(self) -> bytes:
         """The parameters in Ren's versioned, checksummed CKKS format."""
         return _fmt.pack("params", {"params": self._header()}, [])

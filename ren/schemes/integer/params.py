@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import math
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ren.errors import describe
 from ren.ring import RingSpec, is_prime, ntt_primes
@@ -93,6 +93,8 @@ class IntParams(Chain):
     __ren_jit_leaf__: ClassVar[bool] = True
     scheme: ClassVar[str] = "integer"
     own_argument: ClassVar[str] = "t"
+    own_range: ClassVar[tuple[int, int]] = (2, 2**62)
+    header_fields: ClassVar[tuple[str, ...]] = _PARAM_FIELDS
 
     n: int
     q_bits: tuple[int, ...]
@@ -171,36 +173,17 @@ class IntParams(Chain):
 
     # --- serialization ------------------------------------------------------------------------
     def _header(self) -> dict[str, object]:
-        return {"scheme": self.scheme, **self._chain_header(), "t": self.t}
+        return {"scheme": self.scheme, **super()._header()}
 
     @classmethod
-    def _from_header(cls, value: Any, *, insecure: bool, reader: str) -> IntParams:
-        """The parameters a blob's header gives, every field checked (as CKKS's).
-
-        Args:
-            value: the header's ``params`` entry, as parsed.
-            insecure: whether the reader accepts parameters marked ``insecure=True``.
-            reader: the function the reader called, for the message that says how to opt in.
-
-        Raises:
-            ValueError: for any field of the wrong type or out of range, another scheme's
-                parameters, parameters the constructor refuses, moduli other than the ones these
-                parameters give, or parameters marked insecure that the reader did not opt in to.
-        """
-        h = _fmt.Header(
-            value, "the blob's parameters", _PARAM_FIELDS, ("digit_bits", "key_switching")
-        )
+    def _check_header(cls, h: _fmt.Header) -> None:
+        """A header of another scheme's parameters is refused, naming it."""
         scheme = h.raw("scheme")
         if scheme != cls.scheme:
             named = repr(scheme) if isinstance(scheme, str) else describe(scheme)
             raise ValueError(
                 f"the blob's parameters name the scheme {named[:40]}; these are {cls.scheme!r}"
             )
-        own = {"t": h.integer("t", 2, 2**62)}
-        params: IntParams = cls._chain_from_header(
-            h, own, insecure=insecure, reader=reader, name=cls.scheme.upper()
-        )
-        return params
 
     def to_bytes(self) -> bytes:
         """The parameters in Ren's versioned, checksummed format (kind ``bfv-params``, ...)."""

@@ -92,8 +92,13 @@ class Chain:
     q_moduli: tuple[int, ...]
     p_moduli: tuple[int, ...]
 
-    #: The scheme's own argument, between ``p_bits`` and ``dnum`` (``scale_bits``, ``t``).
+    #: The scheme's own argument, between ``p_bits`` and ``dnum`` (``scale_bits``, ``t``), and
+    #: the range a blob's header may give it (the constructor checks it further).
     own_argument: ClassVar[str]
+    own_range: ClassVar[tuple[int, int]]
+    #: The scheme's name (``"ckks"``, ``"bfv"``, ...) and the fields its header always holds.
+    scheme: ClassVar[str]
+    header_fields: ClassVar[tuple[str, ...]]
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # a value: pickled as its arguments, so unpickling runs every check again (the same
@@ -109,13 +114,33 @@ class Chain:
         return self
 
     def _header(self) -> dict[str, object]:
-        """The header fields of these parameters (the chain's and the scheme's own)."""
-        raise NotImplementedError
+        """The header fields of these parameters: the chain's and the scheme's own argument."""
+        return {**self._chain_header(), self.own_argument: getattr(self, self.own_argument)}
 
     @classmethod
-    def _from_header(cls, value: Any, *, insecure: bool, reader: str) -> Self:
-        """The parameters a blob's header gives, every field checked (each scheme's)."""
-        raise NotImplementedError
+    def _from_header(cls, value: object, *, insecure: bool, reader: str) -> Self:
+        """The parameters a blob's header gives, every field checked.
+
+        Args:
+            value: the header's ``params`` entry, as parsed.
+            insecure: whether the reader accepts parameters marked ``insecure=True``.
+            reader: the function the reader called, for the message that says how to opt in.
+
+        Raises:
+            ValueError: for any field of the wrong type or out of range, parameters of another
+                scheme or that the constructor refuses, moduli other than the ones these
+                parameters give, or parameters marked insecure that the reader did not opt in to.
+        """
+        h = _fmt.Header(value, "the blob's parameters", cls.header_fields, _LATER_FIELDS)
+        cls._check_header(h)
+        own = {cls.own_argument: h.integer(cls.own_argument, *cls.own_range)}
+        return cls._chain_from_header(
+            h, own, insecure=insecure, reader=reader, name=cls.scheme.upper()
+        )
+
+    @classmethod
+    def _check_header(cls, h: _fmt.Header) -> None:
+        """What a scheme checks of a header beyond its fields (the integer schemes: the name)."""
 
     def __repr__(self) -> str:
         """The arguments; ``key_switching`` and ``digit_bits`` only where not the defaults."""
