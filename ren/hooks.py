@@ -67,7 +67,6 @@ class RegionNoted(Protocol):
 
     def __ren_region_notes__(self, side: str) -> Mapping[str, object]:
         """Notes by name (``level_in``, ``scale_out``, ...) for the report and the debugger."""
-        ...
 
 
 @runtime_checkable
@@ -76,7 +75,6 @@ class Observable(Protocol):
 
     def __ren_observe__(self) -> tuple[tuple[Poly, ...], Measure] | None:
         """The polys to realize and the function that measures them, or ``None`` (no oracle)."""
-        ...
 
 
 @runtime_checkable
@@ -85,12 +83,10 @@ class PlanValue(Protocol):
 
     def __ren_plan_fields__(self) -> dict[str, Any]:  # Any: each value's own checked fields
         """The fields a plan file records (``parts`` and the value's metadata)."""
-        ...
 
     @classmethod
     def __ren_plan_rebuild__(cls, fields: dict[str, Any]) -> Self:
         """The value of ``fields`` (as :meth:`__ren_plan_fields__` wrote them, checked)."""
-        ...
 
 
 @runtime_checkable
@@ -99,7 +95,6 @@ class StoredInputs(Protocol):
 
     def __ren_stored__(self) -> dict[str, Poly]:
         """The polys by the names a plan file gives them."""
-        ...
 
 
 @runtime_checkable
@@ -108,7 +103,6 @@ class KeyFingerprinted(Protocol):
 
     def __ren_key_fingerprint__(self) -> str:
         """The fingerprint (16 hexadecimal digits)."""
-        ...
 
 
 class WatchView(Protocol):
@@ -121,15 +115,12 @@ class WatchView(Protocol):
     @property
     def summary(self) -> str:
         """A line after the value's label (``level L, scale 2^S``)."""
-        ...
 
     def decrypt(self, parts: tuple[Poly, ...]) -> Slots:
         """The slots of a copy of the value holding ``parts``."""
-        ...
 
     def precision_bits(self, got: Slots, expected: NDArray[np.complex128]) -> float:
         """How many bits of ``got`` are right, against the plaintext shadow ``expected``."""
-        ...
 
 
 @runtime_checkable
@@ -139,13 +130,11 @@ class Watchable(Protocol):
     @property
     def parts(self) -> tuple[Poly, ...]:
         """The value's polynomials."""
-        ...
 
     # Any: each scheme takes its own context type and refuses another with a TypeError; the
     # debugger passes on the one its user gave.
     def __ren_watch__(self, context: Any = None) -> WatchView:
         """How the debugger shows the value, decrypting with ``context``."""
-        ...
 
 
 #: Every hook name, as Ren's code spells it.

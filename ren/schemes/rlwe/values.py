@@ -73,7 +73,7 @@ class RlweCiphertext:
 
     parts: tuple[Poly, ...]
 
-    if TYPE_CHECKING:  # the scheme's dataclass declares these fields, and these two methods
+    if TYPE_CHECKING:  # the scheme's dataclass declares these fields, and these three methods
         __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[object]]]
         level: int
         context: _Keyed | None
@@ -83,12 +83,9 @@ class RlweCiphertext:
         @property
         def size(self) -> int: ...  # noqa: D102
         def _evolve(self, **changes: object) -> Self: ...
+        def _ctx(self) -> _Multiplies[Self]: ...  # its context, or its scheme's current one
 
     __array_ufunc__ = None  # NumPy defers to the operators instead of broadcasting over them
-
-    def _ctx(self) -> _Multiplies[Self]:
-        """The context that computes on it (its own, or the current one of its scheme)."""
-        raise NotImplementedError
 
     def __copy__(self) -> Self:
         new = object.__new__(type(self))
