@@ -1,0 +1,90 @@
+"""The variances of the noise RLWE's steps add, on average, for every scheme's analysis.
+
+Each figure is the variance of one coefficient of the noise polynomial a step adds, in the words
+of the ring (absolute, not over a scale), for a secret of ``H`` nonzero coefficients on average
+(``secret_weight``) and an error of deviation ``sigma``. The coefficients of a product ``a b`` of
+independent polynomials of coefficient variances ``A`` and ``B`` have variance ``n A B`` (each is
+a sum of ``n`` products), and of ``a s`` for the secret ``s``, ``H A``. A rounding, ``round(x /
+m)``, leaves a coefficient uniform in ``[-1/2, 1/2]``: variance ``1/12``.
+
+* **Encryption of zero** (``ren.schemes.rlwe.encrypt.encrypt_zero``): ``v b + e_0 + (v a + e_1)
+  s`` leaves ``v e + e_0 + e_1 s``, ``sigma^2 (2n/3 + 1 + H)`` (``v`` uniform ternary); with
+  special moduli it is made over the key ring and divided by ``P``, which leaves the rounding of
+  both parts, ``(1 + H) / 12``.
+* **Rescale** of a two-part value by a modulus: the rounding of both parts, ``(1 + H) / 12``;
+  the noise already there is divided by the modulus.
+* **Key switch** at a level: each digit ``d_j`` (coefficients uniform modulo its modulus ``D_j``,
+  variance ``D_j^2 / 12``) times its key's error: ``sum_j n D_j^2 sigma^2 / 12``, divided by
+  ``P`` with hybrid key switching, which adds its rounding ``(1 + H) / 12``; BV's digits are the
+  ciphertext moduli at the level (or the digit primes of ``digit_bits``) and nothing divides.
+
+These are the average-case figures of the CKKS and BGV noise analyses (Cheon, Han, Kim, Kim and
+Song, 2018; Kim, Polyakov and Zucca, 2021, for the RNS rounding terms); the guide on precision
+writes them out.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = [
+    "digit_sizes",
+    "fresh_variance",
+    "key_switch_variance",
+    "rounding_variance",
+    "secret_weight",
+]
+
+
+def secret_weight(params: Any) -> float:
+    """``H``, the expected number of nonzero secret coefficients: ``h``, or ``2n/3`` if uniform."""
+    h = params.hamming_weight
+    return float(h) if h is not None else 2 * params.n / 3
+
+
+def rounding_variance(params: Any) -> float:
+    """``(1 + H) / 12``: rounding both parts of a two-part value (``c_0 + c_1 s``)."""
+    return (1 + secret_weight(params)) / 12
+
+
+def fresh_variance(params: Any) -> float:
+    """The coefficient variance of the noise of an encryption of zero (public key), any level."""
+    if params.p_moduli:  # made over the key ring, then divided by P: the rounding remains
+        return rounding_variance(params)
+    return params.sigma**2 * (2 * params.n / 3 + 1 + secret_weight(params))
+
+
+def digit_sizes(params: Any, level: int) -> tuple[int, ...]:
+    """The modulus each key-switching digit at ``level`` is uniform modulo.
+
+    Hybrid: the product of each digit's ciphertext moduli up to ``level``. BV: each ciphertext
+    modulus up to ``level``, or with ``digit_bits`` its digit primes and what the last digit
+    keeps (the modulus over the other primes).
+    """
+    q = params.q_moduli[: level + 1]
+    if params.key_switching == "bv":
+        sizes: list[int] = []
+        for qi, primes in zip(q, params.bv_digits, strict=False):
+            if not primes:
+                sizes.append(qi)
+                continue
+            sizes.extend(primes[:-1])
+            sizes.append(-(-qi // math.prod(primes[:-1])))
+        return tuple(sizes)
+    out = []
+    for digit in params.digits:
+        mods = [params.q_moduli[i] for i in digit if i <= level]
+        if mods:
+            out.append(math.prod(mods))
+    return tuple(out)
+
+
+def key_switch_variance(params: Any, level: int) -> float:
+    """The coefficient variance of the noise one key switch adds at ``level`` (module docstring)."""
+    n, sigma2 = params.n, params.sigma**2
+    products = sum(n * float(d) ** 2 * sigma2 / 12 for d in digit_sizes(params, level))
+    if not params.p_moduli:
+        return products
+    P = float(math.prod(params.p_moduli))
+    return products / (P * P) + rounding_variance(params)
