@@ -67,6 +67,7 @@ from ren.schemes.ckks.api import (
     encode,
     encrypt,
     multiply,
+    predicted_precision,
 )
 from ren.schemes.ckks.ciphertext import Ciphertext, CiphertextView
 from ren.schemes.ckks.context import Context
@@ -104,6 +105,7 @@ __all__ = [
     "encrypt",
     "multiply",
     "precision_bits",
+    "predicted_precision",
 ]
 
 #: The circuits (``ren.circuits.ckks``, the floor above), reachable as ``ckks.<name>``: each is

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ren.schemes.ckks import noise
 from ren.schemes.ckks.active import current
 from ren.schemes.ckks.ciphertext import Ciphertext
 from ren.schemes.ckks.context import Context
@@ -60,6 +61,40 @@ def multiply(
     if out is NotImplemented:
         raise TypeError(f"cannot multiply a ciphertext by a {type(b).__name__}")
     return out
+
+
+def predicted_precision(ct: Ciphertext) -> float:
+    """The bits of precision ``ct``'s decrypted slots are predicted to have, without running.
+
+    Absolute, as ``precision_bits(decrypted, exact)`` measures it: ``-log2`` of the largest
+    slot error against the exact values (the plaintext arithmetic of the values encoded), over
+    all ``n/2`` slots (their real parts for a real message). Every operation that made ``ct``
+    carried the estimate beside the lazy graph (``ren.schemes.ckks.noise``): nothing is
+    computed and no key is read, so a context without the secret key predicts as well.
+
+    What it assumes: the errors are average-case (independent, of the variances the CKKS noise
+    analyses give for each step, the guide on precision writes them out), and the figure is
+    the median of the largest slot error; the messages' sizes are bounded by the values
+    encoded (their largest ``|value|``; 1 for a plaintext or ciphertext whose values are not
+    known), so for inputs of magnitude at most 1 it is the figure at magnitude 1, and
+    products of smaller values do better than predicted. A circuit's approximation error (a
+    polynomial's distance to its function) is not noise and is not included.
+
+    Raises:
+        TypeError: for anything but a ``Ciphertext``.
+        ValueError: for a ciphertext that carries no estimate: built by hand, read from bytes,
+            unpickled, or returned by a saved plan (a replay computes no estimate).
+    """
+    if not isinstance(ct, Ciphertext):
+        raise TypeError(f"predicted_precision takes a Ciphertext, got {type(ct).__name__}")
+    if ct.noise is None:
+        raise ValueError(
+            "this ciphertext carries no predicted error: only the evaluator's operations "
+            "compute one (a ciphertext built by hand, read from bytes, unpickled or returned by "
+            "a saved plan has none); predict on the values as the program makes them"
+        )
+    params = ct._params()
+    return noise.precision_bits(ct.noise, ct.scale, params.slots, ct.real, ct.ring.Q)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from ren.poly import Poly, realize
 from ren.ring import RingSpec
 from ren.schemes.ckks.active import context_arg, current, plan_fields
 from ren.schemes.ckks.encoding import precision_bits
+from ren.schemes.ckks.noise import Noise
 from ren.schemes.ckks.params import Params, read_value
 from ren.schemes.ckks.ranges import expectations, out_of_range
 from ren.schemes.ckks.registry import circuit
@@ -57,6 +58,10 @@ class Ciphertext(RlweCiphertext):
         shadow: its plaintext shadow (``ren.schemes.ckks.shadow``), made only while
             ``ren.viz.record()`` records in a context holding the secret key; never pickled,
             saved or part of a ``ren.jit`` key.
+        noise: the predicted error (``ren.schemes.ckks.noise``), which every operation of the
+            evaluator computes from its operands' without running anything
+            (``ckks.predicted_precision`` reads it); ``None`` for a ciphertext built by hand,
+            read from bytes or unpickled. Never pickled, saved or part of a ``ren.jit`` key.
     """
 
     parts: tuple[Poly, ...]
@@ -71,6 +76,9 @@ class Ciphertext(RlweCiphertext):
         default=None, repr=False, kw_only=True, metadata={"ren_leaf": "key"}
     )
     shadow: Shadow | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
+    )
+    noise: Noise | None = dataclasses.field(
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
 

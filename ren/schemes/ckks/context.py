@@ -15,6 +15,7 @@ import numpy as np
 from ren.ir.region import in_region, noted, region
 from ren.poly import Poly, realize
 from ren.ring import RingSpec
+from ren.schemes.ckks import noise
 from ren.schemes.ckks.ciphertext import Ciphertext
 from ren.schemes.ckks.encoding import check_scale, embed, embed_inverse, slot_values
 from ren.schemes.ckks.evaluator import Evaluator
@@ -144,7 +145,8 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         else:
             ints = np.array([int(c) for c in coeffs], dtype=object)
         poly = Poly(ints, ring, self.device).ntt()
-        return Plaintext(poly, float(scale), level, real, self)
+        magnitude = float(np.max(np.abs(slots), initial=0.0))
+        return Plaintext(poly, float(scale), level, real, self, magnitude=magnitude)
 
     def decode(self, pt: Plaintext) -> np.ndarray:
         """The ``n/2`` slots of a plaintext (``numpy.complex128``).
@@ -195,6 +197,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         z0, z1 = encrypt_zero(self.params, public, pt.level, self.keychain.rng, self.device)
         c0 = z0 + pt.poly
         ct = Ciphertext((c0.ntt(), z1.ntt()), pt.scale, pt.level, pt.real, self)
+        ct = ct._evolve(noise=noise.fresh(self.params, noise.magnitude(pt), pt.scale))
         if shadowing(self):  # for the report's precision (ren.schemes.ckks.shadow)
             ct = ct._evolve(shadow=Shadow(lambda: self.decode(pt) * pt.scale))
         return ct
@@ -249,6 +252,12 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         ct = self._own(ct)
         s = self._require_secret("decrypt").to_ring(self.params.ring(ct.level))
         return decrypt_parts(ct.parts, s)
+
+    def _key_switched(self, ct: Ciphertext) -> Ciphertext:
+        """``ct`` just relinearized at its level: its predicted error takes the switch's noise."""
+        if ct.noise is None:
+            return ct
+        return ct._evolve(noise=noise.key_switch(self.params, ct.noise, ct.level))
 
     # --- what may be used here -------------------------------------------------------------------
     def _check_params_of(

@@ -17,6 +17,7 @@ import numpy as np
 from ren.ir.region import in_region
 from ren.poly import Poly, is_int
 from ren.ring import galois_for_rotation
+from ren.schemes.ckks import noise
 from ren.schemes.ckks.ciphertext import Ciphertext
 from ren.schemes.ckks.encoding import (
     constant_poly,
@@ -78,7 +79,9 @@ class Evaluator:
                 f"the first needs a factor of {k}, too small to keep the precision"
             )
         shadow = apply(lambda v: v * k, a.shadow)
-        out = dataclasses.replace(a, parts=tuple(p * k for p in a.parts), shadow=shadow).rescale()
+        est = None if a.noise is None else a.noise.times(k)
+        out = dataclasses.replace(a, parts=tuple(p * k for p in a.parts), shadow=shadow, noise=est)
+        out = out.rescale()
         return dataclasses.replace(out, scale=float(scale))
 
     def _add(self, a: Ciphertext, b: object, sub: bool) -> Ciphertext:
@@ -86,6 +89,7 @@ class Evaluator:
         what = "subtract" if sub else "add"
         if isinstance(b, Ciphertext):
             b = self._own(b)
+            same = a is b
             if a.level > b.level:
                 a = self._match(a, b.level, b.scale, what)
             elif b.level > a.level:
@@ -104,7 +108,8 @@ class Evaluator:
                 for x, y in zip(pa, pb, strict=True)
             )
             shadow = apply(np.subtract if sub else np.add, a.shadow, b.shadow)
-            return a._evolve(parts=parts, real=a.real and b.real, shadow=shadow)
+            est = _both(a, b, lambda x, y: noise.add(x, y, same, sub))
+            return a._evolve(parts=parts, real=a.real and b.real, shadow=shadow, noise=est)
         if isinstance(b, Plaintext):
             b = self._plain(b, what)
             if b.level < a.level:
@@ -117,7 +122,11 @@ class Evaluator:
                 )
             c0 = a.parts[0] - b.poly if sub else a.parts[0] + b.poly
             shadow = apply(np.subtract if sub else np.add, a.shadow, self._pt_shadow(a, b))
-            return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and b.real, shadow=shadow)
+            pn = self._pt_noise(b)
+            est = _one(a, lambda x: noise.add(x, pn))
+            return a._evolve(
+                parts=(c0, *a.parts[1:]), real=a.real and b.real, shadow=shadow, noise=est
+            )
         if is_number(b):
             phrase = f"subtract {b!r} from a ciphertext" if sub else f"add {b!r} to a ciphertext"
             c = finite(b, phrase)
@@ -125,7 +134,10 @@ class Evaluator:
             const = constant_poly(-c if sub else c, a.scale, ring, self.device, phrase, a.level)
             c0 = a.parts[0] + const
             shadow = apply(lambda v, d=(-c if sub else c) * a.scale: v + d, a.shadow)
-            return a._evolve(parts=(c0, *a.parts[1:]), real=a.real and c.imag == 0, shadow=shadow)
+            est = _one(a, lambda x: dataclasses.replace(x, bound=x.bound + abs(c) * a.scale))
+            return a._evolve(
+                parts=(c0, *a.parts[1:]), real=a.real and c.imag == 0, shadow=shadow, noise=est
+            )
         if is_values(b):
             pt = self.encode(b, a.level, a.scale)
             return self._add(a, pt, sub)
@@ -169,7 +181,11 @@ class Evaluator:
             (a0, a1), (b0, b1) = a.parts, b.parts
             parts: tuple[Poly, ...] = (a0 * b0, a0 * b1 + a1 * b0, a1 * b1)
             out = Ciphertext(parts, a.scale * b.scale, level, a.real and b.real, self._context())
-            out = out._evolve(shadow=apply(np.multiply, a.shadow, b.shadow))
+            same = a is b
+            out = out._evolve(
+                shadow=apply(np.multiply, a.shadow, b.shadow),
+                noise=_both(a, b, lambda x, y: noise.multiply(x, y, same)),
+            )
             if relinearize:
                 out = self.relinearize(out)
         elif is_int(b):
@@ -180,13 +196,20 @@ class Evaluator:
                     f"Q/2 at level {a.level} (Q={bits(Q)}), so it would wrap around the modulus"
                 )
             shadow = apply(lambda v, m=int(b): v * m, a.shadow)
-            return dataclasses.replace(a, parts=tuple(p * int(b) for p in a.parts), shadow=shadow)
+            k = int(b)
+            est = _one(a, lambda x: x.times(k))
+            return dataclasses.replace(
+                a, parts=tuple(p * int(b) for p in a.parts), shadow=shadow, noise=est
+            )
         elif isinstance(b, Plaintext):
             level = min(a.level, b.level)
             a, b = a.at_level(level), b.at_level(level)
             parts = tuple(p * b.poly for p in a.parts)
             out = Ciphertext(parts, a.scale * b.scale, level, a.real and b.real, self._context())
-            out = out._evolve(shadow=apply(np.multiply, a.shadow, self._pt_shadow(a, b)))
+            out = out._evolve(
+                shadow=apply(np.multiply, a.shadow, self._pt_shadow(a, b)),
+                noise=_one(a, lambda x: noise.multiply(x, self._pt_noise(b))),
+            )
         elif is_number(b) or is_values(b):
             if rescale and a.level == 0:
                 raise ValueError(level0("multiply by a number"))
@@ -199,7 +222,10 @@ class Evaluator:
                 parts = tuple(p * pc for p in a.parts)
                 real = a.real and c.imag == 0
                 out = Ciphertext(parts, a.scale * factor, a.level, real, self._context())
-                out = out._evolve(shadow=apply(lambda v, d=c * factor: v * d, a.shadow))
+                out = out._evolve(
+                    shadow=apply(lambda v, d=c * factor: v * d, a.shadow),
+                    noise=_one(a, lambda x: noise.times(x, abs(c) * factor, True)),
+                )
             else:
                 return self.multiply(a, self.encode(b, a.level, factor), relinearize, rescale)
         else:
@@ -221,8 +247,10 @@ class Evaluator:
         q = self.params.q_moduli[ct.level]
         parts = tuple(p.rescale(q).ntt() for p in ct.parts)
         shadow = apply(lambda v: v / q, ct.shadow)
-        out = ct._evolve(parts=parts, level=ct.level - 1, scale=ct.scale / q, shadow=shadow)
-        return out
+        est = _one(ct, lambda x: noise.rescale(self.params, x, q))
+        return ct._evolve(
+            parts=parts, level=ct.level - 1, scale=ct.scale / q, shadow=shadow, noise=est
+        )
 
     @in_region("rotate")
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
@@ -252,7 +280,12 @@ class Evaluator:
         if ct.size != 2:
             raise ValueError(f"{what} needs a two-part ciphertext: relinearize first")
         parts = self._automorphism(ct.parts, g, ct.level)
-        return ct._evolve(parts=parts, shadow=apply(on_slots, ct.shadow))
+        est = _one(ct, lambda x: noise.key_switch(self.params, x, ct.level))
+        return ct._evolve(parts=parts, shadow=apply(on_slots, ct.shadow), noise=est)
+
+    def _pt_noise(self, pt: Plaintext) -> noise.Noise:
+        """A plaintext operand's predicted error (its rounding) and bound."""
+        return noise.plain(self.params, noise.magnitude(pt), pt.scale)
 
     def _pt_shadow(self, ct: Ciphertext, pt: Plaintext) -> Shadow | None:
         """A plaintext operand's shadow (its own decoding, later), when ``ct`` has one."""
@@ -260,3 +293,15 @@ class Evaluator:
             return None
         decode = self._context().decode
         return Shadow(lambda: decode(pt) * pt.scale)
+
+
+def _one(a: Ciphertext, step: Callable[[noise.Noise], noise.Noise]) -> noise.Noise | None:
+    """``step`` of ``a``'s predicted error, or ``None`` when ``a`` has none."""
+    return None if a.noise is None else step(a.noise)
+
+
+def _both(
+    a: Ciphertext, b: Ciphertext, step: Callable[[noise.Noise, noise.Noise], noise.Noise]
+) -> noise.Noise | None:
+    """``step`` of both operands' predicted errors, or ``None`` when either has none."""
+    return None if a.noise is None or b.noise is None else step(a.noise, b.noise)

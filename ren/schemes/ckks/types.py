@@ -102,6 +102,9 @@ class Plaintext:
         real: whether the values are real (decoding then returns imaginary parts of exactly 0).
         context: the ``Context`` it was made in (``None`` once unpickled: the current one).
         params: the ``Params`` it was made for (the context's; kept through pickle).
+        magnitude: the largest ``|value|`` encoded (``Context.encode`` notes it, for the
+            predicted precision of what it multiplies); ``None`` (taken as 1) for a plaintext
+            built by hand, read from bytes or unpickled.
     """
 
     poly: Poly
@@ -112,6 +115,9 @@ class Plaintext:
         default=None, repr=False, metadata={"ren_leaf": "local"}
     )
     params: Params | None = dataclasses.field(default=None, repr=False, kw_only=True)
+    magnitude: float | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
+    )
 
     __array_ufunc__ = None  # NumPy defers to the operators instead of broadcasting over them
 

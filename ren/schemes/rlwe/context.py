@@ -264,7 +264,11 @@ class RlweContext(abc.ABC, Generic[CT, P]):
         own = self._own(ct)
         if own.size == 2:
             return own
-        return own._evolve(parts=self._relinearized(own.parts, own.level))
+        return self._key_switched(own._evolve(parts=self._relinearized(own.parts, own.level)))
+
+    def _key_switched(self, ct: CT) -> CT:
+        """``ct`` just key switched at its level: a scheme's noise estimate grows here (as is)."""
+        return ct
 
     def _relinearized(self, parts: tuple[Poly, ...], level: int) -> tuple[Poly, Poly]:
         """``(c_0 + k_0, c_1 + k_1)``: ``c_2`` key switched from ``s^2`` to ``s``, added."""

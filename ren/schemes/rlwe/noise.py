@@ -29,12 +29,23 @@ import math
 from typing import Any
 
 __all__ = [
+    "Terms",
     "digit_sizes",
+    "fresh_terms",
     "fresh_variance",
+    "key_switch_terms",
     "key_switch_variance",
+    "rounding_terms",
     "rounding_variance",
     "secret_weight",
+    "total",
 ]
+
+#: A step's noise as ``(V_0, V_1)``, coefficient variances: ``V_0`` of its terms whose slots are
+#: normal, ``V_1`` of its products with a polynomial the keys fix (``u s`` for the secret ``s``,
+#: ``d e`` for a key's error ``e``), whose slots ``u(zeta) s(zeta)`` are a normal variable times a
+#: slot of that polynomial: heavier-tailed. The coefficients' variance is ``V_0 + V_1``.
+Terms = tuple[float, float]
 
 
 def secret_weight(params: Any) -> float:
@@ -43,16 +54,32 @@ def secret_weight(params: Any) -> float:
     return float(h) if h is not None else 2 * params.n / 3
 
 
+def total(params: Any, terms: Terms) -> float:
+    """The coefficient variance of a step's noise: ``V_0 + V_1``."""
+    return terms[0] + terms[1]
+
+
+def rounding_terms(params: Any) -> Terms:
+    """Rounding both parts of a two-part value (``c_0 + c_1 s``): ``(1/12, H/12)``."""
+    return (1 / 12, secret_weight(params) / 12)
+
+
 def rounding_variance(params: Any) -> float:
     """``(1 + H) / 12``: rounding both parts of a two-part value (``c_0 + c_1 s``)."""
-    return (1 + secret_weight(params)) / 12
+    return total(params, rounding_terms(params))
+
+
+def fresh_terms(params: Any) -> Terms:
+    """The noise of an encryption of zero (public key), any level, as ``(V_0, V_1)``."""
+    if params.p_moduli:  # made over the key ring, then divided by P: the rounding remains
+        return rounding_terms(params)
+    sigma2 = params.sigma**2  # e_0, then v e and e_1 s
+    return (sigma2, sigma2 * (2 * params.n / 3 + secret_weight(params)))
 
 
 def fresh_variance(params: Any) -> float:
     """The coefficient variance of the noise of an encryption of zero (public key), any level."""
-    if params.p_moduli:  # made over the key ring, then divided by P: the rounding remains
-        return rounding_variance(params)
-    return params.sigma**2 * (2 * params.n / 3 + 1 + secret_weight(params))
+    return total(params, fresh_terms(params))
 
 
 def digit_sizes(params: Any, level: int) -> tuple[int, ...]:
@@ -80,11 +107,17 @@ def digit_sizes(params: Any, level: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def key_switch_variance(params: Any, level: int) -> float:
-    """The coefficient variance of the noise one key switch adds at ``level`` (module docstring)."""
+def key_switch_terms(params: Any, level: int) -> Terms:
+    """The noise one key switch adds at ``level`` (module docstring), as ``(V_0, V_1)``."""
     n, sigma2 = params.n, params.sigma**2
     products = sum(n * float(d) ** 2 * sigma2 / 12 for d in digit_sizes(params, level))
     if not params.p_moduli:
-        return products
+        return (0.0, products)
     P = float(math.prod(params.p_moduli))
-    return products / (P * P) + rounding_variance(params)
+    v0, v1 = rounding_terms(params)
+    return (v0, v1 + products / (P * P))
+
+
+def key_switch_variance(params: Any, level: int) -> float:
+    """The coefficient variance of the noise one key switch adds at ``level`` (module docstring)."""
+    return total(params, key_switch_terms(params, level))
