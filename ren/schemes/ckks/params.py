@@ -130,6 +130,49 @@ class Params(Chain):
         preset: Params = circuit("preset")(name)
         return preset
 
+    @classmethod
+    def choose(
+        cls,
+        *,
+        depth: int,
+        precision_bits: float,
+        slots: int | None = None,
+        secure: bool = True,
+    ) -> Params:
+        """The smallest parameters that hold ``depth`` products at ``precision_bits``.
+
+        The least ring degree (holding ``slots``), then the smallest scale whose predicted
+        precision after a chain of ``depth`` products of values of magnitude at most 1 clears
+        ``precision_bits`` by a bit (``ckks.predicted_precision``'s model: nothing is run), then
+        the fewest key-switching digits whose ``log2(QP)`` fits the HE standard's bound for
+        128-bit security; ``q_0`` holds 10 bits above the scale. ``explain()`` on the result
+        says how each smaller ring was refused (``ren.schemes.ckks.choose``).
+
+        Args:
+            depth: the products (rescales) the values go through, 0 to 60.
+            precision_bits: the absolute bits wanted after them, 1 to 51.
+            slots: the slots needed (default: any); ``n`` is at least twice it.
+            secure: hold the 128-bit bound (``False``: the smallest ring, opted out).
+
+        Raises:
+            TypeError: for an argument of the wrong type, naming it.
+            ValueError: for an argument out of range, or a request no ring up to 65536 holds
+                within the bound: it names what each ring lacked, and what would fit.
+        """
+        from ren.schemes.ckks.choose import choose  # it imports this module
+
+        chosen: Params = choose(cls, depth, precision_bits, slots, secure)
+        return chosen
+
+    def explain(self) -> str:
+        """The chain, its security and the predicted precision at each depth, in words.
+
+        For parameters from ``choose``, also how they were chosen.
+        """
+        from ren.schemes.ckks.choose import explain  # it imports this module
+
+        return explain(self)
+
     # --- derived ------------------------------------------------------------------------------
     @property
     def slots(self) -> int:

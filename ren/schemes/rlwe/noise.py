@@ -107,15 +107,22 @@ def digit_sizes(params: Any, level: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _ratio(d: int, p: int) -> float:
+    """``d / p`` as a float, ``inf`` past the floats (a digit of more than 2^500 over ``p``)."""
+    if d.bit_length() - p.bit_length() > 500:
+        return math.inf
+    return d / p
+
+
 def key_switch_terms(params: Any, level: int) -> Terms:
     """The noise one key switch adds at ``level`` (module docstring), as ``(V_0, V_1)``."""
     n, sigma2 = params.n, params.sigma**2
-    products = sum(n * float(d) ** 2 * sigma2 / 12 for d in digit_sizes(params, level))
+    P = math.prod(params.p_moduli)  # 1 without special moduli
+    products = sum(n * _ratio(d, P) ** 2 * sigma2 / 12 for d in digit_sizes(params, level))
     if not params.p_moduli:
         return (0.0, products)
-    P = float(math.prod(params.p_moduli))
     v0, v1 = rounding_terms(params)
-    return (v0, v1 + products / (P * P))
+    return (v0, v1 + products)
 
 
 def key_switch_variance(params: Any, level: int) -> float:

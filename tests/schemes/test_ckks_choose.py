@@ -1,0 +1,86 @@
+"""``ckks.Params.choose``: the smallest secure chain for a depth and a precision, and its reasons.
+
+The oracle: the chosen parameters run the chain of products they were chosen for (fresh values
+of magnitude at most 1, each product relinearized and rescaled), and the decryption, compared with
+the exact product in NumPy, must measure at least the precision asked; the security check of
+``ckks.Params`` itself (``insecure=False``) must accept them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ren.schemes import ckks
+from ren.schemes.ckks import choose
+from ren.schemes.rlwe.security import SECURITY_BOUNDS
+
+
+def _measure_chain(params: ckks.Params, depth: int) -> float:
+    ctx = ckks.Context(params, seed=11, device="cpu")
+    ctx.keygen()
+    rng = np.random.default_rng(12)
+
+    def draw() -> np.ndarray:
+        r = np.sqrt(rng.uniform(0, 1, params.slots))
+        return r * np.exp(2j * np.pi * rng.uniform(0, 1, params.slots))
+
+    exact = draw()
+    x = ctx.encrypt(exact)
+    for _ in range(depth):
+        v = draw()
+        x = x * ctx.encrypt(v, level=x.level)
+        exact = exact * v
+    return ckks.precision_bits(ctx.decrypt(x), exact)
+
+
+@pytest.mark.parametrize(("depth", "bits"), [(1, 20), (2, 30), (4, 20)])
+def test_chosen_parameters_measure_the_precision_asked(depth: int, bits: int) -> None:
+    params = ckks.Params.choose(depth=depth, precision_bits=bits)
+    assert not params.insecure and params.max_level == depth
+    assert params.log2_qp <= SECURITY_BOUNDS[params.n]
+    assert _measure_chain(params, depth) >= bits
+
+
+@pytest.mark.parametrize("bits", [20, 30])
+def test_every_depth_to_twenty_is_secure_and_predicted_to_hold(bits: int) -> None:
+    previous = 0
+    for depth in range(1, 21):
+        params = ckks.Params.choose(depth=depth, precision_bits=bits)
+        assert params.log2_qp <= SECURITY_BOUNDS[params.n], depth
+        assert params.n >= previous  # more depth never fits a smaller ring
+        previous = params.n
+        assert choose.chain_precision(params, depth)[-1] >= bits + choose.MARGIN
+
+
+def test_explain_says_how_it_was_chosen_and_what_each_depth_keeps() -> None:
+    params = ckks.Params.choose(depth=3, precision_bits=25, slots=4096)
+    text = params.explain()
+    assert "how it was chosen" in text and "n=8192" in text and "chosen: n=" in text
+    assert "depth 3:" in text and f"log2(QP) = {params.log2_qp:.1f}" in text
+    plain = ckks.Params(n=8192, q_bits=(50, 40, 40), p_bits=(60,)).explain()
+    assert "depth 2:" in plain and "how it was chosen" not in plain
+
+
+def test_requirements_no_secure_chain_holds_are_refused_with_what_would_fit() -> None:
+    with pytest.raises(ValueError, match=r"at n=65536 the most a secure chain of depth 3 .* 33"):
+        ckks.Params.choose(depth=3, precision_bits=45)
+    with pytest.raises(ValueError, match="both reaches it and fits its bound"):
+        ckks.Params.choose(depth=40, precision_bits=30)
+    assert ckks.Params.choose(depth=3, precision_bits=45 - 12, secure=False).insecure
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (dict(depth=1.5, precision_bits=20), TypeError, "depth must be an int"),
+        (dict(depth=-1, precision_bits=20), ValueError, "depth must be from 0 to 60"),
+        (dict(depth=2, precision_bits="20"), TypeError, "precision_bits must be a number"),
+        (dict(depth=2, precision_bits=80), ValueError, "precision_bits must be from 1 to 51"),
+        (dict(depth=2, precision_bits=20, slots=0), ValueError, "slots must be from 1"),
+        (dict(depth=2, precision_bits=20, secure=1), TypeError, "secure must be True or False"),
+    ],
+)
+def test_bad_requirements_name_the_argument(kwargs, error, match) -> None:
+    with pytest.raises(error, match=match):
+        ckks.Params.choose(**kwargs)
