@@ -39,9 +39,7 @@ def _values(rng: np.random.Generator, slots: int, real: bool) -> np.ndarray:
     return rng.uniform(-1, 1, slots) * np.exp(2j * np.pi * rng.uniform(0, 1, slots))
 
 
-def _program(
-    ctx: ckks.Context, seed: int
-) -> list[tuple[str, ckks.Ciphertext, np.ndarray]]:
+def _program(ctx: ckks.Context, seed: int) -> list[tuple[str, ckks.Ciphertext, np.ndarray]]:
     """A random program: its steps' ciphertexts and exact values, in order."""
     rng = np.random.default_rng(seed)
     pick = random.Random(seed)
