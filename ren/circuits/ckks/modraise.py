@@ -46,7 +46,9 @@ def mod_raise(ct: ckks.Ciphertext, *, under_secret: bool = True) -> ckks.Ciphert
     top = ctx.params.max_level
     ring = ctx.params.ring(top)
     parts = tuple(p.intt().to_ring(ring).ntt() for p in ct.parts)  # the centered lift, exact
-    raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None)
+    # no predicted error past here: the noise model does not follow a bootstrap's stages yet,
+    # so what comes of them says it has no estimate rather than give a wrong one
+    raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None, noise=None)
     if under_secret:  # t + q_0 I: only its decryption tells I
         raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))
     return raised

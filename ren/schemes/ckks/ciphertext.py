@@ -337,6 +337,17 @@ class CiphertextView:
         """``ckks.precision_bits``: ``-log2`` of the largest slot error (absolute)."""
         return precision_bits(got, expected)
 
+    def predicted(self) -> str | None:
+        """``ckks.predicted_precision`` of the ciphertext, labelled (``None``: no estimate)."""
+        if self.ciphertext.noise is None:
+            return None
+        from ren.schemes.ckks.api import predicted_precision  # it imports this module
+
+        return (
+            f"{predicted_precision(self.ciphertext):.2f} bits (absolute, vs exact values; "
+            "the noise model, nothing run)"
+        )
+
     def notes(self, parts: tuple[Poly, ...]) -> list[str]:
         """The ranges noted of the ciphertext (``ranges.expect``) its decryption breaks, in words.
 

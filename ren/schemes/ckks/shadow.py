@@ -104,6 +104,8 @@ def observe(ct: Ciphertext) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any
       ``max |v|`` and ``ckks.precision_bits(got, shadow, relative=True)`` (the error over
       ``max |v|``): an intermediate read at a small scale holds large values, and its error is as
       large in proportion;
+    * ``bits_predicted``: ``ckks.predicted_precision(ct)``, what the noise model predicted for
+      ``bits`` without running (when ``ct`` carries an estimate);
     * ``warning``: the ranges noted of ``ct`` (``ren.schemes.ckks.ranges.expect``) its shadow
       breaks, each also a ``RangeWarning``. The shadow shares a polynomial's approximation error,
       so a bootstrap or function fed values outside its range shows a high precision against its
@@ -111,6 +113,7 @@ def observe(ct: Ciphertext) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any
 
     ``None`` for a ciphertext without a shadow or outside a context holding the secret key.
     """
+    from ren.schemes.ckks.api import predicted_precision
     from ren.schemes.ckks.encoding import embed, precision_bits
     from ren.schemes.ckks.ranges import RangeWarning, out_of_range
 
@@ -133,6 +136,8 @@ def observe(ct: Ciphertext) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any
         if size > 1:
             out["magnitude"] = size
             out["bits_relative"] = precision_bits(got, expected, relative=True)
+        if ct.noise is not None:  # the noise model's figure, beside the measure
+            out["bits_predicted"] = predicted_precision(ct)
         found = out_of_range(ct, slots, n)
         if found:
             out["warning"] = "; ".join(problem for problem, _ in found)

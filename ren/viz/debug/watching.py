@@ -2,8 +2,9 @@
 
 A value the debugger can watch has ``parts`` (a tuple of ``Poly``) and ``__ren_watch__(context)``
 returning a view with ``summary``, ``decrypt(parts)`` and ``precision_bits(got, expected)``, and
-optionally ``precision_label`` (what the bits measure: ``"absolute"`` for CKKS) and
-``notes(parts)`` (lines saying what ranges the value breaks); the debugger names no scheme.
+optionally ``precision_label`` (what the bits measure: ``"absolute"`` for CKKS),
+``notes(parts)`` (lines saying what ranges the value breaks) and ``predicted()`` (the figure a
+static noise model gives, in words, or ``None``); the debugger names no scheme.
 
 A watched value whose parts are outputs of the realization is read from the buffers its kernels
 wrote. One that the realization only passes through (a bootstrap's stage, fused into the kernels
@@ -385,6 +386,10 @@ class WatchViews(StepperBase):
                 label = getattr(view, "precision_label", "")
                 what = f"{label}, vs expected" if label else "vs expected"
                 lines.append(f"  precision: {bits:.2f} bits ({what}; over {got.size} slots)")
+                predicted = getattr(view, "predicted", None)
+                text = predicted() if predicted is not None else None
+                if text:  # beside the measure it predicts
+                    lines.append(f"  predicted: {text}")
             lines += self._range_notes(view, parts)
         return "\n".join(lines)
 

@@ -61,6 +61,8 @@ def ckks_line(notes: RegionNotes) -> str:
 PRECISION_LABEL = "absolute, vs plaintext shadow"
 #: What the figure is, where a heading or summary explains the label.
 PRECISION_MEANING = "-log2 of the largest slot error, as ckks.precision_bits"
+#: What a region's predicted figure (``bits_predicted``, ``noise_budget_predicted``) is.
+PREDICTED_LABEL = "predicted by the noise model, nothing run"
 
 
 def bits_text(notes: Mapping[str, object], label: bool = True) -> str:
@@ -73,7 +75,7 @@ def bits_text(notes: Mapping[str, object], label: bool = True) -> str:
     """
     bits, budget = notes.get("bits"), notes.get("noise_budget")
     if budget is not None:
-        return f"noise budget {budget} bits"
+        return f"noise budget {budget} bits" + _predicted(notes, "noise_budget_predicted", label)
     if bits is None:
         return ""
     text = "exact" if bits == math.inf else f"{bits:.1f} bits"
@@ -84,7 +86,16 @@ def bits_text(notes: Mapping[str, object], label: bool = True) -> str:
         size = notes.get("magnitude")
         against = f"max |v| = {size:.3g}" if label and size is not None else "max |v|"
         text += f"; {relative:.1f} relative to {against}"
-    return text
+    return text + _predicted(notes, "bits_predicted", label)
+
+
+def _predicted(notes: Mapping[str, object], key: str, label: bool) -> str:
+    """``"; predicted 24.8"`` (labelled: ``PREDICTED_LABEL``), or ``""`` without a prediction."""
+    value = notes.get(key)
+    if not isinstance(value, int | float):
+        return ""
+    text = "exact" if value == math.inf else f"{value:.1f}"
+    return f"; predicted {text}" + (f" ({PREDICTED_LABEL})" if label else "")
 
 
 def range_text(notes: Mapping[str, object]) -> str:
@@ -214,15 +225,16 @@ class _TableRow(TypedDict):
     bits: NotRequired[float]
     noise_budget: NotRequired[float]
     bits_relative: NotRequired[float]
+    bits_predicted: NotRequired[float]
+    noise_budget_predicted: NotRequired[float]
     warnings: NotRequired[list[str]]
 
 
 #: The figures ``region_table`` keeps the lowest of, over a path's instances.
-_LOWEST: tuple[Literal["bits", "noise_budget", "bits_relative"], ...] = (
-    "bits",
-    "noise_budget",
-    "bits_relative",
-)
+_LOWEST: tuple[
+    Literal["bits", "noise_budget", "bits_relative", "bits_predicted", "noise_budget_predicted"],
+    ...,
+] = ("bits", "noise_budget", "bits_relative", "bits_predicted", "noise_budget_predicted")
 
 
 def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, float]]]]:
@@ -257,7 +269,7 @@ def region_table(root: Box, times: bool) -> list[tuple[str, list[tuple[str, floa
     for path, row in rows.items():
         seconds = row["seconds"]
         bits, budget = row.get("bits"), row.get("noise_budget")
-        shown = {"bits": bits, "noise_budget": budget, "bits_relative": row.get("bits_relative")}
+        shown: dict[str, object] = {key: row.get(key) for key in _LOWEST}
         warnings = row.get("warnings", [])
         cells = [
             (str(row["n"]), row["n"]),

@@ -42,6 +42,8 @@ class RegionNotes(TypedDict, total=False):
     magnitude: float
     warning: str
     noise_budget: int  # BFV and BGV, in bits
+    bits_predicted: float  # the noise model's figure for ``bits`` (nothing run)
+    noise_budget_predicted: float  # and for ``noise_budget``
     key_switching: str  # the technique (ren.schemes.rlwe.keyswitch)
     digits: int
     output: object  # the region's output value, kept under ren.ir.region.keeping
