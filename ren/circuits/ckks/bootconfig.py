@@ -2,13 +2,16 @@
 
 A configuration says how a bootstrap spends its levels: ``level_budget = (c, s)`` levels for
 CoeffToSlot and SlotToCoeff, and ``ceil(log2(degree + 1)) + double_angle`` for EvalMod (the
-cosine's Chebyshev series, then the double-angle steps). ``Params.preset`` gives three parameter
+cosine's Chebyshev series, then the double-angle steps). ``Params.preset`` gives five parameter
 sets with a chain laid out for it, top down: CoeffToSlot's and EvalMod's moduli (60 bits: the
 slots there are at the scale ``2^60``), SlotToCoeff's (40 bits, but the last, 48: SlotToCoeff runs
 at ``2^8`` times the scale and its last transform takes that back, its diagonals keeping 40 bits),
 the levels left to the user (40 bits, the scale), and ``q_0`` (48 bits: the message's coefficients
 are at most about ``2^-8`` of it, where the sine with the arcsine correction is ``x mod 1`` to
-``2^-33``; a smaller ``q_0 / scale`` makes EvalMod's noise smaller next to the values).
+``2^-33``; a smaller ``q_0 / scale`` makes EvalMod's noise smaller next to the values). The two
+``-precise`` presets are made for iterated bootstrapping (``bootstrap(ct, iterations=2)``): the
+same layout with a scale of ``2^53``, user moduli of 53 bits and ``q_0`` of 61, so the input holds
+the message to 40 bits and more, and the error of one bootstrap can be taken away.
 
 **Ranges.** ``__post_init__`` and ``check`` hold a configuration to the ranges derived in
 ``ren.schemes.ckks.ranges``: ``K`` against the secret's weight, ``degree`` against ``K`` and
@@ -47,6 +50,10 @@ __all__ = ["PRESETS", "BootstrapConfig", "preset"]
 
 def _chain(user: int, stc: int, evalmod: int, cts: int) -> tuple[int, ...]:
     return (48,) + (40,) * user + (48,) + (40,) * (stc - 1) + (60,) * (evalmod + cts)
+
+
+def _precise_chain(user: int, stc: int, evalmod: int, cts: int) -> tuple[int, ...]:
+    return (61,) + (53,) * user + (61,) + (40,) * (stc - 1) + (60,) * (evalmod + cts)
 
 
 def _dense_weight(params: Params) -> tuple[float, str]:
@@ -269,6 +276,10 @@ class BootstrapConfig:
     def for_params(cls, params: Params) -> BootstrapConfig:
         """The configuration of the preset ``params`` is (``Params.preset``).
 
+        The precise presets' (``boot-n12-precise``, ``boot-n16-precise``) are boot-n12's and
+        boot-n16's: their chains leave the level a second iteration takes
+        (``bootstrap(ct, iterations=2)``), and their scale ``2^53`` the bits it gains.
+
         Raises:
             ValueError: for parameters that are no preset (pass ``config=`` to ``bootstrap``).
         """
@@ -296,6 +307,27 @@ PRESETS: dict[str, tuple[dict[str, Any], BootstrapConfig]] = {
     ),
     "boot-n16": (
         dict(n=65536, q_bits=_chain(7, 3, 10, 3), p_bits=(61,) * 8, dnum=3),
+        BootstrapConfig(
+            level_budget=(3, 3), K=16, degree=63, double_angle=2, arcsine=True, sparse_secret=32
+        ),
+    ),
+    # iterated bootstrapping: scale 2^53, q_0 61 bits (q_0 / scale = 2^8, as above)
+    "boot-n12-precise": (
+        dict(
+            n=4096,
+            q_bits=_precise_chain(3, 3, 10, 3),
+            p_bits=(61,) * 10,
+            dnum=2,
+            scale_bits=53,
+            hamming_weight=192,
+            insecure=True,
+        ),
+        BootstrapConfig(
+            level_budget=(3, 3), K=16, degree=63, double_angle=2, arcsine=True, sparse_secret=32
+        ),
+    ),
+    "boot-n16-precise": (
+        dict(n=65536, q_bits=_precise_chain(5, 3, 10, 3), p_bits=(61,) * 8, dnum=3, scale_bits=53),
         BootstrapConfig(
             level_budget=(3, 3), K=16, degree=63, double_angle=2, arcsine=True, sparse_secret=32
         ),

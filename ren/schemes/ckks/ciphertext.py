@@ -200,9 +200,15 @@ class Ciphertext(RlweCiphertext):
         """Every slot complex-conjugated (key switched)."""
         return self._ctx().conjugate(self)
 
-    def bootstrap(self, config: object = None) -> Ciphertext:
-        """``ckks.bootstrap(self, config)``: the same slots back at a high level."""
-        out: Ciphertext = circuit("bootstrap")(self, config)  # registered by ren.circuits.ckks
+    def bootstrap(
+        self, config: object = None, *, iterations: int = 1, precision: int | None = None
+    ) -> Ciphertext:
+        """``ckks.bootstrap(self, config, iterations=..., precision=...)``: back at a high level.
+
+        With ``iterations=2``, to about twice the bits, one level lower.
+        """
+        bootstrap = circuit("bootstrap")  # registered by ren.circuits.ckks
+        out: Ciphertext = bootstrap(self, config, iterations=iterations, precision=precision)
         return out
 
     def rescale(self) -> Ciphertext:

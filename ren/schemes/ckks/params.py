@@ -118,9 +118,18 @@ class Params(Chain):
           Output level 3.
         * ``"boot-n16"``: ``n=65536`` (32768 slots), 24 moduli (7 user, (3, 3), 10 for EvalMod),
           encapsulation; ``log2(QP)`` 1724 <= 1747, 128-bit secure. Output level 7.
+        * ``"boot-n12-precise"``: for iterated bootstrapping (``ckks.bootstrap(ct,
+          iterations=2)``: 40 bits and more): ``n=4096``, scale ``2^53``, q_0 61 bits, 3 user
+          levels of 53 bits, the rest as boot-n12; a sparse secret of ``h=192`` and
+          encapsulation (``h=32``); insecure (QP 1751 bits). Output level 3, 2 after two
+          iterations.
+        * ``"boot-n16-precise"``: the same at ``n=65536``, 5 user levels, dense secret and
+          encapsulation; ``log2(QP)`` 1735 <= 1747, 128-bit secure. Output level 5, 4 after two
+          iterations.
 
         Encrypt at the output level (``BootstrapConfig.levels_left``): the levels above are the
-        bootstrap's, with moduli of 60 bits (the lowest, 48), not the scale's 40.
+        bootstrap's, with moduli of 60 bits (the lowest, 48; 61 in the precise presets), not the
+        scale's 40 (53).
 
         Raises:
             TypeError, ValueError: for a name that is not one of these.
