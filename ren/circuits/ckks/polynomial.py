@@ -55,6 +55,7 @@ from ren.circuits.ckks.chebyshev import affine, check_interval, divide, monomial
 from ren.circuits.ckks.rotations import add_all, context_of, finite_numbers
 from ren.poly import is_int
 from ren.schemes import ckks
+from ren.schemes.ckks.noise import within
 
 __all__ = ["TOLERANCE", "Plan", "depth", "evaluate_polynomial", "plan"]
 
@@ -308,9 +309,16 @@ def evaluate_polynomial(
         y = ct * p.alpha
     if p.beta:
         y = y + p.beta
-    run = _Run(ctx, y)
+    run = _Run(ctx, within(y, 1.0))  # the map takes the interval to [-1, 1]
     level = y.level - (p.depth - p.map_levels)
-    return _scaled(run.pending(p.tree, level, ct.scale).rescale(), ct.scale)
+    out = _scaled(run.pending(p.tree, level, ct.scale).rescale(), ct.scale)
+    return within(out, _peak(p.coeffs))
+
+
+def _peak(c: np.ndarray) -> float:
+    """The largest ``|sum_j c_j T_j(y)|`` on ``[-1, 1]`` (on a fine grid, and ``T_j``'s bound)."""
+    y = np.cos(np.linspace(0.0, np.pi, 4097))  # the Chebyshev points: where the extremes lie
+    return float(np.max(np.abs(np.polynomial.chebyshev.chebval(y, c)))) * (1 + 2**-20)
 
 
 def _scaled(ct: ckks.Ciphertext, scale: float) -> ckks.Ciphertext:
@@ -336,7 +344,7 @@ class _Run:
             else:
                 tj = self.power(j).at_level(prod.level)
                 prod = prod - _scaled(tj * round(prod.scale / tj.scale), prod.scale)
-            self.T[i] = prod.rescale()
+            self.T[i] = within(prod.rescale(), 1.0)  # |T_i(y)| <= 1 on [-1, 1]
         return self.T[i]
 
     def term(self, t: ckks.Ciphertext, c: complex, scale: float) -> ckks.Ciphertext | None:

@@ -266,7 +266,7 @@ class Evaluator:
         if steps == 0:
             return ct
         g = galois_for_rotation(self.params.n, steps)
-        return self._galois_apply(ct, g, f"rotate({steps})", lambda v: np.roll(v, -steps))
+        return self._galois_apply(ct, g, f"rotate({steps})", lambda v: np.roll(v, -steps), steps)
 
     @in_region("conjugate")
     def conjugate(self, ct: Ciphertext) -> Ciphertext:
@@ -275,12 +275,21 @@ class Evaluator:
         return self._galois_apply(ct, 2 * self.params.n - 1, "conjugate", np.conj)
 
     def _galois_apply(
-        self, ct: Ciphertext, g: int, what: str, on_slots: Callable[[np.ndarray], np.ndarray]
+        self,
+        ct: Ciphertext,
+        g: int,
+        what: str,
+        on_slots: Callable[[np.ndarray], np.ndarray],
+        steps: int = 0,
     ) -> Ciphertext:
         if ct.size != 2:
             raise ValueError(f"{what} needs a two-part ciphertext: relinearize first")
         parts = self._automorphism(ct.parts, g, ct.level)
-        est = _one(ct, lambda x: noise.key_switch(self.params, x, ct.level))
+        slots = self.params.slots
+        est = _one(
+            ct,
+            lambda x: noise.key_switch(self.params, noise.rotated(x, steps, slots), ct.level),
+        )
         return ct._evolve(parts=parts, shadow=apply(on_slots, ct.shadow), noise=est)
 
     def _pt_noise(self, pt: Plaintext) -> noise.Noise:

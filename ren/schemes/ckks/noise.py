@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from typing import Any
 
@@ -49,7 +50,9 @@ __all__ = [
     "plain",
     "precision_bits",
     "rescale",
+    "rotated",
     "times",
+    "within",
 ]
 
 #: The powers of ``|s_j|^2`` kept (``var[0] .. var[DEGREE]``): higher ones come from products of
@@ -61,30 +64,104 @@ def _pad(var: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(var[: DEGREE + 1]) + (0.0,) * (DEGREE + 1 - len(var))
 
 
+#: The most components a ``Noise`` keeps apart; past it the smallest are merged.
+COMPONENTS = 12
+
+_SOURCES = itertools.count(1)
+
+
 @dataclasses.dataclass(frozen=True)
-class Noise:
-    """A ciphertext's predicted error: slot variances by power of the secret, and a bound.
+class Part:
+    """One component of an error: the variances, how many slots it varies over, where from.
 
     Attributes:
-        var: ``var[k]``: the slot variance (words squared) of the error's term in
-            ``|s_j|^(2k)`` (module docstring).
-        bound: a bound on the message's slots, in words (``max |v| * scale``).
+        var: ``var[k]``: its slot variance (words squared) in ``|s_j|^(2k)``.
+        spread: how many independent values it takes over the slots: all of them for a fresh
+            error, fewer once rotated copies of it are added (a sum of every slot takes one
+            value in all).
+        source: the step that made it; ``offset``: the rotation it has been through since.
     """
 
     var: tuple[float, ...]
+    spread: float
+    source: int
+    offset: int = 0
+
+    def scaled(self, f2: float) -> Part:
+        """This component with its variances times ``f2``."""
+        return dataclasses.replace(self, var=tuple(v * f2 for v in self.var))
+
+
+def _part(var: tuple[float, ...], spread: float) -> Part:
+    return Part(_pad(var), float(spread), next(_SOURCES))
+
+
+@dataclasses.dataclass(frozen=True)
+class Noise:
+    """A ciphertext's predicted error, as components (``Part``), and a bound on its values.
+
+    Attributes:
+        parts: the error's components: independent of each other unless they share a
+            ``source`` (then they are copies of one error, rotated by their ``offset``).
+        bound: a bound on the message's slots, in words (``max |v| * scale``).
+    """
+
+    parts: tuple[Part, ...]
     bound: float
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "var", _pad(self.var))
+    @property
+    def var(self) -> tuple[float, ...]:
+        """The slot variances of the whole error, by power of ``|s_j|^2``."""
+        return tuple(sum(p.var[k] for p in self.parts) for k in range(DEGREE + 1))
 
     def times(self, factor: float) -> Noise:
         """The error and the bound of ``factor`` times the value (``|factor|``)."""
         f = abs(factor)
-        return Noise(tuple(v * f * f for v in self.var), self.bound * f)
+        return Noise(tuple(p.scaled(f * f) for p in self.parts), self.bound * f)
 
-    def plus(self, var: tuple[float, ...]) -> Noise:
-        """This noise with the independent slot variances ``var`` added."""
-        return Noise(tuple(a + b for a, b in zip(self.var, _pad(var), strict=True)), self.bound)
+    def plus(self, var: tuple[float, ...], slots: int) -> Noise:
+        """This noise with a new independent component of slot variances ``var``."""
+        return Noise(_limit((*self.parts, _part(var, slots))), self.bound)
+
+    def moved(self, steps: int, slots: int) -> Noise:
+        """The error of the value rotated by ``steps``: each component's offset moves."""
+        moved = tuple(dataclasses.replace(p, offset=(p.offset + steps) % slots) for p in self.parts)
+        return Noise(moved, self.bound)
+
+
+def _merge(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """Components of one source combined: at one offset coherently, at others as rotations.
+
+    Copies at the same offset are the same error on the same slots: their amplitudes add
+    (``(sqrt v_1 + sqrt v_2)^2``, as if of one sign). Copies at other offsets are one error
+    on other slots: variances add, and the sum takes half as many independent values (``x +
+    rot(x)`` pairs the slots up).
+    """
+    out: dict[int, Part] = {}
+    for p in parts:
+        have = out.get(p.source)
+        if have is None:
+            out[p.source] = p
+        elif have.offset == p.offset:
+            var = tuple(
+                (math.sqrt(a) + math.sqrt(b)) ** 2 for a, b in zip(have.var, p.var, strict=True)
+            )
+            out[p.source] = dataclasses.replace(have, var=var, spread=min(have.spread, p.spread))
+        else:
+            var = tuple(a + b for a, b in zip(have.var, p.var, strict=True))
+            spread = max(1.0, min(have.spread, p.spread) / 2)
+            out[p.source] = dataclasses.replace(have, var=var, spread=spread)
+    return _limit(tuple(out.values()))
+
+
+def _limit(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """At most ``COMPONENTS`` components: the smallest merged into one (the widest spread)."""
+    if len(parts) <= COMPONENTS:
+        return parts
+    ranked = sorted(parts, key=lambda p: sum(p.var), reverse=True)
+    keep, rest = ranked[: COMPONENTS - 1], ranked[COMPONENTS - 1 :]
+    var = tuple(sum(p.var[k] for p in rest) for k in range(DEGREE + 1))
+    return (*keep, _part(var, max(p.spread for p in rest)))
 
 
 def slot_terms(params: Any, terms: rlwe_noise.Terms) -> tuple[float, float]:
@@ -105,35 +182,44 @@ def magnitude(pt: Any) -> float:
 
 def plain(params: Any, magnitude: float, scale: float) -> Noise:
     """An encoded plaintext: the rounding of its coefficients, and its values' bound."""
-    return Noise((params.n / 12,), magnitude * scale)
+    return Noise((_part((params.n / 12,), params.slots),), magnitude * scale)
 
 
 def fresh(params: Any, magnitude: float, scale: float) -> Noise:
     """An encryption of values of at most ``magnitude``: encoding and encryption noise."""
-    return plain(params, magnitude, scale).plus(slot_terms(params, rlwe_noise.fresh_terms(params)))
+    terms = slot_terms(params, rlwe_noise.fresh_terms(params))
+    var = (params.n / 12 + terms[0], terms[1])
+    return Noise((_part(var, params.slots),), magnitude * scale)
 
 
 def add(a: Noise, b: Noise, same: bool = False, sub: bool = False) -> Noise:
     """The sum (``sub``: difference) of two values: ``same`` when ``b`` is ``a`` itself."""
     if same:
         return a.times(0 if sub else 2)  # a - a is exactly zero
-    return Noise(tuple(x + y for x, y in zip(a.var, b.var, strict=True)), a.bound + b.bound)
+    return Noise(_merge(a.parts + b.parts), a.bound + b.bound)
 
 
 def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
-    """The product of two values (a ciphertext or plaintext ``b``), before any rescale."""
+    """The product of two values (a ciphertext or plaintext ``b``), before any rescale.
+
+    ``m_1 z_2 + m_2 z_1 + z_1 z_2``: each component of one side times the other's bound
+    squared (a value by itself: ``2 m z``, four times), and the product of the two errors.
+    """
     cross = [0.0] * (DEGREE + 1)
     for i, x in enumerate(a.var):
         for j, y in enumerate(b.var):
             if i + j <= DEGREE:
                 cross[i + j] += x * y
+    spread = max([p.spread for p in a.parts + b.parts], default=1.0)
     if same:
-        lead = tuple(4 * a.bound * a.bound * v for v in a.var)
+        lead = tuple(p.scaled(4 * a.bound * a.bound) for p in a.parts)
     else:
-        lead = tuple(
-            a.bound * a.bound * y + b.bound * b.bound * x for x, y in zip(a.var, b.var, strict=True)
-        )
-    return Noise(tuple(p + c for p, c in zip(lead, cross, strict=True)), a.bound * b.bound)
+        ba, bb = a.bound * a.bound, b.bound * b.bound
+        lead = tuple(p.scaled(bb) for p in a.parts) + tuple(p.scaled(ba) for p in b.parts)
+    parts = _merge(lead)
+    if any(cross):
+        parts = _limit((*parts, _part(tuple(cross), spread)))
+    return Noise(parts, a.bound * b.bound)
 
 
 def times(a: Noise, factor: float, rounded: bool) -> Noise:
@@ -143,7 +229,8 @@ def times(a: Noise, factor: float, rounded: bool) -> Noise:
     of itself on every slot (``bound^2 / 12`` more).
     """
     out = a.times(factor)
-    return out.plus((a.bound * a.bound / 12,)) if rounded else out
+    spread = max([p.spread for p in a.parts], default=1.0)
+    return out.plus((a.bound * a.bound / 12,), int(spread)) if rounded else out
 
 
 def zero(a: Noise) -> bool:
@@ -151,23 +238,42 @@ def zero(a: Noise) -> bool:
     return a.bound == 0 and not any(a.var)
 
 
+def rotated(a: Noise, steps: int, slots: int) -> Noise:
+    """``a`` after its slots move by ``steps`` (before the key switch's own noise)."""
+    return a.moved(steps, slots)
+
+
 def rescale(params: Any, a: Noise, q: float) -> Noise:
     """``a`` divided by ``q`` (rounded): a smaller error, plus the rounding of both parts."""
     if zero(a):
         return a
-    return a.times(1 / q).plus(slot_terms(params, rlwe_noise.rounding_terms(params)))
+    terms = slot_terms(params, rlwe_noise.rounding_terms(params))
+    return a.times(1 / q).plus(terms, params.slots)
 
 
 def key_switch(params: Any, a: Noise, level: int) -> Noise:
     """``a`` after a key switch at ``level`` (relinearization, rotation, conjugation)."""
     if zero(a):
         return a
-    return a.plus(slot_terms(params, rlwe_noise.key_switch_terms(params, level)))
+    return a.plus(slot_terms(params, rlwe_noise.key_switch_terms(params, level)), params.slots)
 
 
 def bounded(a: Noise, bound: float) -> Noise:
     """``a`` with its message known to be at most ``bound`` words (a circuit knows better)."""
     return dataclasses.replace(a, bound=min(a.bound, bound))
+
+
+def within(ct: Any, magnitude: float) -> Any:
+    """``ct`` noted to hold slots of at most ``magnitude`` (a circuit knows better than bounds).
+
+    A polynomial in the Chebyshev basis keeps ``|T_i(y)| <= 1`` for ``y`` in ``[-1, 1]``, where
+    the arithmetic of bounds would find ``2 |T_h| |T_g| + |T_j|``; its value is at most the
+    series' largest ``|p|`` there. Only the predicted error's bound changes (nothing is built);
+    a ciphertext without an estimate is returned as it is.
+    """
+    if ct.noise is None:
+        return ct
+    return dataclasses.replace(ct, noise=bounded(ct.noise, magnitude * ct.scale))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,19 +326,35 @@ def _median_max(var: tuple[float, ...], slots: int, real: bool) -> float:
 def max_error(a: Noise, slots: int, real: bool, modulus: int | None = None) -> float:
     """The median of the largest slot error over ``slots`` slots, in words.
 
-    With the ``modulus`` of the value's level: at most what a decryption of words uniform
-    modulo it gives (slot variance ``2 slots modulus^2 / 12``): an error past the modulus
-    leaves no message, and the decryption is then that noise.
+    The components that vary over every slot are taken together (their variances added, the
+    tail of their sum); each that takes fewer values (``spread``) gives the largest of that
+    many draws, and these add in quadrature. With the ``modulus`` of the value's level: at most
+    what a decryption of words uniform modulo it gives (slot variance ``2 slots modulus^2 /
+    12``): an error past the modulus leaves no message, and the decryption is then that noise.
     """
-    if not any(a.var):
+    var = a.var
+    if not any(var):
         return 0.0
-    if not all(math.isfinite(v) for v in a.var):
+    if not all(math.isfinite(v) for v in var):
         return math.inf
-    err = _median_max(tuple(float(f"{v:.6g}") for v in a.var), slots, real)
+    full = [p for p in a.parts if p.spread >= slots]
+    shares = []
+    if full:
+        joint = tuple(sum(p.var[k] for p in full) for k in range(DEGREE + 1))
+        shares.append(_median_max(_key(joint), slots, real))
+    for p in a.parts:
+        if p.spread < slots and any(p.var):
+            shares.append(_median_max(_key(p.var), max(1, round(p.spread)), real))
+    err = math.sqrt(sum(x * x for x in shares))
     if modulus is not None and modulus.bit_length() < 500:  # past it no float error reaches
         q = float(modulus)
         err = min(err, _median_max((2 * slots * q * q / 12,), slots, real))
     return err
+
+
+def _key(var: tuple[float, ...]) -> tuple[float, ...]:
+    """``var`` to 6 digits: the key the tail's cache keeps."""
+    return tuple(float(f"{v:.6g}") for v in var)
 
 
 def precision_bits(

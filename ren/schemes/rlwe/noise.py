@@ -118,11 +118,14 @@ def key_switch_terms(params: Any, level: int) -> Terms:
     """The noise one key switch adds at ``level`` (module docstring), as ``(V_0, V_1)``."""
     n, sigma2 = params.n, params.sigma**2
     P = math.prod(params.p_moduli)  # 1 without special moduli
-    products = sum(n * _ratio(d, P) ** 2 * sigma2 / 12 for d in digit_sizes(params, level))
-    if not params.p_moduli:
-        return (0.0, products)
-    v0, v1 = rounding_terms(params)
-    return (v0, v1 + products)
+    each = [n * _ratio(d, P) ** 2 * sigma2 / 12 for d in digit_sizes(params, level)]
+    products = sum(each)
+    # d_j e_j is heavy-tailed, but each key pair's error is its own: a sum of about
+    # D = (sum v)^2 / sum v^2 comparable digits has 1/D of the one-digit tail (the rest is normal)
+    square = sum(v * v for v in each)
+    heavy = square / products if products and math.isfinite(square) else products
+    v0, v1 = rounding_terms(params) if params.p_moduli else (0.0, 0.0)
+    return (v0 + products - heavy, v1 + heavy)
 
 
 def key_switch_variance(params: Any, level: int) -> float:
