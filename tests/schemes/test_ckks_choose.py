@@ -84,3 +84,30 @@ def test_requirements_no_secure_chain_holds_are_refused_with_what_would_fit() ->
 def test_bad_requirements_name_the_argument(kwargs, error, match) -> None:
     with pytest.raises(error, match=match):
         ckks.Params.choose(**kwargs)
+
+
+def _logistic_step(x: ckks.Ciphertext, w: np.ndarray) -> ckks.Ciphertext:
+    z = ckks.inner_product(x, w)  # w . x in every slot
+    return 0.5 + 0.197 * z - 0.004 * (z * z * z)  # the sigmoid's degree-3 fit on [-8, 8]
+
+
+def test_for_program_chooses_for_the_program_and_it_measures_what_was_asked() -> None:
+    rng = np.random.default_rng(31)
+    xs, w = rng.uniform(-1, 1, 256), rng.uniform(-1, 1, 256) / 64
+    params = ckks.Params.for_program(lambda x: _logistic_step(x, w), xs, precision_bits=20)
+    assert not params.insecure and "the program takes" in params.explain()
+    with ckks.Context(params, seed=32, device="cpu") as ctx:
+        out = _logistic_step(ctx.encrypt(xs), w)
+        got = ctx.decrypt(out).real
+    z = float(np.dot(w, xs))
+    assert ckks.precision_bits(got[:256], np.full(256, 0.5 + 0.197 * z - 0.004 * z**3)) >= 20
+    assert ckks.predicted_precision(out) >= 20
+
+
+def test_for_program_names_what_it_cannot_take() -> None:
+    with pytest.raises(TypeError, match="fn must be callable"):
+        ckks.Params.for_program(3, np.zeros(4), precision_bits=20)
+    with pytest.raises(ValueError, match="at least one example input"):
+        ckks.Params.for_program(lambda x: x, precision_bits=20)
+    with pytest.raises(TypeError, match=r"return a ckks\.Ciphertext"):
+        ckks.Params.for_program(lambda x: 3, np.zeros(4), precision_bits=20)

@@ -24,7 +24,15 @@ from typing import Any
 from ren.schemes.ckks import noise
 from ren.schemes.rlwe.security import SECURITY_BOUNDS
 
-__all__ = ["HEADROOM", "MARGIN", "MAX_MODULUS_BITS", "chain_precision", "choose", "explain"]
+__all__ = [
+    "HEADROOM",
+    "MARGIN",
+    "MAX_MODULUS_BITS",
+    "chain_precision",
+    "choose",
+    "explain",
+    "for_program",
+]
 
 #: The bits of ``q_0`` above the scale: values of magnitude up to ``2^9`` decrypt at level 0.
 HEADROOM = 10
@@ -184,6 +192,87 @@ def _at(
         + (f" (the best, scale 2^{best[0]}, predicts {best[1]:.1f})" if best[0] else "")
     )
     return None, most
+
+
+#: The levels the first run of a program gets to find its depth (and, failing that, the most).
+PROBE_LEVELS = (8, 24, 60)
+
+
+def _run(params: Any, fn: Any, inputs: list[Any]) -> tuple[int, float]:
+    """``fn`` on encryptions of ``inputs`` at ``params``, built and never run: levels, bits.
+
+    The keys are made (rotation keys as ``fn`` asks for them); the program's graph is built
+    and dropped unrealized. Returns the levels it took and the lowest predicted precision of
+    the ciphertexts it returns.
+    """
+    from ren.schemes.ckks.api import predicted_precision
+    from ren.schemes.ckks.ciphertext import Ciphertext
+    from ren.schemes.ckks.context import Context
+
+    with Context(params, seed=0) as ctx:
+        cts = [ctx.encrypt(v) for v in inputs]
+        out = fn(*cts)
+    outs = out if isinstance(out, tuple | list) else (out,)
+    cts_out = [c for c in outs if isinstance(c, Ciphertext)]
+    if not cts_out:
+        raise TypeError(
+            f"for_program needs fn to return a ckks.Ciphertext (or a tuple of them), got "
+            f"{type(out).__name__}"
+        )
+    levels = params.max_level - min(c.level for c in cts_out)
+    return levels, min(predicted_precision(c) for c in cts_out)
+
+
+def for_program(
+    cls: Any, fn: Any, inputs: tuple[Any, ...], precision_bits: float, secure: bool
+) -> Any:
+    """``Params.for_program``: see there."""
+    import numpy as np
+
+    from ren.schemes.ckks.encoding import slot_values
+
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if not inputs:
+        raise ValueError("for_program needs at least one example input (slot values) for fn")
+    arrays = [np.atleast_1d(np.asarray(v)) for v in inputs]
+    slots = max(a.size for a in arrays)
+    n = max(8, 1 << (2 * slots - 1).bit_length())
+    for i, a in enumerate(arrays):
+        slot_values(a, n // 2)  # the encoder's checks, naming nothing yet: refuse early
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"example input {i} holds NaN or infinity")
+    depth = None
+    for levels in PROBE_LEVELS:
+        probe = cls(n=n, q_bits=(60,) + (40,) * levels, p_bits=(61,) * 3, dnum=levels // 2 + 1,
+                    insecure=True)  # fmt: skip
+        try:
+            depth, _ = _run(probe, fn, arrays)
+            break
+        except ValueError as e:
+            if "level 0" not in str(e) and "levels" not in str(e):
+                raise
+    if depth is None:
+        raise ValueError(
+            f"fn takes more than {PROBE_LEVELS[-1]} levels: bootstrap inside it, or split it"
+        )
+    want = float(precision_bits)
+    for _ in range(4):  # the chain of products is a guide; the program's own figure decides
+        params = choose(cls, max(depth, 0), want, slots, secure)
+        _, bits = _run(params, fn, arrays)
+        if bits >= precision_bits:
+            reasons = _REASONS.get(params, "")
+            _REASONS[params] = (
+                f"the program takes {depth} levels (found by a first run at n={n} with "
+                f"{PROBE_LEVELS[0]} levels, nothing computed); on these parameters it is "
+                f"predicted to keep {bits:.1f} bits\n" + reasons
+            )
+            return params
+        want += precision_bits - bits + 0.5
+    raise ValueError(
+        f"no parameters found for fn at precision_bits={precision_bits:g}: the last try "
+        f"predicted {bits:.1f} bits at depth {depth} (ask for less, or restructure fn)"
+    )
 
 
 def _check(depth: object, precision_bits: object, slots: object, secure: object) -> Any:

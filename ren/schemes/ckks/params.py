@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import ClassVar
 
 from ren.errors import describe
@@ -171,6 +172,33 @@ class Params(Chain):
         from ren.schemes.ckks.choose import choose  # it imports this module
 
         chosen: Params = choose(cls, depth, precision_bits, slots, secure)
+        return chosen
+
+    @classmethod
+    def for_program(
+        cls,
+        fn: Callable[..., object],
+        *example_inputs: object,
+        precision_bits: float,
+        secure: bool = True,
+    ) -> Params:
+        """The smallest parameters on which ``fn`` is predicted to keep ``precision_bits``.
+
+        ``fn`` takes one ciphertext per example input (slot values, as ``encrypt`` takes them)
+        and returns a ciphertext (or a tuple of them). A first run on a long insecure chain finds
+        how many levels it takes (its graph is built, never computed: keys are made, nothing
+        else runs); ``choose`` gives parameters for that depth, and ``fn`` is built again on them
+        and its result's ``predicted_precision`` read, asking for more until it holds. The
+        example inputs' sizes count: the prediction takes the values at their largest.
+
+        Raises:
+            TypeError: ``fn`` not callable, or returning no ciphertext.
+            ValueError: no example input, one ``encode`` refuses, a program deeper than 60
+                levels, or no parameters that hold it (see ``choose``).
+        """
+        from ren.schemes.ckks.choose import for_program  # it imports this module
+
+        chosen: Params = for_program(cls, fn, example_inputs, precision_bits, secure)
         return chosen
 
     def explain(self) -> str:

@@ -378,17 +378,14 @@ class WatchViews(StepperBase):
             shown = min(limit, got.size)
             lines.append(f"  slots[:{shown}]    {complex_row(got[:shown])}")
             if w.expected is not None:
-                expected = w.expected
-                if expected.size < got.size:
-                    expected = np.concatenate([expected, np.zeros(got.size - expected.size)])
+                expected = np.zeros(got.size, np.result_type(w.expected, float))  # missing: 0
+                expected[: min(got.size, w.expected.size)] = w.expected[: got.size]
                 lines.append(f"  expected[:{shown}] {complex_row(expected[:shown])}")
-                bits = view.precision_bits(got, expected[: got.size])
+                bits = view.precision_bits(got, expected)
                 label = getattr(view, "precision_label", "")
                 what = f"{label}, vs expected" if label else "vs expected"
                 lines.append(f"  precision: {bits:.2f} bits ({what}; over {got.size} slots)")
-                predicted = getattr(view, "predicted", None)
-                text = predicted() if predicted is not None else None
-                if text:  # beside the measure it predicts
+                if text := getattr(view, "predicted", lambda: None)():  # beside the measure
                     lines.append(f"  predicted: {text}")
             lines += self._range_notes(view, parts)
         return "\n".join(lines)
