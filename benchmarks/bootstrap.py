@@ -5,6 +5,7 @@ Run from the repository root::
     .venv/bin/python benchmarks/bootstrap.py --out benchmarks/figures/bootstrap.json  # n=4096
     .venv/bin/python benchmarks/bootstrap.py --n16 --out ...   # and n=65536: 30 min, ~15 GB
     .venv/bin/python benchmarks/bootstrap.py --quick           # boot-toy (n=64), no peer
+    .venv/bin/python benchmarks/bootstrap.py --precise --out ...  # iterated: boot-n12-precise
 
 **Ren**, on the ``cpu`` device (the python device when no C compiler is found) and one thread
 (``REN_THREADS=1``, ``OMP_NUM_THREADS=1``), with ``REN_CHECK`` and the other debug switches off,
@@ -49,6 +50,17 @@ leaves; at ``n=4096`` also budget (3, 3) (Ren's) and (4, 4) with 10 levels after
 example). Its rows: ``ckks.bootstrap_keys`` (``EvalBootstrapSetup``, ``KeyGen``,
 ``EvalMultKeyGen``, ``EvalBootstrapKeyGen``) and ``ckks.bootstrap`` (``EvalBootstrap``).
 
+**Iterated bootstrapping** (``--precise``): the presets ``boot-n12-precise`` (with ``--n16``,
+``boot-n16-precise`` too), each bootstrap row twice, for ``ckks.bootstrap(ct)`` and
+``ckks.bootstrap(ct, iterations=2)`` (``iterations`` in every row), on values at the preset's
+scale (``2^53``); and OpenFHE's ``EvalBootstrap(ct, 2, precision)`` in the same run, level budget
+(3, 3) (its iterative example's) with ``SPARSE_TERNARY``, ``UNIFORM_TERNARY`` and
+``SPARSE_ENCAPSULATED``, and (4, 4) with ``SPARSE_TERNARY`` (at ``n=65536`` (3, 3) only, with
+``SPARSE_ENCAPSULATED``, Ren's secret, and ``UNIFORM_TERNARY``), as many levels after as Ren's
+iterated bootstrap leaves, each case timing one iteration and then two with the precision the
+first measured (``peers/openfhe_bootstrap.py``). The eager rows' ``eager_rss_bytes`` is the
+peak after that count's eager calls.
+
 Output: a Markdown table on stdout and JSON (``--out``): ``results`` (Ren's rows) and ``openfhe``
 (the peer's), each ``{"bench", "backend", "params", "mode", "median_ms", ...}`` in the shape of
 ``benchmarks/run.py``; ``params`` is ``"n=4096 slots=2048"`` on both sides.
@@ -84,7 +96,13 @@ PEER_SCRIPT = ROOT / "benchmarks" / "peers" / "openfhe_bootstrap.py"
 MIN_BITS = 10.0
 SEED, OTHER_SEED = 7, 8
 #: preset -> (--repeat default, peer timeout in seconds)
-PRESETS = {"boot-toy": (3, 0), "boot-n12": (5, 900), "boot-n16": (2, 3600)}
+PRESETS = {
+    "boot-toy": (3, 0),
+    "boot-n12": (5, 900),
+    "boot-n16": (2, 3600),
+    "boot-n12-precise": (5, 900),
+    "boot-n16-precise": (2, 5400),
+}
 
 ren: Any = None
 ckks: Any = None
@@ -146,8 +164,8 @@ class Profile:
     def on_unit(self, unit: Any, seconds: float) -> None:
         region = unit.kernel.region
         stage = "other"
-        if "bootstrap" in region:
-            rest = region[region.index("bootstrap") + 1 :]
+        if "bootstrap" in region:  # an iterated bootstrap's stages are one region further in
+            rest = [r for r in region[region.index("bootstrap") + 1 :] if "iteration " not in r]
             stage = rest[0] if rest else "bootstrap (between stages)"
         self.stages[stage] += seconds
         self.kinds[unit.kernel.info.kind] += seconds
@@ -176,10 +194,12 @@ def _compiled() -> int:
     return len(list(directory.glob("*.so"))) if directory.is_dir() else 0
 
 
-def preset_rows(name: str, device: str, repeat: int) -> list[dict[str, Any]]:
-    """Ren's three rows for one preset, measured in this process."""
+def preset_rows(
+    name: str, device: str, repeat: int, iterations: tuple[int, ...] = (1,)
+) -> list[dict[str, Any]]:
+    """Ren's rows for one preset, measured in this process: the keys, then for each count of
+    ``iterations`` an eager and a jitted bootstrap."""
     from ren.circuits.ckks.bootstrap import plan
-    from ren.engine.observe import observing
 
     params = ckks.Params.preset(name)
     config = ckks.BootstrapConfig.for_params(params)
@@ -228,41 +248,59 @@ def preset_rows(name: str, device: str, repeat: int) -> list[dict[str, Any]]:
 
         ct = ckks.encrypt(x, level=0).realize()
         other = ckks.encrypt(y, level=0).realize()
-        cached = _compiled()
-        start = time.perf_counter()
-        out = ckks.bootstrap(ct).realize()
-        first_s = time.perf_counter() - start
-        compiled = _compiled() - cached
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            out = ckks.bootstrap(ct).realize()
-            times.append(time.perf_counter() - start)
-        eager_bits, level_out = bits(out), out.level
-        profile = Profile()
-        with observing(profile):
-            start = time.perf_counter()
-            ckks.bootstrap(ct).realize()
-            profiled = profile.summary(time.perf_counter() - start)
-        del out
-        eager_rss = _rss()
-        eager = {
-            "bench": "ckks.bootstrap", "backend": device, "params": _params_name(params),
-            "mode": "eager", **_figures(times), "first_ms": first_s * 1e3, "compiled": compiled,
-            **_check(eager_bits), "level_out": level_out, "kernels": profiled["units"],
-            "profile": profiled, **common,
-        }  # fmt: skip
-
-        capture_s, times, out, jitted = jit_replays(lambda c: ckks.bootstrap(c), ct, other, repeat)
-        jit = {
-            "bench": "ckks.bootstrap", "backend": device, "params": _params_name(params),
-            "mode": "jit", **_figures(times), "capture_ms": capture_s * 1e3,
-            "units": len(jitted.last.units), "runner": jitted.last.runner_kind,
-            **_check(bits(out)), "level_out": out.level, **common,
-        }  # fmt: skip
-    rss = {"peak_rss_bytes": _rss(), "keys_rss_bytes": keys_rss, "eager_rss_bytes": eager_rss}
+        boots = []
+        for its in iterations:
+            boots += _bootstrap_rows(its, ct, other, device, repeat, bits, common)
+    keys_row["eager_rss_bytes"] = boots[0]["eager_rss_bytes"]
+    rss = {"peak_rss_bytes": _rss(), "keys_rss_bytes": keys_rss}
     rss["base_rss_bytes"] = base_rss
-    return [{**r, **rss} for r in (keys_row, eager, jit)]
+    return [{**r, **rss} for r in (keys_row, *boots)]
+
+
+def _bootstrap_rows(
+    its: int, ct: Any, other: Any, device: str, repeat: int, bits: Any, common: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The eager and the jitted row of ``ckks.bootstrap(ct, iterations=its)``."""
+    from ren.engine.observe import observing
+
+    params = ct.context.params
+
+    def boot(c: Any) -> Any:
+        return ckks.bootstrap(c, iterations=its)
+
+    cached = _compiled()
+    start = time.perf_counter()
+    out = boot(ct).realize()
+    first_s = time.perf_counter() - start
+    compiled = _compiled() - cached
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = boot(ct).realize()
+        times.append(time.perf_counter() - start)
+    eager_bits, level_out = bits(out), out.level
+    profile = Profile()
+    with observing(profile):
+        start = time.perf_counter()
+        boot(ct).realize()
+        profiled = profile.summary(time.perf_counter() - start)
+    del out
+    eager_rss = _rss()
+    eager = {
+        "bench": "ckks.bootstrap", "backend": device, "params": _params_name(params),
+        "mode": "eager", **_figures(times), "first_ms": first_s * 1e3, "compiled": compiled,
+        **_check(eager_bits), "level_out": level_out, "kernels": profiled["units"],
+        "profile": profiled, "iterations": its, "eager_rss_bytes": eager_rss, **common,
+    }  # fmt: skip
+    capture_s, times, out, jitted = jit_replays(boot, ct, other, repeat)
+    jit = {
+        "bench": "ckks.bootstrap", "backend": device, "params": _params_name(params),
+        "mode": "jit", **_figures(times), "capture_ms": capture_s * 1e3,
+        "units": len(jitted.last.units), "runner": jitted.last.runner_kind,
+        **_check(bits(out)), "level_out": out.level, "iterations": its,
+        "eager_rss_bytes": eager_rss, **common,
+    }  # fmt: skip
+    return [eager, jit]
 
 
 def _figures(times: list[float]) -> dict[str, Any]:
@@ -309,6 +347,21 @@ def peer_cases(params: Any, levels_after: int, repeat: int) -> list[dict[str, An
         ]
         example = {"level_budget": [4, 4], "secret": "UNIFORM_TERNARY", "levels_after": 10}
         cases.append({**base, **example})
+    return cases
+
+
+def peer_cases_precise(params: Any, levels_after: int, repeat: int) -> list[dict[str, Any]]:
+    """OpenFHE's iterated cases (module docstring), as many levels after as Ren's two
+    iterations leave (``levels_after - 1``)."""
+    base = {"n": params.n, "slots": params.slots, "levels_after": levels_after - 1}
+    base |= {"repeats": repeat, "iterations": 2}
+    if params.n > 4096:  # minutes each: the like-for-like secret (Ren's) and the standard's
+        secrets: tuple[str, ...] = ("SPARSE_ENCAPSULATED", "UNIFORM_TERNARY")
+    else:
+        secrets = ("SPARSE_TERNARY", "UNIFORM_TERNARY", "SPARSE_ENCAPSULATED")
+    cases = [{**base, "level_budget": [3, 3], "secret": secret} for secret in secrets]
+    if params.n <= 4096:
+        cases.append({**base, "level_budget": [4, 4], "secret": "SPARSE_TERNARY"})
     return cases
 
 
@@ -364,43 +417,55 @@ def _gb(b: int | None) -> str:
 def table(results: list[dict], peer: list[dict]) -> str:
     """One line per Ren preset and per OpenFHE case: keys, times, precision, memory."""
     head = (
-        "| params | library | secret | budget | levels out | keys s | key MB | first s | "
-        "bootstrap s | capture s | jit s | bits (absolute, vs NumPy) | peak RSS GB |"
+        "| params | library | secret | budget | iterations | levels out | keys s | key MB | "
+        "first s | bootstrap s | capture s | jit s | bits (absolute, vs NumPy) | peak RSS GB |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    by = {(r["preset"], r["bench"], r["mode"]): r for r in results}
-    for preset in dict.fromkeys(r["preset"] for r in results):
-        keys = by[preset, "ckks.bootstrap_keys", "eager"]
-        eager, jit = by[preset, "ckks.bootstrap", "eager"], by[preset, "ckks.bootstrap", "jit"]
+    by = {(r["preset"], r["bench"], r["mode"], r.get("iterations", 1)): r for r in results}
+    for preset, its in dict.fromkeys(
+        (r["preset"], r.get("iterations", 1)) for r in results if r["bench"] == "ckks.bootstrap"
+    ):
+        keys = by[preset, "ckks.bootstrap_keys", "eager", 1]
+        eager, jit = (by[preset, "ckks.bootstrap", mode, its] for mode in ("eager", "jit"))
         lines.append(
             f"| {keys['params']} | Ren {keys['backend']} ({preset}) | {keys['secret']} | "
-            f"{tuple(keys['level_budget'])} | {jit['level_out']} | {_s(keys['median_ms'])} | "
-            f"{_mb(keys['key_bytes'])} | {_s(eager['first_ms'])} | {_s(eager['median_ms'])} | "
-            f"{_s(jit['capture_ms'])} | {_s(jit['median_ms'])} | {jit['check_bits']:.1f} | "
-            f"{_gb(jit['peak_rss_bytes'])} |"
+            f"{tuple(keys['level_budget'])} | {its} | {jit['level_out']} | "
+            f"{_s(keys['median_ms'])} | {_mb(keys['key_bytes'])} | {_s(eager['first_ms'])} | "
+            f"{_s(eager['median_ms'])} | {_s(jit['capture_ms'])} | {_s(jit['median_ms'])} | "
+            f"{jit['check_bits']:.1f} | {_gb(jit['peak_rss_bytes'])} |"
         )
-    cases: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    cases: dict[tuple, dict[Any, dict]] = defaultdict(dict)
     for r in peer:
-        cases[r["params"], r["secret"], tuple(r["level_budget"]), r["levels_after"]][r["bench"]] = r
-    for (params, secret, budget, after), rows in cases.items():
-        keys, boot = rows["ckks.bootstrap_keys"], rows["ckks.bootstrap"]
-        lines.append(
-            f"| {params} | OpenFHE | {secret} | {budget} | {after} | {_s(keys['median_ms'])} | "
-            f"{_mb(keys['key_bytes'])} | {_s(boot['first_ms'])} | {_s(boot['median_ms'])} | - | "
-            f"- | {boot['check_bits']:.1f} | {_gb(boot['peak_rss_bytes'])} |"
-        )
+        case = r["params"], r["secret"], tuple(r["level_budget"]), r["depth"]
+        cases[case][r["bench"], r.get("iterations", 1)] = r
+    for (params, secret, budget, _), rows in cases.items():
+        keys = rows["ckks.bootstrap_keys", 1]
+        for (bench, its), boot in rows.items():
+            if bench != "ckks.bootstrap":
+                continue
+            lines.append(
+                f"| {params} | OpenFHE | {secret} | {budget} | {its} | {boot['levels_after']} | "
+                f"{_s(keys['median_ms'])} | {_mb(keys['key_bytes'])} | {_s(boot['first_ms'])} | "
+                f"{_s(boot['median_ms'])} | - | - | {boot['check_bits']:.1f} | "
+                f"{_gb(boot['peak_rss_bytes'])} |"
+            )
     return "\n".join(lines)
 
 
 def profile_lines(results: list[dict]) -> list[str]:
     """Where one eager bootstrap of each preset spends its time (see ``Profile``)."""
     out = []
-    by = {(r["preset"], r["mode"]): r for r in results if r["bench"] == "ckks.bootstrap"}
-    for (preset, mode), r in by.items():
+    by = {
+        (r["preset"], r["mode"], r.get("iterations", 1)): r
+        for r in results
+        if r["bench"] == "ckks.bootstrap"
+    }
+    for (preset, mode, its), r in by.items():
         p = r.get("profile")
         if mode != "eager" or not p:
             continue
-        jit = by.get((preset, "jit"), {}).get("median_ms")
+        jit = by.get((preset, "jit", its), {}).get("median_ms")
+        preset = preset if its == 1 else f"{preset}, {its} iterations"
         stages = ", ".join(f"{k} {v / 1e3:.2f}" for k, v in p["stages_ms"].items())
         kinds = sorted(p["kinds_ms"].items(), key=lambda kv: -kv[1])
         out.append(
@@ -424,16 +489,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="boot-toy alone, no peer")
     parser.add_argument("--n16", action="store_true", help="boot-n16 too (minutes, ~15 GB)")
     parser.add_argument("--no-peer", action="store_true", help="leave OpenFHE out")
+    parser.add_argument(
+        "--precise", action="store_true", help="iterated: boot-n12-precise, 1 and 2 iterations"
+    )
     parser.add_argument("--repeat", type=int, default=None, help="timed calls after the first")
     parser.add_argument("--device", default="cpu", help="cpu (default) or python")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)  # one preset, here
     args = parser.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.precise and args.quick:
+        parser.error("--precise has no quick form: its smallest preset is n=4096")
     _import_ren()
     if args.child is not None:
         repeat = args.repeat or PRESETS[args.child][0]
-        rows = preset_rows(args.child, args.device, repeat)
+        its = (1, 2) if args.child.endswith("-precise") else (1,)
+        rows = preset_rows(args.child, args.device, repeat, its)
         args.out.write_text(json.dumps({"rows": rows}), encoding="utf-8")
         return 0
 
@@ -443,6 +514,8 @@ def main(argv: list[str] | None = None) -> int:
         skipped["cpu"] = reason
         device = "python"
     presets = ["boot-toy"] if args.quick else ["boot-n12"] + (["boot-n16"] if args.n16 else [])
+    if args.precise:
+        presets = [f"{name}-precise" for name in presets if name != "boot-toy"]
     start, load_before = time.perf_counter(), os.getloadavg()
     results: list[dict] = []
     peer: list[dict] = []
@@ -459,9 +532,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             params = ckks.Params.preset(name)
             after = ckks.BootstrapConfig.for_params(params).levels_left(params)
-            got, lost, seen = run_peer(
-                peer_cases(params, after, repeat), PRESETS[name][1], Path(tmp)
-            )
+            cases = peer_cases_precise if args.precise else peer_cases
+            got, lost, seen = run_peer(cases(params, after, repeat), PRESETS[name][1], Path(tmp))
             peer, peer_skipped, info = peer + got, peer_skipped + lost, seen or info
     if args.quick or args.no_peer:
         skipped["openfhe"] = "--quick: no peer" if args.quick else "--no-peer"
@@ -476,6 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {"off_while_timing": list(SWITCHED_OFF), "given": SWITCHED_OFF}
     env["threads"] = {v: os.environ.get(v) for v in ("REN_THREADS", "OMP_NUM_THREADS")}
     data = {"benchmark": "bootstrap", "quick": args.quick, "n16": args.n16, "presets": presets}
+    data |= {"precise": args.precise}
     data |= {"device": device, "skipped": skipped, "min_bits": MIN_BITS, "environment": env}
     data |= {"machine": {**machine(), "loadavg_before": load_before,
                         "loadavg_after": os.getloadavg()}}  # fmt: skip
