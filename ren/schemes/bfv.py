@@ -31,6 +31,7 @@ import numpy as np
 from ren.ir.region import region
 from ren.poly import Poly
 from ren.ring import RingSpec
+from ren.schemes.integer import noise
 from ren.schemes.integer.api import functions
 from ren.schemes.integer.context import IntContext, NoiseBudgetExhausted
 from ren.schemes.integer.keys import EvaluationKeys
@@ -51,6 +52,7 @@ __all__ = [
     "encode",
     "encrypt",
     "noise_budget",
+    "predicted_noise_budget",
 ]
 
 
@@ -105,7 +107,8 @@ class Context(IntContext):
                 r = (x_q * prm.t).intt().to_ring(extra)
                 y = (x_b.intt() * prm.t - r) * q_inv
                 parts.append(y.to_ring(ring).ntt())
-        return a._evolve(parts=tuple(parts))
+        est = noise.tensored(prm, a.noise, b.noise, a.level)
+        return a._evolve(parts=tuple(parts), noise=est)
 
     def _both(self, ct: Ciphertext) -> tuple[tuple[Poly, ...], tuple[Poly, ...]]:
         """The parts over ``Q`` (as they are) and extended to ``B``, both in NTT form."""
@@ -122,6 +125,6 @@ class Context(IntContext):
         return [w - Q if w > half else w for w in noise]
 
 
-current, encode, encrypt, decrypt, noise_budget = functions(Context)
+current, encode, encrypt, decrypt, noise_budget, predicted_noise_budget = functions(Context)
 
 register_scheme(sys.modules[__name__])  # ren.schemes.integer finds the scheme by its name

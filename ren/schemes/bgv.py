@@ -32,6 +32,7 @@ import numpy as np
 from ren.ir.region import in_region, region
 from ren.poly import Poly, is_int
 from ren.ring import RingSpec
+from ren.schemes.integer import noise
 from ren.schemes.integer.api import functions
 from ren.schemes.integer.context import IntContext, NoiseBudgetExhausted
 from ren.schemes.integer.keys import EvaluationKeys
@@ -55,6 +56,7 @@ __all__ = [
     "encrypt",
     "mod_switch",
     "noise_budget",
+    "predicted_noise_budget",
 ]
 
 
@@ -85,7 +87,9 @@ class Context(IntContext):
         b0, b1 = b.parts
         with region("tensor"):
             parts = (a0 * b0, a0 * b1 + a1 * b0, a1 * b1)
-        return a._evolve(parts=parts, correction=a.correction * b.correction % self.params.t)
+        est = noise.tensored(self.params, a.noise, b.noise, a.level)
+        f = a.correction * b.correction % self.params.t
+        return a._evolve(parts=parts, correction=f, noise=est)
 
     def _message(self, x: list[int], ct: Ciphertext) -> list[int]:
         t = self.params.t
@@ -109,7 +113,8 @@ class Context(IntContext):
             t = self.params.t
             k = a.correction * pow(b.correction, -1, t) % t
             k = k - t if k > t // 2 else k
-            b = b._evolve(parts=tuple(p * k for p in b.parts), correction=a.correction)
+            est = noise.scaled(b.noise, k)
+            b = b._evolve(parts=tuple(p * k for p in b.parts), correction=a.correction, noise=est)
         return a, b
 
     @in_region("mod_switch")
@@ -136,7 +141,8 @@ class Context(IntContext):
             r = (c.to_ring(last) * minus_t_inv).to_ring(ring)
             parts.append((c + r * t).rescale(q).ntt())
         f = ct.correction * pow(q, -1, t) % t
-        return ct._evolve(parts=tuple(parts), level=ct.level - 1, correction=f)
+        est = noise.mod_switched(self.params, ct.noise, ct.level)
+        return ct._evolve(parts=tuple(parts), level=ct.level - 1, correction=f, noise=est)
 
     def mod_switch_to(self, ct: Ciphertext, level: int) -> Ciphertext:
         """``ct`` switched down to ``level`` (as is when it is there already).
@@ -155,7 +161,7 @@ class Context(IntContext):
         return ct
 
 
-current, encode, encrypt, decrypt, noise_budget = functions(Context)
+current, encode, encrypt, decrypt, noise_budget, predicted_noise_budget = functions(Context)
 
 
 def mod_switch(ct: Ciphertext) -> Ciphertext:

@@ -1,4 +1,4 @@
-"""The module functions of ``bfv`` and ``bgv``: the same five, on each scheme's current context."""
+"""The module functions of ``bfv`` and ``bgv``: the same six, on each scheme's current context."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ __all__ = ["functions"]
 
 
 def functions(cls: type[IntContext]) -> tuple[Callable[..., Any], ...]:
-    """``current``, ``encode``, ``encrypt``, ``decrypt`` and ``noise_budget`` for ``cls``."""
+    """The module functions for ``cls``: ``current`` to ``predicted_noise_budget``."""
     name = cls.scheme
     module = f"ren.schemes.{name}"
 
@@ -44,6 +44,9 @@ def functions(cls: type[IntContext]) -> tuple[Callable[..., Any], ...]:
     def noise_budget(ct: Ciphertext) -> int:
         return of(ct).noise_budget(ct)
 
+    def predicted_noise_budget(ct: Ciphertext) -> float:
+        return of(ct).predicted_noise_budget(ct)
+
     docs = {
         current: f"""The innermost ``{name}.Context`` of this thread's ``with`` blocks.
 
@@ -57,7 +60,11 @@ def functions(cls: type[IntContext]) -> tuple[Callable[..., Any], ...]:
             "with its context's secret key; ``coefficients=True``: the message's coefficients."
         ),
         noise_budget: "The bits of noise budget ``ct`` has left (its context's secret key).",
+        predicted_noise_budget: (
+            "The bits of noise budget ``ct`` is predicted to have, from the noise estimate it "
+            "carries: no secret key, no kernel run (``ren.schemes.integer.noise``)."
+        ),
     }
     for fn, doc in docs.items():
         fn.__doc__, fn.__module__, fn.__qualname__ = doc, module, fn.__name__
-    return current, encode, encrypt, decrypt, noise_budget
+    return current, encode, encrypt, decrypt, noise_budget, predicted_noise_budget

@@ -20,7 +20,7 @@ from ren.errors import RenError
 from ren.ir.region import in_region
 from ren.poly import Poly, is_int, realize
 from ren.ring import RingSpec, galois_for_rotation
-from ren.schemes.integer import batching
+from ren.schemes.integer import batching, noise
 from ren.schemes.integer import bytes as _bytes
 from ren.schemes.integer.keys import EvaluationKeys, _context_from_pickle
 from ren.schemes.integer.params import IntParams
@@ -138,16 +138,8 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         return batching.decode(self._plaintext(pt).coeffs, self.params)
 
     def _plaintext(self, value: object) -> Plaintext:
-        """A plaintext, an int (the constant polynomial) or slot values, as a ``Plaintext``."""
-        if isinstance(value, Plaintext):
-            if value.params != self.params:
-                raise ValueError(f"the plaintext is for {value.params}, not {self.params}")
-            return value
-        if is_int(value) and not isinstance(value, bool | np.bool_):
-            coeffs = np.zeros(self.params.n, dtype=np.int64)
-            coeffs[0] = int(value) % self.params.t
-            return Plaintext(coeffs, self.params)
-        return self.encode(value)
+        """A plaintext, an int (the constant polynomial) or slot values (``Plaintext.of``)."""
+        return Plaintext.of(value, self.params, ints=True)
 
     def _plain_poly(self, pt: Plaintext, ring: RingSpec) -> Poly:
         """The plaintext's centered coefficients as a poly over ``ring`` (coefficient form)."""
@@ -169,7 +161,8 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         level = self.params.max_level
         z0, z1 = encrypt_zero(self.params, public, level, self.keychain.rng, self.device)
         c0, c1 = self._fresh(z0, z1, pt, level)
-        return Ciphertext((c0.ntt(), c1.ntt()), level, context=self)
+        est = noise.encrypted(self.params, pt)
+        return Ciphertext((c0.ntt(), c1.ntt()), level, context=self, noise=est)
 
     def decrypt_poly(self, ct: Ciphertext) -> Poly:
         """``c_0 + c_1 s (+ c_2 s^2)``, lazily, in NTT form: the message and the noise.
@@ -246,6 +239,15 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         ct = self._own(ct)
         return max(0, self._budget(self._decrypted(ct, "measure a noise budget"), ct.level))
 
+    def predicted_noise_budget(self, ct: Ciphertext) -> float:
+        """The bits of budget ``ct`` is predicted to have, with no key and no run (module noise).
+
+        Raises:
+            ValueError: for a ciphertext with no estimate (read from bytes, unpickled, rebuilt by
+                a ``ren.jit`` plan, built by hand), or one under other keys.
+        """
+        return noise.predicted_budget(self._own(ct))
+
     def _budget(self, x: list[int], level: int) -> int:
         Q = self.params.ring(level).Q
         worst = max((abs(v) for v in self._noise(x, Q)), default=0)
@@ -312,6 +314,7 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         a = self._own(a)
         if isinstance(b, Ciphertext):
             a, b = self._match(a, self._own(b))
+            est = noise.summed(a.noise, b.noise, sub=sub)
             size = max(a.size, b.size)
             parts = []
             for i in range(size):
@@ -323,17 +326,18 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
                     parts.append(-y if sub else y)
                 else:
                     parts.append(x - y if sub else x + y)
-            return a._evolve(parts=tuple(parts))
+            return a._evolve(parts=tuple(parts), noise=est)
         pt = self._plaintext(b)
         ring = a.parts[0].ring
         term = self._plain_term(pt, ring, a.correction).ntt()
         c0 = a.parts[0] - term if sub else a.parts[0] + term
-        return a._evolve(parts=(c0, *a.parts[1:]))
+        est = noise.plain_added(self.params, a.noise, pt, a.correction)
+        return a._evolve(parts=(c0, *a.parts[1:]), noise=est)
 
     def negate(self, a: Ciphertext) -> Ciphertext:
         """``-a``."""
         a = self._own(a)
-        return a._evolve(parts=tuple(-p for p in a.parts))
+        return a._evolve(parts=tuple(-p for p in a.parts), noise=a.noise)
 
     @in_region("multiply")
     def multiply(self, a: Ciphertext, b: object) -> Ciphertext:
@@ -353,9 +357,20 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         if is_int(b) and not isinstance(b, bool | np.bool_):
             k = int(b) % t
             k = k - t if k > t // 2 else k
-            return a._evolve(parts=tuple(p * k for p in a.parts))
-        m = self._plain_poly(self._plaintext(b), a.parts[0].ring).ntt()
-        return a._evolve(parts=tuple(p * m for p in a.parts))
+            return a._evolve(parts=tuple(p * k for p in a.parts), noise=noise.scaled(a.noise, k))
+        pt = self._plaintext(b)
+        m = self._plain_poly(pt, a.parts[0].ring).ntt()
+        est = noise.plain_multiplied(a.noise, pt)
+        return a._evolve(parts=tuple(p * m for p in a.parts), noise=est)
+
+    @in_region("relinearize")
+    def relinearize(self, ct: Ciphertext) -> Ciphertext:
+        """Two parts from three: ``c_2`` key switched from ``s^2`` to ``s`` (two parts: as is)."""
+        own = self._own(ct)
+        if own.size == 2:
+            return own
+        est = noise.key_switched(self.params, own.noise, own.level)
+        return own._evolve(parts=self._relinearized(own.parts, own.level), noise=est)
 
     @in_region("rotate")
     def rotate_rows(self, ct: Ciphertext, steps: int) -> Ciphertext:
@@ -376,4 +391,5 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
     def _apply_galois(self, ct: Ciphertext, g: int) -> Ciphertext:
         if ct.size != 2:
             raise ValueError("rotate a two-part ciphertext: relinearize first")
-        return ct._evolve(parts=self._automorphism(ct.parts, g, ct.level))
+        est = noise.rotated(self.params, ct.noise, ct.level, g)
+        return ct._evolve(parts=self._automorphism(ct.parts, g, ct.level), noise=est)

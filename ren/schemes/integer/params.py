@@ -6,12 +6,15 @@ import dataclasses
 import functools
 import math
 from types import ModuleType
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from ren.errors import describe
 from ren.ring import RingSpec, is_prime, ntt_primes
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.params import Chain, need_int
+
+if TYPE_CHECKING:
+    from ren.schemes.integer.choose import Reasoning
 
 __all__ = ["SCHEMES", "IntParams", "register_scheme", "scheme_module"]
 
@@ -109,6 +112,10 @@ class IntParams(Chain):
     digit_bits: int | None = None
     q_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
     p_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
+    # what choose() found, for explain(); never in the bytes, the pickle or the comparison
+    reasoning: Reasoning | None = dataclasses.field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         t = need_int("t", self.t)
@@ -170,6 +177,74 @@ class IntParams(Chain):
     def q_inverse_mod_extra(self) -> int:
         """``Q^-1`` modulo the product of :attr:`tensor_moduli`."""
         return pow(math.prod(self.q_moduli), -1, self.tensor_extra_ring.Q)
+
+    # --- from requirements ----------------------------------------------------------------------
+    @classmethod
+    def choose(
+        cls,
+        depth: int,
+        t: int = 65537,
+        *,
+        batching: bool = True,
+        secure: bool = True,
+        key_switching: str = "hybrid",
+        margin: float = 10.0,
+        n: int | None = None,
+    ) -> Self:
+        """The smallest parameters whose predicted noise budget holds a product tree of ``depth``.
+
+        The ring degrees of the HE standard's table are tried from the smallest (``n=1024``),
+        and at each the fewest moduli whose chain keeps ``margin`` bits of predicted budget
+        (``ren.schemes.integer.noise``) after ``depth`` levels of products: ``2^depth`` fresh
+        encryptions multiplied in pairs, each product relinearized (the usual multiplicative
+        depth), BGV's each followed by a ``mod_switch``. The first ring whose chain is within
+        the 128-bit bound is chosen. ``params.explain()`` lists every ring tried and why it was
+        refused, and the budget at each depth. The default margin, 10 bits, covers the model's
+        error (a bit or two), squares instead of independent products (half a bit a level),
+        and a few additions or rotations besides.
+
+        Args:
+            depth: the multiplicative depth, an int >= 0.
+            t: the plaintext modulus (default 65537), as ``Params`` takes it.
+            batching: ``t`` must be a prime ``1 (mod 2n)`` (rings where it is not are refused).
+            secure: keep within the HE standard's bound; ``False`` allows beyond it (the
+                smallest ring that holds the depth, marked ``insecure=True``).
+            key_switching: ``"hybrid"`` (one digit per modulus, one special modulus) or
+                ``"bv"``.
+            margin: the bits of predicted budget left after the depth.
+            n: try this ring degree only.
+
+        Raises:
+            TypeError: a ``depth`` or ``t`` that is not an int.
+            ValueError: a negative depth, a ``t`` that cannot batch, or a depth no ring holds:
+                the message names every ring tried and why it was refused, the largest depth
+                that fits at 128-bit security and a ring that would hold this one.
+        """
+        from ren.schemes.integer.choose import choose  # it builds Params
+
+        return choose(
+            cls,
+            depth,
+            t,
+            batching=batching,
+            secure=secure,
+            key_switching=key_switching,
+            margin=margin,
+            n=n,
+        )
+
+    def explain(self, depth: int | None = None) -> str:
+        """These parameters' predicted noise budget through a product tree, as text.
+
+        For parameters from :meth:`choose`, also every ring tried and why it was refused.
+
+        Args:
+            depth: how deep to go (default: the depth chosen for, else until the budget is
+                spent or, for BGV, no level is left).
+        """
+        from ren.schemes.integer.choose import explain  # it builds Params
+
+        return explain(self, depth)
 
     # --- serialization ------------------------------------------------------------------------
     def _header(self) -> dict[str, object]:

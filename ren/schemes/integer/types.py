@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ren.poly import Poly, is_int, realize
+from ren.schemes.integer import batching
 from ren.schemes.integer import bytes as _bytes
 from ren.schemes.integer.params import IntParams, scheme_module
 from ren.schemes.rlwe import bytes as _fmt
@@ -21,6 +22,7 @@ from ren.schemes.rlwe.values import RlweCiphertext, check_key_fingerprint
 
 if TYPE_CHECKING:
     from ren.schemes.integer.context import IntContext
+    from ren.schemes.integer.noise import NoiseEstimate
     from ren.schemes.integer.watch import CiphertextView
 
 __all__ = ["Ciphertext", "Plaintext"]
@@ -72,6 +74,27 @@ class Plaintext:
         c = c.astype(np.int64)
         c.setflags(write=False)
         object.__setattr__(self, "coeffs", c)
+
+    @classmethod
+    def of(cls, value: object, params: IntParams, *, ints: bool = False) -> Plaintext:
+        """``value`` as a plaintext for ``params``: slot values, or a plaintext, checked.
+
+        With ``ints=True`` an int is the constant polynomial (every slot holds it).
+
+        Raises:
+            TypeError: values that are not integers.
+            ValueError: a plaintext for other parameters, more than ``n`` values, or a ``t``
+                that does not allow batching.
+        """
+        if isinstance(value, Plaintext):
+            if value.params != params:
+                raise ValueError(f"the plaintext is for {value.params}, not {params}")
+            return value
+        if ints and is_int(value) and not isinstance(value, bool | np.bool_):
+            coeffs = np.zeros(params.n, dtype=np.int64)
+            coeffs[0] = int(value) % params.t
+            return cls(coeffs, params)
+        return cls(batching.encode(batching.message(value, params), params), params)
 
     def centered(self) -> np.ndarray:
         """The coefficients in ``(-t/2, t/2]``: the smallest, for products."""
@@ -138,6 +161,10 @@ class Ciphertext(RlweCiphertext):
         params: the parameters.
         key_fingerprint: the fingerprint of the public key it was made under (16 hexadecimal
             digits), or ``None`` for one built by hand outside a context holding keys.
+        noise: the predicted variance of its noise (``ren.schemes.integer.noise``), which each
+            operation computes from its operands' with no kernel run; ``None`` once read from
+            bytes, unpickled, rebuilt by a ``ren.jit`` plan or built by hand. Never in its bytes,
+            pickle, ``repr`` or a ``ren.jit`` key.
     """
 
     parts: tuple[Poly, ...]
@@ -149,6 +176,9 @@ class Ciphertext(RlweCiphertext):
     params: IntParams | None = dataclasses.field(default=None, repr=False, kw_only=True)
     key_fingerprint: str | None = dataclasses.field(
         default=None, repr=False, kw_only=True, metadata={"ren_leaf": "key"}
+    )
+    noise: NoiseEstimate | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
 
     def __post_init__(self) -> None:
@@ -184,6 +214,11 @@ class Ciphertext(RlweCiphertext):
         return len(self.parts)
 
     def _evolve(self, **fields: Any) -> Ciphertext:
+        """A new ciphertext of these fields changed; its ``noise`` is the one given, or none.
+
+        Every operation states its result's noise estimate, so none is ever carried stale.
+        """
+        fields.setdefault("noise", None)
         return dataclasses.replace(self, **fields)
 
     def _ctx(self) -> IntContext:
@@ -211,12 +246,21 @@ class Ciphertext(RlweCiphertext):
     def __ren_observe__(self) -> tuple[tuple[Poly, ...], Any] | None:
         """For the report's observing pass: the parts, then the noise budget after them.
 
+        The notes are ``noise_budget`` (measured with the secret key) and, when the ciphertext
+        carries an estimate, ``noise_budget_predicted`` (``IntContext.predicted_noise_budget``).
         ``None`` unless its context holds the secret key.
         """
         ctx = self.context
         if ctx is None or not ctx.has_secret_key:
             return None
-        return self.parts, lambda: {"noise_budget": ctx.noise_budget(self)}
+
+        def notes() -> dict[str, object]:
+            found: dict[str, object] = {"noise_budget": ctx.noise_budget(self)}
+            if self.noise is not None:
+                found["noise_budget_predicted"] = ctx.predicted_noise_budget(self)
+            return found
+
+        return self.parts, notes
 
     # --- copies, bytes, saved plans, the debugger --------------------------------------------
     def __reduce__(self) -> tuple[Callable[[bytes, str], Ciphertext], tuple[bytes, str]]:
