@@ -72,3 +72,17 @@ def test_a_polynomial_in_the_monomial_basis(ctx, xs) -> None:
     coeffs = [0.5, -1.0, 0.25, 0.75, -0.5]
     out = ckks.evaluate_polynomial(ctx.encrypt(xs), coeffs, basis="monomial")
     _check(ctx, out, np.polynomial.polynomial.polyval(xs, coeffs))
+
+
+def test_a_bootstrap_predicts_its_precision() -> None:
+    """``boot-toy``: the stages' own noise, the input's error carried through, each iteration's."""
+    params = ckks.Params.preset("boot-toy")
+    ctx = ckks.Context(params, seed=24, device="cpu")
+    ctx.keygen()
+    ctx.bootstrap_keys()
+    values = np.random.default_rng(25).uniform(-1, 1, params.slots)
+    ct = ctx.encrypt(values, level=0)
+    out = ckks.bootstrap(ct)
+    got = ctx.decrypt(out, real=True)
+    assert abs(ckks.predicted_precision(out) - ckks.precision_bits(got, values)) <= 2
+    assert ckks.predicted_precision(out) < ckks.predicted_precision(ct)  # it adds noise

@@ -44,14 +44,15 @@ from ren.circuits.ckks.dft import coeff_to_slot_groups, slot_to_coeff_groups, ti
 from ren.circuits.ckks.evalmod import double_angles
 from ren.circuits.ckks.iterate import check_iterations, iterate
 from ren.circuits.ckks.linear import LinearTransform
-from ren.circuits.ckks.modraise import mod_raise
+from ren.circuits.ckks.modraise import raise_modulus
 from ren.circuits.ckks.polynomial import evaluate_polynomial
 from ren.circuits.ckks.rotations import check_rotation_keys, context_of
 from ren.ir.region import noted, region
 from ren.progress import Progress
 from ren.schemes import ckks
+from ren.schemes.ckks.noise import bound_of, carried, exact, within
 from ren.schemes.ckks.ranges import EVAL_SCALE_BITS, expect
-from ren.schemes.ckks.shadow import decryption
+from ren.schemes.rlwe.noise import secret_weight
 
 __all__ = [
     "EVAL_SCALE",
@@ -247,37 +248,13 @@ def _times(ct: ckks.Ciphertext, c: complex) -> ckks.Ciphertext:
     return ckks.multiply(ct, ctx.encode(c, ct.level, 1.0), rescale=False)
 
 
+def _transformed(x: ckks.Ciphertext, lt: LinearTransform) -> ckks.Ciphertext:
+    """``lt(x)``, its values noted within ``|x|`` times ``lt.row_norm`` (the DFT keeps sizes)."""
+    return within(lt(x), bound_of(x) * lt.row_norm)
+
+
 def _real(ct: ckks.Ciphertext) -> ckks.Ciphertext:
     return dataclasses.replace(ct, real=True)  # the slots are real: read them so
-
-
-@in_region("mod_raise")
-def raise_modulus(ct: ckks.Ciphertext, made: Plan, lift: int = 0) -> ckks.Ciphertext:
-    """Stage 1, ModRaise of ``ct`` (at level 0): at the top level, decrypting to ``t + q_0 I``.
-
-    Inside a switch to the sparse secret and back when the plan says so; ``ct``'s scale. With
-    ``lift``, the words are then multiplied by ``2^lift`` (exact, no level) and read at the scale
-    ``EVAL_SCALE 2^lift``: as ``t / EVAL_SCALE``, what the bootstrap's next stage takes.
-    """
-    ctx = context_of(ct)
-    h = made.config.sparse_secret
-    if h is None:
-        raised = mod_raise(ct)
-    else:
-        down, up = ctx.encapsulation_keys(h)
-        c0, c1 = ct.parts
-        d0, d1 = ctx.key_switcher.switch(c1, down, 0)
-        # under the sparse secret: no shadow (the secret key would not decrypt it)
-        raised = mod_raise(dataclasses.replace(ct, parts=(c0 + d0, d1)), under_secret=False)
-        c0, c1 = raised.parts
-        d0, d1 = ctx.key_switcher.switch(c1, up, raised.level)
-        raised = dataclasses.replace(raised, parts=(c0 + d0, d1))
-        # under the secret again: its shadow is its exact decryption, t + q_0 I
-        raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))
-    if not lift:
-        return raised
-    x = ckks.multiply(raised, 2**lift)  # exact: the words times 2^lift
-    return dataclasses.replace(x, scale=EVAL_SCALE * 2**lift)
 
 
 @in_region("eval_mod")
@@ -288,11 +265,17 @@ def eval_sine(ct: ckks.Ciphertext, made: Plan) -> ckks.Ciphertext:
     ``arcsine`` ``c + c^3 / 6`` (``2 pi x`` for ``x = (K + 1) y`` near an integer, rather than
     its sine); ``config.eval_mod_depth`` levels down. The bootstrap runs it at ``EVAL_SCALE``.
     """
-    c = double_angles(evaluate_polynomial(_real(ct), made.cosine), made.config.double_angle)
-    if made.config.arcsine:  # arcsin(c) = c + c^3 / 6 + ..., c = sin(2 pi x) small
+    config = made.config
+    # the noise model: the stage's own noise on an input without error, then the input's error
+    # times the slope of sin(2 pi (K + 1) y) (which the powers' and double angles' bounds would
+    # overstate); in range, |x| <= x_bound, so the values are at most sin(2 pi x_bound)
+    c = double_angles(evaluate_polynomial(_real(exact(ct)), made.cosine), config.double_angle)
+    c = within(c, min(1.0, 1.01 * math.sin(2 * math.pi * config.x_bound)))
+    if config.arcsine:  # arcsin(c) = c + c^3 / 6 + ..., c = sin(2 pi x) small
         ctx = context_of(c)
         c = ckks.multiply(c, ctx.encode(1 / 6, c.level, made.sixth)) * (c * c) + c
-    return c
+        c = within(c, 1.01 * 2 * math.pi * config.x_bound)
+    return carried(c, ct, 2 * math.pi * (config.K + 1))
 
 
 @in_region("bootstrap")
@@ -358,10 +341,14 @@ def _once(x: ckks.Ciphertext, made: Plan, stages: dict | None) -> ckks.Ciphertex
     """One bootstrap of ``x`` (at level 0): its four stages, each a region."""
     ctx = context_of(x)
     q0 = float(ctx.params.q_moduli[0])
-    scale, real = x.scale, x.real
+    scale, real, given = x.scale, x.real, x
     x = raise_modulus(x, made, lift=LIFT)  # read as t / EVAL_SCALE
-    # checked only where a tool decrypts it (the report's observing pass, the debugger)
     c = made.config
+    # its slots sum n coefficients t + q_0 I of random signs, I of variance (h + 1) / 12 for a
+    # secret of weight h: a slot's deviation is q_0 sqrt(n (h + 2) / 12), its largest about 5 of it
+    h = c.sparse_secret if c.sparse_secret is not None else secret_weight(ctx.params)
+    x = within(x, 5 * q0 * math.sqrt(ctx.params.n * (h + 2) / 12) / EVAL_SCALE)
+    # checked only where a tool decrypts it (the report's observing pass, the debugger)
     expect(x, RaisedRange(ctx.params.q_moduli[0], c.K, c.x_bound, scale, EVAL_SCALE))
     out = {} if stages is None else stages
     out["mod_raise"] = x
@@ -376,9 +363,10 @@ def _once(x: ckks.Ciphertext, made: Plan, stages: dict | None) -> ckks.Ciphertex
         for lt in made.coeff_to_slot:
             with region(f"level {lt.level}"):  # one transform a level: steppable one by one
                 noted("in", x)
-                x = lt(x)
+                x = _transformed(x, lt)
                 noted("out", x)
-        out["coeff_to_slot"] = x
+        # the slots hold (t / q_0 + I) / (2 (K + 1)), within 1/2, whatever the bounds' arithmetic
+        out["coeff_to_slot"] = x = within(x, 1.0)
         noted("out", x)
         xc = x.conjugate()
         re, im = _real(x + xc), _real(_times(x - xc, -1j))
@@ -393,8 +381,10 @@ def _once(x: ckks.Ciphertext, made: Plan, stages: dict | None) -> ckks.Ciphertex
         for lt in made.slot_to_coeff:
             with region(f"level {lt.level}"):
                 noted("in", v)
-                v = lt(v)
+                v = _transformed(v, lt)
                 noted("out", v)
-        out["slot_to_coeff"] = v = dataclasses.replace(v, real=real)
+        # the input's error is part of its message t: it comes out as it went in
+        v = carried(dataclasses.replace(v, real=real), given, 1.0)
+        out["slot_to_coeff"] = v
         noted("out", v)
     return v

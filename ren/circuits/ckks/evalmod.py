@@ -26,6 +26,7 @@ from ren.circuits.ckks.polynomial import evaluate_polynomial, plan
 from ren.circuits.ckks.rotations import context_of
 from ren.poly import is_int
 from ren.schemes import ckks
+from ren.schemes.ckks.noise import within
 from ren.schemes.ckks.ranges import SlotRange, check_series, expect
 
 __all__ = ["double_angles", "eval_mod", "eval_mod_depth"]
@@ -52,7 +53,7 @@ def _cosine(K: int, degree: int, r: int) -> tuple[np.ndarray, tuple[float, float
 def double_angles(c: ckks.Ciphertext, r: int) -> ckks.Ciphertext:
     """``r`` double-angle steps ``c <- 2 c^2 - 1``: ``cos(2^r a)`` from ``cos(a)``, ``r`` levels."""
     for _ in range(r):
-        c = c * c * 2 - 1.0  # cos(2a) = 2 cos(a)^2 - 1
+        c = within(c * c * 2 - 1.0, 1.0)  # cos(2a) = 2 cos(a)^2 - 1: a cosine, within 1
     return c
 
 

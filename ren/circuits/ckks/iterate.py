@@ -35,6 +35,7 @@ from ren.circuits.ckks.bootconfig import BootstrapConfig
 from ren.ir.region import noted, region
 from ren.poly import is_int
 from ren.schemes import ckks
+from ren.schemes.ckks.noise import carried, exact
 from ren.schemes.ckks.ranges import RELATIVE
 from ren.schemes.rlwe.bytes import describe
 
@@ -158,7 +159,10 @@ def iterate(
         with region(f"iteration {i}"):
             noted("in", out)
             error = ckks.multiply(x - out.at_level(0), 2**k)  # exact: the words times 2^k
-            fix = ckks.multiply(once(error, stages if i == iterations else None), 2.0**-k)
-            out = dataclasses.replace(out + fix, shadow=x.shadow)
+            # the noise model: the earlier error cancels, so the result errs by the input's
+            # error and this bootstrap's own noise, 2^-k of it (what exact() follows apart)
+            fix = ckks.multiply(once(exact(error), stages if i == iterations else None), 2.0**-k)
+            out = carried(dataclasses.replace(out + fix, noise=fix.noise), x, 1.0)
+            out = dataclasses.replace(out, shadow=x.shadow)
             noted("out", out)
     return out

@@ -195,6 +195,10 @@ class LinearTransform:
         self.index = bsgs_index(list(self.diagonals), self.slots, self.n1)
         self.baby_steps = sorted({i for group in self.index.values() for i in group})
         self.giant_steps = sorted(self.index)
+        # the largest 2-norm of a row: the DFT's factors keep the size of values of random phase
+        # (a row sums them as a random walk), where the sum of |entries| takes a row at its worst
+        rows = sum((np.abs(d) ** 2 for d in self.diagonals.values()), np.zeros(self.slots))
+        self.row_norm = float(np.sqrt(np.max(rows, initial=0.0)))
         self._plaintexts: dict[tuple[Any, ...], dict[tuple[int, int], ckks.Plaintext]] = {}
         self._lock = threading.Lock()
 

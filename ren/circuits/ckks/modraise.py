@@ -12,13 +12,16 @@ inverse NTT of each part, a basis extension from one modulus (exact: the centere
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ren.circuits import in_region
 from ren.circuits.ckks.rotations import context_of
 from ren.schemes import ckks
+from ren.schemes.ckks.noise import exact
+from ren.schemes.ckks.ranges import EVAL_SCALE_BITS
 from ren.schemes.ckks.shadow import decryption
 
-__all__ = ["mod_raise"]
+__all__ = ["mod_raise", "raise_modulus"]
 
 
 @in_region("mod_raise")
@@ -46,9 +49,43 @@ def mod_raise(ct: ckks.Ciphertext, *, under_secret: bool = True) -> ckks.Ciphert
     top = ctx.params.max_level
     ring = ctx.params.ring(top)
     parts = tuple(p.intt().to_ring(ring).ntt() for p in ct.parts)  # the centered lift, exact
-    # no predicted error past here: the noise model does not follow a bootstrap's stages yet,
-    # so what comes of them says it has no estimate rather than give a wrong one
-    raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None, noise=None)
+    raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None)
+    # exact: its decryption is t + q_0 I itself (the input's error is part of t, and the
+    # bootstrap carries it to its output); its slots are sums of n coefficients below q_0 (K + 1)
+    raised = exact(raised)
+    if raised.noise is not None:
+        bound = float(ctx.params.q_moduli[0]) * ctx.params.n * 2.0**8  # K + 1 <= 2^8: ample
+        raised = dataclasses.replace(raised, noise=dataclasses.replace(raised.noise, bound=bound))
     if under_secret:  # t + q_0 I: only its decryption tells I
         raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))
     return raised
+
+
+@in_region("mod_raise")
+def raise_modulus(ct: ckks.Ciphertext, made: Any, lift: int = 0) -> ckks.Ciphertext:
+    """Stage 1, ModRaise of ``ct`` (at level 0): at the top level, decrypting to ``t + q_0 I``.
+
+    Inside a switch to the sparse secret and back when the plan (``made``, a bootstrap's ``Plan``)
+    says so; ``ct``'s scale. With
+    ``lift``, the words are then multiplied by ``2^lift`` (exact, no level) and read at the scale
+    ``EVAL_SCALE 2^lift``: as ``t / EVAL_SCALE``, what the bootstrap's next stage takes.
+    """
+    ctx = context_of(ct)
+    h = made.config.sparse_secret
+    if h is None:
+        raised = mod_raise(ct)
+    else:
+        down, up = ctx.encapsulation_keys(h)
+        c0, c1 = ct.parts
+        d0, d1 = ctx.key_switcher.switch(c1, down, 0)
+        # under the sparse secret: no shadow (the secret key would not decrypt it)
+        raised = mod_raise(dataclasses.replace(ct, parts=(c0 + d0, d1)), under_secret=False)
+        c0, c1 = raised.parts
+        d0, d1 = ctx.key_switcher.switch(c1, up, raised.level)
+        raised = dataclasses.replace(raised, parts=(c0 + d0, d1))
+        # under the secret again: its shadow is its exact decryption, t + q_0 I
+        raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))
+    if not lift:
+        return raised
+    x = ckks.multiply(raised, 2**lift)  # exact: the words times 2^lift
+    return dataclasses.replace(x, scale=2.0 ** (EVAL_SCALE_BITS + lift))

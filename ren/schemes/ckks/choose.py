@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 import weakref
 from typing import Any
 
@@ -64,11 +65,12 @@ def chain_precision(params: Any, depth: int | None = None, every: bool = True) -
     """
     depth = params.max_level if depth is None else depth
     scale = params.scale
-    x = noise.fresh(params, 1.0, scale)
+    values = types.SimpleNamespace(magnitude=1.0, scale=scale, rounding=None)  # a stand-in
+    x = noise.fresh(params, values)
     level = params.max_level
     out = [noise.precision_bits(x, scale, params.slots, False)] if every or not depth else []
     for step in range(depth):
-        y = noise.fresh(params, 1.0, scale)
+        y = noise.fresh(params, values)
         x = noise.key_switch(params, noise.multiply(x, y), level)
         q = params.q_moduli[level]
         x = noise.rescale(params, x, q)

@@ -131,7 +131,9 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         scale = prm.scale if scale is None else check_scale(scale)
         slots, real = slot_values(values, prm.slots)
         with np.errstate(over="ignore", invalid="ignore"):  # too large: refused just below
-            coeffs = np.rint(embed_inverse(slots, prm.n) * scale)
+            wanted = embed_inverse(slots, prm.n) * scale
+            coeffs = np.rint(wanted)
+            rounding = float(np.mean(np.square(coeffs - wanted)))  # for the predicted error
         finite = bool(np.all(np.isfinite(coeffs)))
         biggest = float(np.max(np.abs(coeffs))) if finite and coeffs.size else 0.0
         if not finite or 2 * biggest >= ring.Q:  # exact: an int and a float compare exactly
@@ -146,7 +148,9 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
             ints = np.array([int(c) for c in coeffs], dtype=object)
         poly = Poly(ints, ring, self.device).ntt()
         magnitude = float(np.max(np.abs(slots), initial=0.0))
-        return Plaintext(poly, float(scale), level, real, self, magnitude=magnitude)
+        return Plaintext(
+            poly, float(scale), level, real, self, magnitude=magnitude, rounding=rounding
+        )
 
     def decode(self, pt: Plaintext) -> np.ndarray:
         """The ``n/2`` slots of a plaintext (``numpy.complex128``).
@@ -197,7 +201,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         z0, z1 = encrypt_zero(self.params, public, pt.level, self.keychain.rng, self.device)
         c0 = z0 + pt.poly
         ct = Ciphertext((c0.ntt(), z1.ntt()), pt.scale, pt.level, pt.real, self)
-        ct = ct._evolve(noise=noise.fresh(self.params, noise.magnitude(pt), pt.scale))
+        ct = ct._evolve(noise=noise.fresh(self.params, pt))
         if shadowing(self):  # for the report's precision (ren.schemes.ckks.shadow)
             ct = ct._evolve(shadow=Shadow(lambda: self.decode(pt) * pt.scale))
         return ct

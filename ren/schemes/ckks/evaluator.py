@@ -288,13 +288,13 @@ class Evaluator:
         slots = self.params.slots
         est = _one(
             ct,
-            lambda x: noise.key_switch(self.params, noise.rotated(x, steps, slots), ct.level),
+            lambda x: noise.key_switch(self.params, x.rotated(steps, slots), ct.level),
         )
         return ct._evolve(parts=parts, shadow=apply(on_slots, ct.shadow), noise=est)
 
     def _pt_noise(self, pt: Plaintext) -> noise.Noise:
         """A plaintext operand's predicted error (its rounding) and bound."""
-        return noise.plain(self.params, noise.magnitude(pt), pt.scale)
+        return noise.plain(self.params, pt)
 
     def _pt_shadow(self, ct: Ciphertext, pt: Plaintext) -> Shadow | None:
         """A plaintext operand's shadow (its own decoding, later), when ``ct`` has one."""

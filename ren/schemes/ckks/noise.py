@@ -41,7 +41,10 @@ from ren.schemes.rlwe import noise as rlwe_noise
 __all__ = [
     "Noise",
     "add",
+    "bound_of",
     "bounded",
+    "carried",
+    "exact",
     "fresh",
     "key_switch",
     "magnitude",
@@ -50,7 +53,6 @@ __all__ = [
     "plain",
     "precision_bits",
     "rescale",
-    "rotated",
     "times",
     "within",
 ]
@@ -123,28 +125,33 @@ class Noise:
         """This noise with a new independent component of slot variances ``var``."""
         return Noise(_limit((*self.parts, _part(var, slots))), self.bound)
 
-    def moved(self, steps: int, slots: int) -> Noise:
-        """The error of the value rotated by ``steps``: each component's offset moves."""
+    def rotated(self, steps: int, slots: int) -> Noise:
+        """The error of the value rotated by ``steps`` (before the key switch's own noise)."""
         moved = tuple(dataclasses.replace(p, offset=(p.offset + steps) % slots) for p in self.parts)
         return Noise(moved, self.bound)
 
 
-def _merge(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+def _merge(parts: tuple[Part, ...], sub: int | None = None) -> tuple[Part, ...]:
     """Components of one source combined: at one offset coherently, at others as rotations.
 
     Copies at the same offset are the same error on the same slots: their amplitudes add
-    (``(sqrt v_1 + sqrt v_2)^2``, as if of one sign). Copies at other offsets are one error
-    on other slots: variances add, and the sum takes half as many independent values (``x +
-    rot(x)`` pairs the slots up).
+    (``(sqrt v_1 + sqrt v_2)^2``, as if of one sign), or, an exact copy in the parts from
+    ``sub`` on (subtracted), cancel (``x - y`` for a ``y`` that carries ``x``'s error as it is).
+    Copies at other offsets are one error on other slots: variances add, and the sum takes half
+    as many independent values (``x + rot(x)`` pairs the slots up).
     """
     out: dict[int, Part] = {}
-    for p in parts:
+    for i, p in enumerate(parts):
         have = out.get(p.source)
         if have is None:
             out[p.source] = p
         elif have.offset == p.offset:
+            # an exact copy subtracted cancels (a bootstrap's x - y); a scaled one (its sign not
+            # kept, a product's scaled slot by slot) adds, at worst
+            sign = -1.0 if sub is not None and i >= sub and have.var == p.var else 1.0
             var = tuple(
-                (math.sqrt(a) + math.sqrt(b)) ** 2 for a, b in zip(have.var, p.var, strict=True)
+                (math.sqrt(a) + sign * math.sqrt(b)) ** 2
+                for a, b in zip(have.var, p.var, strict=True)
             )
             out[p.source] = dataclasses.replace(have, var=var, spread=min(have.spread, p.spread))
         else:
@@ -180,23 +187,28 @@ def magnitude(pt: Any) -> float:
     return 1.0 if m is None else float(m)
 
 
-def plain(params: Any, magnitude: float, scale: float) -> Noise:
-    """An encoded plaintext: the rounding of its coefficients, and its values' bound."""
-    return Noise((_part((params.n / 12,), params.slots),), magnitude * scale)
+def plain(params: Any, pt: Any) -> Noise:
+    """An encoded plaintext: the rounding of its coefficients, and its values' bound.
+
+    ``pt``'s ``rounding`` (the encoder measures it: ``0`` for values the scale holds exactly),
+    else ``1/12``; its ``magnitude`` (``magnitude``).
+    """
+    rounding = getattr(pt, "rounding", None)
+    v = 1 / 12 if rounding is None else float(rounding)
+    return Noise((_part((params.n * v,), params.slots),), magnitude(pt) * pt.scale)
 
 
-def fresh(params: Any, magnitude: float, scale: float) -> Noise:
-    """An encryption of values of at most ``magnitude``: encoding and encryption noise."""
+def fresh(params: Any, pt: Any) -> Noise:
+    """An encryption of the plaintext ``pt``: its encoding's noise and the encryption's."""
     terms = slot_terms(params, rlwe_noise.fresh_terms(params))
-    var = (params.n / 12 + terms[0], terms[1])
-    return Noise((_part(var, params.slots),), magnitude * scale)
+    return plain(params, pt).plus(terms, params.slots)
 
 
 def add(a: Noise, b: Noise, same: bool = False, sub: bool = False) -> Noise:
     """The sum (``sub``: difference) of two values: ``same`` when ``b`` is ``a`` itself."""
     if same:
         return a.times(0 if sub else 2)  # a - a is exactly zero
-    return Noise(_merge(a.parts + b.parts), a.bound + b.bound)
+    return Noise(_merge(a.parts + b.parts, len(a.parts) if sub else None), a.bound + b.bound)
 
 
 def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
@@ -238,11 +250,6 @@ def zero(a: Noise) -> bool:
     return a.bound == 0 and not any(a.var)
 
 
-def rotated(a: Noise, steps: int, slots: int) -> Noise:
-    """``a`` after its slots move by ``steps`` (before the key switch's own noise)."""
-    return a.moved(steps, slots)
-
-
 def rescale(params: Any, a: Noise, q: float) -> Noise:
     """``a`` divided by ``q`` (rounded): a smaller error, plus the rounding of both parts."""
     if zero(a):
@@ -261,6 +268,34 @@ def key_switch(params: Any, a: Noise, level: int) -> Noise:
 def bounded(a: Noise, bound: float) -> Noise:
     """``a`` with its message known to be at most ``bound`` words (a circuit knows better)."""
     return dataclasses.replace(a, bound=min(a.bound, bound))
+
+
+def exact(ct: Any) -> Any:
+    """``ct`` taken as holding no error (its bound kept): to follow a circuit's own noise apart.
+
+    A circuit that knows how its input's error reaches its output (a polynomial: by its slope)
+    builds on ``exact(ct)`` and adds the input's error back with ``carried``. Nothing is built.
+    """
+    if ct.noise is None:
+        return ct
+    return dataclasses.replace(ct, noise=Noise((), ct.noise.bound))
+
+
+def carried(out: Any, source: Any, slope: float) -> Any:
+    """``out`` with ``source``'s error added, times ``slope`` (from its scale to ``out``'s).
+
+    ``out``'s own estimate (from ``exact``) is kept; ``None`` if either has none.
+    """
+    if out.noise is None or source.noise is None:
+        return dataclasses.replace(out, noise=None)
+    f = slope * out.scale / source.scale
+    moved = Noise(tuple(p.scaled(f * f) for p in source.noise.parts), 0.0)
+    return dataclasses.replace(out, noise=add(out.noise, moved))
+
+
+def bound_of(ct: Any) -> float:
+    """The bound on ``ct``'s slots, over its scale (``inf`` for a ciphertext without estimate)."""
+    return math.inf if ct.noise is None else ct.noise.bound / ct.scale
 
 
 def within(ct: Any, magnitude: float) -> Any:

@@ -105,6 +105,9 @@ class Plaintext:
         magnitude: the largest ``|value|`` encoded (``Context.encode`` notes it, for the
             predicted precision of what it multiplies); ``None`` (taken as 1) for a plaintext
             built by hand, read from bytes or unpickled.
+        rounding: the variance of the encoding's rounding over the coefficients (0 for values
+            the scale holds exactly, such as ``+-1`` and ``+-i`` at scale 1); ``None`` (taken as
+            ``1/12``) where not known.
     """
 
     poly: Poly
@@ -116,6 +119,9 @@ class Plaintext:
     )
     params: Params | None = dataclasses.field(default=None, repr=False, kw_only=True)
     magnitude: float | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
+    )
+    rounding: float | None = dataclasses.field(
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
 
