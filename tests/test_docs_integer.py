@@ -27,7 +27,7 @@ def ints(s: str) -> list[int]:
 
 def test_every_example_runs_and_prints_what_the_page_shows():
     namespace, checked = pages.run_page(PAGE)
-    assert namespace and checked == len(outputs()) == 5
+    assert namespace and checked == len(outputs()) == 7
 
 
 def test_the_printed_values_are_integer_arithmetic_mod_t():
@@ -73,6 +73,15 @@ def test_the_kernels_of_one_multiply_follow_from_the_algorithm():
     assert (down["intt"], down["base_convert"], down["ntt"]) == (2, 2, 2)
     total = sum(sum(int(n) for n in c.values()) for c in count.values())
     assert kernels.splitlines()[-1].startswith(f"{total} kernels; [3 8]")
+
+
+def test_the_predicted_budgets_are_within_3_bits_of_the_measured():
+    """The prediction section's figures, and the chosen chain's product tree."""
+    predicted_vs_measured, chosen = outputs()[4:6]
+    pairs = re.findall(r"predicted +([\d.]+) bits, measured (\d+)", predicted_vs_measured + chosen)
+    assert len(pairs) == 6
+    assert all(abs(float(p) - int(m)) <= 3 for p, m in pairs)
+    assert "n=8192: chosen" in chosen and chosen.splitlines()[-2] == "True"
 
 
 def test_the_server_computes_what_numpy_does():

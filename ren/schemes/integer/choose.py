@@ -336,7 +336,7 @@ def explain(params: IntParams, depth: int | None = None) -> str:
     secure = "insecure (no bound)" if params.insecure else f"128-bit bound {bound}"
     lines.append(
         f"  n={params.n}, t={_t_text(params)}, log2(QP) = {params.log2_qp:.1f} bits ({secure}); "
-        f"{params.key_switching} key switching, {len(params.p_moduli)} special moduli"
+        f"{params.key_switching} key switching, {_special(params)}"
     )
     if reasoning is not None:
         chosen_depth, margin, log = reasoning
@@ -355,6 +355,11 @@ def explain(params: IntParams, depth: int | None = None) -> str:
         if bits <= 0 and depth is None:
             break
     return "\n".join(lines)
+
+
+def _special(params: IntParams) -> str:
+    count = len(params.p_moduli)
+    return f"{count} special modul{'us' if count == 1 else 'i'}"
 
 
 def _t_text(params: IntParams) -> str:
