@@ -16,6 +16,7 @@ import random
 import numpy as np
 import pytest
 
+import ren
 from ren.schemes import bfv, bgv
 from ren.schemes.integer import noise
 
@@ -197,6 +198,19 @@ def test_an_estimate_is_metadata_only() -> None:
             with pytest.raises(ValueError, match="carries no noise estimate"):
                 ctx.predicted_noise_budget(lost)
             assert lost.noise is None and (lost + ct).noise is None  # none is made up
+
+
+def test_a_jitted_result_carries_no_estimate() -> None:
+    """Every replay returns the captured result: an estimate there would be the first call's."""
+    params = bfv.Params(n=4096, q_bits=(36, 36), p_bits=(37,), t=65537)
+    with bfv.Context(params, seed=9, device="cpu") as ctx:
+        a, b = bfv.encrypt([1, 2]).realize(), bfv.encrypt([3, 4]).realize()
+        f = ren.jit(lambda x, y: x * y + x)
+        for x in (a, (a * 1000).realize()):
+            out = f(x, b)
+            assert ctx.decrypt(out)[:2].tolist() == (ctx.decrypt(x)[:2] * [4, 5]).tolist()
+            with pytest.raises(ValueError, match=r"returned by a ren\.jit function"):
+                ctx.predicted_noise_budget(out)
 
 
 def test_the_report_notes_the_prediction_beside_the_measure() -> None:

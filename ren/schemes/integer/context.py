@@ -243,8 +243,8 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         """The bits of budget ``ct`` is predicted to have, with no key and no run (module noise).
 
         Raises:
-            ValueError: for a ciphertext with no estimate (read from bytes, unpickled, rebuilt by
-                a ``ren.jit`` plan, built by hand), or one under other keys.
+            ValueError: for a ciphertext with no estimate (read from bytes, unpickled, returned
+                by a ``ren.jit`` function, built by hand), or one under other keys.
         """
         return noise.predicted_budget(self._own(ct))
 

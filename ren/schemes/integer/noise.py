@@ -255,15 +255,15 @@ def predicted_budget(ct: Ciphertext) -> float:
     is an integer and lies within a few bits of it.
 
     Raises:
-        ValueError: for a ciphertext with no estimate: read from bytes, unpickled, rebuilt by a
-            ``ren.jit`` plan or built by hand (only the operations that make a ciphertext carry
-            its estimate; a replay runs none of them).
+        ValueError: for a ciphertext with no estimate: read from bytes, unpickled, returned by
+            a ``ren.jit`` function or built by hand (only the operations that make a ciphertext
+            carry its estimate; a replay runs none of them).
     """
     if ct.noise is None or ct.params is None:
         raise ValueError(
             "this ciphertext carries no noise estimate: it was read from bytes, unpickled, "
-            "rebuilt by a ren.jit plan or built by hand, and only the operations that make a "
-            "ciphertext (encrypt, +, *, rotations, ...) predict its noise; measure it with "
-            "noise_budget (which needs the secret key)"
+            "returned by a ren.jit function (whose replays run none of the operations that "
+            "predict noise) or built by hand; predict outside the jitted function, or measure "
+            "it with noise_budget (which needs the secret key)"
         )
     return budget(ct.params, ct.noise, ct.level)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ren.capture.function import capturing
 from ren.poly import Poly, is_int, realize
 from ren.schemes.integer import batching
 from ren.schemes.integer import bytes as _bytes
@@ -163,8 +164,8 @@ class Ciphertext(RlweCiphertext):
             digits), or ``None`` for one built by hand outside a context holding keys.
         noise: the predicted variance of its noise (``ren.schemes.integer.noise``), which each
             operation computes from its operands' with no kernel run; ``None`` once read from
-            bytes, unpickled, rebuilt by a ``ren.jit`` plan or built by hand. Never in its bytes,
-            pickle, ``repr`` or a ``ren.jit`` key.
+            bytes, unpickled, made inside a ``ren.jit`` function or built by hand. Never in its
+            bytes, pickle, ``repr`` or a ``ren.jit`` key.
     """
 
     parts: tuple[Poly, ...]
@@ -216,9 +217,13 @@ class Ciphertext(RlweCiphertext):
     def _evolve(self, **fields: Any) -> Ciphertext:
         """A new ciphertext of these fields changed; its ``noise`` is the one given, or none.
 
-        Every operation states its result's noise estimate, so none is ever carried stale.
+        Every operation states its result's noise estimate, so none is ever carried stale; inside
+        a ``ren.jit`` capture none is kept (every replay returns the captured result, whatever
+        its inputs' noise).
         """
         fields.setdefault("noise", None)
+        if capturing() is not None:
+            fields["noise"] = None
         return dataclasses.replace(self, **fields)
 
     def _ctx(self) -> IntContext:
