@@ -240,7 +240,7 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         return max(0, self._budget(self._decrypted(ct, "measure a noise budget"), ct.level))
 
     def predicted_noise_budget(self, ct: Ciphertext) -> float:
-        """The bits of budget ``ct`` is predicted to have, with no key and no run (module noise).
+        """Bits of budget ``ct`` is predicted to have, no key, no run (``integer.noise``).
 
         Raises:
             ValueError: for a ciphertext with no estimate (read from bytes, unpickled, returned

@@ -140,7 +140,8 @@ def plain_added(params: IntParams, a: Estimate, pt: Plaintext, correction: int) 
     if params.scheme == "bfv":
         added = float(t) ** 2 / 12
     else:
-        fm = pt.coeffs.astype(object) * correction % t
+        small = t < 2**31  # then f m < 2^62: int64 holds it
+        fm = pt.coeffs * correction % t if small else pt.coeffs.astype(object) * correction % t
         added = _mean_square(np.where(fm > t // 2, fm - t, fm).astype(np.float64))
     return est.combined(
         ((a, 1.0), (est.new([_log(added)], est.key("plain", _of(pt), correction)), 1.0))
