@@ -96,7 +96,18 @@ def test_every_page_is_in_the_navigation_once():
 def test_every_tutorial_has_a_page_in_order():
     hooks = load_hooks()
     paths = hooks.tutorial_paths()
-    assert [p.stem[:2] for p in paths] == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
+    assert [p.stem[:2] for p in paths] == [
+        "01",
+        "02",
+        "03",
+        "04",
+        "05",
+        "06",
+        "07",
+        "08",
+        "09",
+        "10",
+    ]
     want = ["tutorials/index.md", *(f"tutorials/{p.stem}.md" for p in paths)]
     assert _section("Tutorials") == want
 

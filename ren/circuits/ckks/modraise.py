@@ -17,7 +17,7 @@ from typing import Any
 from ren.circuits import in_region
 from ren.circuits.ckks.rotations import context_of
 from ren.schemes import ckks
-from ren.schemes.ckks.noise import exact
+from ren.schemes.ckks.noise import exact, renewed
 from ren.schemes.ckks.ranges import EVAL_SCALE_BITS
 from ren.schemes.ckks.shadow import decryption
 
@@ -52,10 +52,8 @@ def mod_raise(ct: ckks.Ciphertext, *, under_secret: bool = True) -> ckks.Ciphert
     raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None)
     # exact: its decryption is t + q_0 I itself (the input's error is part of t, and the
     # bootstrap carries it to its output); its slots are sums of n coefficients below q_0 (K + 1)
-    raised = exact(raised)
-    if raised.noise is not None:
-        bound = float(ctx.params.q_moduli[0]) * ctx.params.n * 2.0**8  # K + 1 <= 2^8: ample
-        raised = dataclasses.replace(raised, noise=dataclasses.replace(raised.noise, bound=bound))
+    most = float(ctx.params.q_moduli[0]) * ctx.params.n * 2.0**8  # K + 1 <= 2^8: ample
+    raised = renewed(exact(raised), most / ct.scale)
     if under_secret:  # t + q_0 I: only its decryption tells I
         raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))
     return raised

@@ -134,6 +134,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
             wanted = embed_inverse(slots, prm.n) * scale
             coeffs = np.rint(wanted)
             rounding = float(np.mean(np.square(coeffs - wanted)))  # for the predicted error
+            mass = float(np.sum(np.abs(slots)))
         finite = bool(np.all(np.isfinite(coeffs)))
         biggest = float(np.max(np.abs(coeffs))) if finite and coeffs.size else 0.0
         if not finite or 2 * biggest >= ring.Q:  # exact: an int and a float compare exactly
@@ -149,8 +150,9 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         poly = Poly(ints, ring, self.device).ntt()
         magnitude = float(np.max(np.abs(slots), initial=0.0))
         return Plaintext(
-            poly, float(scale), level, real, self, magnitude=magnitude, rounding=rounding
-        )
+            poly, float(scale), level, real, self, magnitude=magnitude, rounding=rounding,
+            mass=mass,
+        )  # fmt: skip
 
     def decode(self, pt: Plaintext) -> np.ndarray:
         """The ``n/2`` slots of a plaintext (``numpy.complex128``).

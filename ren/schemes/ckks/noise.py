@@ -29,13 +29,11 @@ a linear transform's are not the sum of their diagonals' bounds) say so with :fu
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import math
 from typing import Any
 
-import numpy as np
-
+from ren.schemes.ckks.tails import median_max
 from ren.schemes.rlwe import noise as rlwe_noise
 
 __all__ = [
@@ -52,6 +50,7 @@ __all__ = [
     "multiply",
     "plain",
     "precision_bits",
+    "renewed",
     "rescale",
     "times",
     "within",
@@ -106,10 +105,17 @@ class Noise:
         parts: the error's components: independent of each other unless they share a
             ``source`` (then they are copies of one error, rotated by their ``offset``).
         bound: a bound on the message's slots, in words (``max |v| * scale``).
+        mass: a bound on the sum of their sizes (``sum |v| * scale``): a value padded with
+            zeros, or a product by one, has far less than ``bound`` in every slot.
+        origin: ``(source, offset, mass)`` of the message: values rotated from one message
+            share its source, and a sum of them at other offsets (a sum of slots) takes each
+            slot of it once, so it is at most its ``mass``.
     """
 
     parts: tuple[Part, ...]
     bound: float
+    mass: float = math.inf
+    origin: tuple[int, int, float] = (0, 0, math.inf)
 
     @property
     def var(self) -> tuple[float, ...]:
@@ -119,16 +125,26 @@ class Noise:
     def times(self, factor: float) -> Noise:
         """The error and the bound of ``factor`` times the value (``|factor|``)."""
         f = abs(factor)
-        return Noise(tuple(p.scaled(f * f) for p in self.parts), self.bound * f)
+        source, offset, mass = self.origin
+        scaled = tuple(p.scaled(f * f) for p in self.parts)
+        return Noise(scaled, self.bound * f, self.mass * f, (source, offset, mass * f))
 
     def plus(self, var: tuple[float, ...], slots: int) -> Noise:
         """This noise with a new independent component of slot variances ``var``."""
-        return Noise(_limit((*self.parts, _part(var, slots))), self.bound)
+        return dataclasses.replace(self, parts=_limit((*self.parts, _part(var, slots))))
 
     def rotated(self, steps: int, slots: int) -> Noise:
         """The error of the value rotated by ``steps`` (before the key switch's own noise)."""
         moved = tuple(dataclasses.replace(p, offset=(p.offset + steps) % slots) for p in self.parts)
-        return Noise(moved, self.bound)
+        source, offset, mass = self.origin
+        origin = (source, (offset + steps) % slots, mass)
+        return dataclasses.replace(self, parts=moved, origin=origin)
+
+
+def _message(bound: float, mass: float) -> dict[str, Any]:
+    """The message fields of a new value: a bound, a mass, an origin of its own."""
+    bound = min(bound, mass)
+    return {"bound": bound, "mass": mass, "origin": (next(_SOURCES), 0, mass)}
 
 
 def _merge(parts: tuple[Part, ...], sub: int | None = None) -> tuple[Part, ...]:
@@ -195,7 +211,10 @@ def plain(params: Any, pt: Any) -> Noise:
     """
     rounding = getattr(pt, "rounding", None)
     v = 1 / 12 if rounding is None else float(rounding)
-    return Noise((_part((params.n * v,), params.slots),), magnitude(pt) * pt.scale)
+    bound = magnitude(pt) * pt.scale
+    mass = getattr(pt, "mass", None)
+    mass = params.slots * bound if mass is None else float(mass) * pt.scale
+    return Noise((_part((params.n * v,), params.slots),), **_message(bound, mass))
 
 
 def fresh(params: Any, pt: Any) -> Noise:
@@ -208,7 +227,12 @@ def add(a: Noise, b: Noise, same: bool = False, sub: bool = False) -> Noise:
     """The sum (``sub``: difference) of two values: ``same`` when ``b`` is ``a`` itself."""
     if same:
         return a.times(0 if sub else 2)  # a - a is exactly zero
-    return Noise(_merge(a.parts + b.parts, len(a.parts) if sub else None), a.bound + b.bound)
+    parts = _merge(a.parts + b.parts, len(a.parts) if sub else None)
+    bound, mass = a.bound + b.bound, a.mass + b.mass
+    if a.origin[0] == b.origin[0] != 0 and a.origin[1] != b.origin[1]:  # rotated copies: a sum
+        within = max(a.origin[2], b.origin[2])
+        return Noise(parts, min(bound, within), mass, (a.origin[0], a.origin[1], within))
+    return Noise(parts, **_message(bound, mass))
 
 
 def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
@@ -231,7 +255,7 @@ def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
     parts = _merge(lead)
     if any(cross):
         parts = _limit((*parts, _part(tuple(cross), spread)))
-    return Noise(parts, a.bound * b.bound)
+    return Noise(parts, **_message(a.bound * b.bound, min(a.mass * b.bound, b.mass * a.bound)))
 
 
 def times(a: Noise, factor: float, rounded: bool) -> Noise:
@@ -278,7 +302,7 @@ def exact(ct: Any) -> Any:
     """
     if ct.noise is None:
         return ct
-    return dataclasses.replace(ct, noise=Noise((), ct.noise.bound))
+    return dataclasses.replace(ct, noise=dataclasses.replace(ct.noise, parts=()))
 
 
 def carried(out: Any, source: Any, slope: float) -> Any:
@@ -289,8 +313,19 @@ def carried(out: Any, source: Any, slope: float) -> Any:
     if out.noise is None or source.noise is None:
         return dataclasses.replace(out, noise=None)
     f = slope * out.scale / source.scale
-    moved = Noise(tuple(p.scaled(f * f) for p in source.noise.parts), 0.0)
+    moved = Noise(tuple(p.scaled(f * f) for p in source.noise.parts), **_message(0.0, 0.0))
     return dataclasses.replace(out, noise=add(out.noise, moved))
+
+
+def renewed(ct: Any, magnitude: float) -> Any:
+    """``ct`` noted to hold another message, of at most ``magnitude`` (sum and origin unknown).
+
+    ModRaise: its slots are no longer the input's values but those of ``t + q_0 I``.
+    """
+    if ct.noise is None:
+        return ct
+    fields = _message(magnitude * ct.scale, math.inf)
+    return dataclasses.replace(ct, noise=dataclasses.replace(ct.noise, **fields))
 
 
 def bound_of(ct: Any) -> float:
@@ -311,53 +346,6 @@ def within(ct: Any, magnitude: float) -> Any:
     return dataclasses.replace(ct, noise=bounded(ct.noise, magnitude * ct.scale))
 
 
-# ---------------------------------------------------------------------------------------------
-# the largest error over the slots
-
-#: The grid of ``|s_j|^2`` (exponential with mean 1) the tail is integrated over.
-_E = np.linspace(0.0, 60.0, 3001)
-_W = np.exp(-_E) * (_E[1] - _E[0])
-_W[0] /= 2
-
-
-def _erfc(x: np.ndarray) -> np.ndarray:
-    """``erfc(x)`` for ``x >= 0``, to a relative error below ``1.2e-7``.
-
-    Numerical Recipes' Chebyshev fit (``erfcc``): the tails matter here, and NumPy has none.
-    """
-    t = 1.0 / (1.0 + 0.5 * x)
-    c = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
-         0.09678418, 0.37409196, 1.00002368, -1.26551223)  # fmt: skip
-    acc = np.zeros_like(x)
-    for k in c:
-        acc = k + t * acc
-    out: np.ndarray = t * np.exp(-x * x + acc)
-    return out
-
-
-@functools.lru_cache(maxsize=4096)
-def _median_max(var: tuple[float, ...], slots: int, real: bool) -> float:
-    """The median of ``max_j |z_j|`` (``|Re z_j|`` if ``real``) over ``slots`` slots, in words."""
-    v = np.polynomial.polynomial.polyval(_E, np.array(var))
-    v = np.maximum(v, 1e-300)
-    target = -math.expm1(math.log(0.5) / slots)  # P(one slot passes t) that makes the median
-
-    def tail(t: float) -> float:
-        with np.errstate(over="ignore", under="ignore"):
-            if real:  # Re z_j is normal with variance v / 2
-                return float(np.sum(_W * _erfc(t / np.sqrt(v))))
-            return float(np.sum(_W * np.exp(-(t * t) / v)))
-
-    lo, hi = 0.0, math.sqrt(float(v.max())) * 10
-    for _ in range(48):  # to 2^-48 of the first bracket: far below a hundredth of a bit
-        mid = (lo + hi) / 2
-        if tail(mid) > target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
 def max_error(a: Noise, slots: int, real: bool, modulus: int | None = None) -> float:
     """The median of the largest slot error over ``slots`` slots, in words.
 
@@ -376,14 +364,14 @@ def max_error(a: Noise, slots: int, real: bool, modulus: int | None = None) -> f
     shares = []
     if full:
         joint = tuple(sum(p.var[k] for p in full) for k in range(DEGREE + 1))
-        shares.append(_median_max(_key(joint), slots, real))
+        shares.append(median_max(_key(joint), slots, real))
     for p in a.parts:
         if p.spread < slots and any(p.var):
-            shares.append(_median_max(_key(p.var), max(1, round(p.spread)), real))
+            shares.append(median_max(_key(p.var), max(1, round(p.spread)), real))
     err = math.sqrt(sum(x * x for x in shares))
     if modulus is not None and modulus.bit_length() < 500:  # past it no float error reaches
         q = float(modulus)
-        err = min(err, _median_max((2 * slots * q * q / 12,), slots, real))
+        err = min(err, median_max((2 * slots * q * q / 12,), slots, real))
     return err
 
 

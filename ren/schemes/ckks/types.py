@@ -108,6 +108,7 @@ class Plaintext:
         rounding: the variance of the encoding's rounding over the coefficients (0 for values
             the scale holds exactly, such as ``+-1`` and ``+-i`` at scale 1); ``None`` (taken as
             ``1/12``) where not known.
+        mass: the sum of the encoded values' sizes (``None``: ``slots * magnitude``).
     """
 
     poly: Poly
@@ -122,6 +123,9 @@ class Plaintext:
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
     rounding: float | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
+    )
+    mass: float | None = dataclasses.field(
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
 
