@@ -27,6 +27,7 @@ __all__ = [
     "key",
     "log2_or_zero",
     "log_sum",
+    "masked",
     "new",
     "product",
     "shift",
@@ -52,6 +53,7 @@ class Source(NamedTuple):
         terms: ``log2 T_k``, the variance of the coefficients of its term ``a_k s^k``.
         galois: the automorphism it went through (``1``: none): a polynomial in ``s(X^g)``.
         peak: ``log2`` of the mean of its constant coefficient (``-inf``: none).
+        plain: whether it is a plaintext's (added to ``c_0`` alone: ``c_1`` knows nothing of it).
     """
 
     key: int
@@ -59,6 +61,7 @@ class Source(NamedTuple):
     terms: Terms
     galois: int = 1
     peak: float = ZERO
+    plain: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,14 +161,25 @@ def identity(a: NoiseEstimate) -> tuple[tuple[int, float, int], ...]:
     return tuple((s.key, s.weight, s.galois) for s in a.sources)
 
 
-def new(terms: Sequence[float], key: int | None = None, peak: float = ZERO) -> NoiseEstimate:
+def masked(a: NoiseEstimate) -> NoiseEstimate:
+    """``a`` without its plaintexts' sources: what ``c_1`` was made from.
+
+    Steps that read ``c_1`` alone (a rotation's key switch, the rounding of ``c_1``) derive
+    their keys from it, so they are the same for ``x`` and ``x + 1``.
+    """
+    return NoiseEstimate(tuple(s for s in a.sources if not s.plain))
+
+
+def new(
+    terms: Sequence[float], key: int | None = None, peak: float = ZERO, *, plain: bool = False
+) -> NoiseEstimate:
     """A source of these terms, of weight 1: derived (``key``), or an encryption's (new)."""
     top = max(terms, default=ZERO)
     kept = [x if x >= top - NEGLIGIBLE else ZERO for x in terms]
     while len(kept) > 1 and kept[-1] == ZERO:
         kept.pop()
     key = next(KEYS) if key is None else key
-    return NoiseEstimate((Source(key, 1.0, tuple(kept) or (ZERO,), 1, peak),))
+    return NoiseEstimate((Source(key, 1.0, tuple(kept) or (ZERO,), 1, peak, plain),))
 
 
 def combined(parts: Iterable[tuple[NoiseEstimate, float]]) -> NoiseEstimate:

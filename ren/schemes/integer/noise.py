@@ -30,9 +30,11 @@ rest of degree 0), each operation makes its result's estimate from its operands'
   coherently: ``1 + rho^2`` times the variance, twice for a square;
 * relinearization: ``+ t^2 K_l`` (BGV's switch is taken of ``t^-1 c`` and multiplied by ``t``;
   BFV's noise is ``t`` times the switch's); a rotation ``X -> X^g`` too, and its sources become
-  polynomials in ``s(X^g)``, which a product meets as independent of ``s``. A BGV product of a
-  source and its image under ``X -> X^-1`` (``x * x.rotate_columns()``) holds ``sum_i u_i^2 = n
-  T`` in its constant coefficient: a *peak*, which the largest coefficient adds;
+  polynomials in ``s(X^g)``, which a product meets as independent of ``s``. Every automorphism
+  fixes the constant coefficient, so a source's images add there coherently (a sum of
+  rotations); a BGV product of a source and its image under ``X -> X^-1`` (``x *
+  x.rotate_columns()``) holds ``sum_i u_i^2 = n T`` there: a *peak*. The largest coefficient
+  adds both;
 * BGV's ``mod_switch`` by ``q_l``: the weights over ``q_l``, ``+ t^2 R`` (Costache, Laine and
   Player 2020).
 
@@ -143,9 +145,8 @@ def plain_added(params: IntParams, a: Estimate, pt: Plaintext, correction: int) 
         small = t < 2**31  # then f m < 2^62: int64 holds it
         fm = pt.coeffs * correction % t if small else pt.coeffs.astype(object) * correction % t
         added = _mean_square(np.where(fm > t // 2, fm - t, fm).astype(np.float64))
-    return est.combined(
-        ((a, 1.0), (est.new([_log(added)], est.key("plain", _of(pt), correction)), 1.0))
-    )
+    term = est.new([_log(added)], est.key("plain", _of(pt), correction), plain=True)
+    return est.combined(((a, 1.0), (term, 1.0)))
 
 
 def scaled(a: Estimate, k: int) -> Estimate:
@@ -214,7 +215,10 @@ def rotated(params: IntParams, a: Estimate, level: int, galois: int) -> Estimate
         return a
     two_n = 2 * params.n
     moved = NoiseEstimate(tuple(s._replace(galois=s.galois * galois % two_n) for s in a.sources))
-    switch = _key_switch(params, level, est.key("rotate", a, level, galois))
+    c1 = est.masked(a)  # the switch reads c_1 alone: (x + 1).rotate_rows(k) - x.rotate_rows(k)
+    if not c1.sources:  # c_1 = 0: nothing to switch
+        return moved
+    switch = _key_switch(params, level, est.key("rotate", c1, level, galois))
     return est.combined(((moved, 1.0), (switch, 1.0)))
 
 
@@ -222,8 +226,12 @@ def mod_switched(params: IntParams, a: Estimate, level: int) -> Estimate:
     """BGV's ``mod_switch`` from ``level`` to ``level - 1``: weights over ``q_l``, ``+ t^2 R``."""
     if a is None or _zero(a):
         return a
-    rounding = est.new(est.shift(_rounding(params), _t2(params)), est.key("switch", a, level))
-    return est.combined(((a, 1 / params.q_moduli[level]), (rounding, 1.0)))
+    r0, r1 = est.shift(_rounding(params), _t2(params))  # c_0's rounding, and c_1's times s
+    c1 = est.masked(a)
+    parts = [(a, 1 / params.q_moduli[level]), (est.new([r0], est.key("switch", a, level)), 1.0)]
+    if c1.sources:  # c_1's rounding is c_1's alone: the same for x and x + 1
+        parts.append((est.new([est.ZERO, r1], est.key("switch c_1", c1, level)), 1.0))
+    return est.combined(parts)
 
 
 def budget(params: IntParams, a: NoiseEstimate, level: int, *, clamp: bool = True) -> float:
@@ -249,11 +257,12 @@ def predicted_budget(ct: Ciphertext) -> float:
     Comparable to ``noise_budget(ct)`` (SEAL's invariant noise budget, ``log2 Q - log2 |v| - 1``
     in bit sizes), without the secret key and without running anything. The estimate is the
     average case of the module docstring's model: its sources independent, each term's
-    coefficients independent and centred, a ciphertext's parts uniform modulo ``Q`` (any made
-    from encryptions by these operations, but for ``x - x`` and ``0 * x``, which are exactly
-    0), and the largest of the ``n`` coefficients of ``v`` taken as ``sqrt(2
-    ln n)`` standard deviations (near Gaussian: each is a sum of many terms). A measured budget
-    is an integer and lies within a few bits of it.
+    coefficients independent and centred, and a ciphertext's parts uniform modulo ``Q`` (any
+    made from encryptions by these operations, but for ``x - x`` and ``0 * x``, exactly 0, and
+    differences that leave only plaintexts, such as ``(x + 1) - x``: an encryption with ``c_1 =
+    0``, whose products and switches the estimate overstates). The largest of the ``n``
+    coefficients of ``v`` is taken as ``sqrt(2 ln n)`` standard deviations (near Gaussian: each
+    is a sum of many terms). A measured budget is an integer and lies within a few bits of it.
 
     Raises:
         ValueError: for a ciphertext with no estimate: read from bytes, unpickled, returned by
