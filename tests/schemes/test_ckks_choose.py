@@ -111,3 +111,20 @@ def test_for_program_names_what_it_cannot_take() -> None:
         ckks.Params.for_program(lambda x: x, precision_bits=20)
     with pytest.raises(TypeError, match=r"return a ckks\.Ciphertext"):
         ckks.Params.for_program(lambda x: 3, np.zeros(4), precision_bits=20)
+
+
+def test_the_recorded_choices_fit_rings_no_larger_than_openfhes_and_measure_what_was_asked():
+    """``benchmarks/choose.py``'s figures: OpenFHE 1.6.1's ring for each depth, in the same run."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "figures" / "choose-2026-11-29.json"
+    figures = json.loads(path.read_text(encoding="utf-8"))
+    assert len(figures["rows"]) == 40 and figures["openfhe"]
+    for row in figures["rows"]:
+        assert row["n"] <= figures["openfhe"][str(row["depth"])], row
+        assert row["log2_qp"] <= SECURITY_BOUNDS[row["n"]]
+        assert row.get("measured_bits", row["precision_bits"]) >= row["precision_bits"], row
+    for row in figures["rows"][::7]:  # Ren chooses today what it chose then
+        p = ckks.Params.choose(depth=row["depth"], precision_bits=row["precision_bits"])
+        assert (p.n, list(p.q_bits), p.dnum) == (row["n"], row["q_bits"], row["dnum"])
