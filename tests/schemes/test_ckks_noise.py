@@ -103,3 +103,19 @@ def test_prediction_needs_no_secret_key(ctx: ckks.Context) -> None:
     assert math.isfinite(ckks.predicted_precision(x * x))
     with pytest.raises(TypeError, match="takes a Ciphertext"):
         ckks.predicted_precision(np.zeros(4))  # type: ignore[arg-type]
+
+
+def test_a_jitted_function_returns_no_estimate(ctx: ckks.Context) -> None:
+    """A replay returns the captured result whatever its inputs: an estimate would be stale."""
+    import ren
+
+    @ren.jit
+    def square(x: ckks.Ciphertext) -> ckks.Ciphertext:
+        return x * x
+
+    for scale in (1.0, 0.01):
+        out = square(ctx.encrypt(np.full(ctx.params.slots, scale)))
+        with pytest.raises(ValueError, match=r"ren\.jit function"):
+            ckks.predicted_precision(out)
+    x = ctx.encrypt(np.full(ctx.params.slots, 0.5))
+    assert math.isfinite(ckks.predicted_precision(x * x))  # outside: as always

@@ -83,7 +83,8 @@ def predicted_precision(ct: Ciphertext) -> float:
     Raises:
         TypeError: for anything but a ``Ciphertext``.
         ValueError: for a ciphertext that carries no estimate: built by hand, read from bytes,
-            unpickled, or returned by a saved plan (a replay computes no estimate).
+            unpickled, or returned by a ``ren.jit`` function or a saved plan (a replay computes
+            no estimate, and returns the same object whatever its inputs).
     """
     if not isinstance(ct, Ciphertext):
         raise TypeError(f"predicted_precision takes a Ciphertext, got {type(ct).__name__}")
@@ -91,7 +92,8 @@ def predicted_precision(ct: Ciphertext) -> float:
         raise ValueError(
             "this ciphertext carries no predicted error: only the evaluator's operations "
             "compute one (a ciphertext built by hand, read from bytes, unpickled or returned by "
-            "a saved plan has none); predict on the values as the program makes them"
+            "a ren.jit function or a saved plan has none); predict on the values as the program "
+            "makes them, outside the jitted function"
         )
     params = ct._params()
     return noise.precision_bits(ct.noise, ct.scale, params.slots, ct.real, ct.ring.Q)

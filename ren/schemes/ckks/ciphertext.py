@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ren.capture.function import capturing
 from ren.poly import Poly, realize
 from ren.ring import RingSpec
 from ren.schemes.ckks.active import context_arg, current, plan_fields
@@ -61,7 +62,8 @@ class Ciphertext(RlweCiphertext):
         noise: the predicted error (``ren.schemes.ckks.noise``), which every operation of the
             evaluator computes from its operands' without running anything
             (``ckks.predicted_precision`` reads it); ``None`` for a ciphertext built by hand,
-            read from bytes or unpickled. Never pickled, saved or part of a ``ren.jit`` key.
+            read from bytes, unpickled or made inside a ``ren.jit`` function (whose replays
+            return it whatever their inputs). Never pickled, saved or part of a ``ren.jit`` key.
     """
 
     parts: tuple[Poly, ...]
@@ -111,6 +113,8 @@ class Ciphertext(RlweCiphertext):
                 )
         object.__setattr__(self, "parts", parts)
         check_fields(self, ring, "ciphertext")
+        if capturing() is not None:  # made inside a ren.jit function: see _evolve
+            object.__setattr__(self, "noise", None)
         check_key_fingerprint(self)
 
     # --- facts ----------------------------------------------------------------------------------
@@ -144,6 +148,8 @@ class Ciphertext(RlweCiphertext):
         """
         new = object.__new__(Ciphertext)
         new.__dict__.update(self.__dict__, **changes)
+        if capturing() is not None:  # a replay returns this object: an estimate would be stale
+            new.__dict__["noise"] = None
         return new
 
     # --- copies (``copy`` keeps the context, ``deepcopy`` copies the parts' values) --------------
