@@ -145,8 +145,10 @@ def test_the_reports_precision_is_ckks_precision_bits_against_the_shadow_and_say
     assert notes["magnitude"] == pytest.approx(np.max(want))
     shown = (
         f"{notes['bits']:.1f} bits (absolute, vs plaintext shadow); "
-        f"{notes['bits_relative']:.1f} relative to max |v| = {notes['magnitude']:.3g}"
+        f"{notes['bits_relative']:.1f} relative to max |v| = {notes['magnitude']:.3g}; "
+        f"predicted {notes['bits_predicted']:.1f} (predicted by the noise model, nothing run)"
     )
+    assert abs(notes["bits_predicted"] - notes["bits"]) <= 2  # the prediction, beside the measure
     page = build_report(trace, "slot sum", times=False)
     assert f'<span class="bits">{html.escape(shown)}</span>' in page
     assert "precision (lowest; absolute, vs plaintext shadow)" in page  # the table's heading

@@ -347,11 +347,12 @@ def _once(x: ckks.Ciphertext, made: Plan, stages: dict | None) -> ckks.Ciphertex
     # its slots sum n coefficients t + q_0 I of random signs, I of variance (h + 1) / 12 for a
     # secret of weight h: a slot's deviation is q_0 sqrt(n (h + 2) / 12), its largest about 5 of it
     h = c.sparse_secret if c.sparse_secret is not None else secret_weight(ctx.params)
-    x = within(x, 5 * q0 * math.sqrt(ctx.params.n * (h + 2) / 12) / EVAL_SCALE)
-    # checked only where a tool decrypts it (the report's observing pass, the debugger)
+    # checked only where a tool decrypts it (the report's observing pass, the debugger): on the
+    # stage's own output, the value its region keeps
     expect(x, RaisedRange(ctx.params.q_moduli[0], c.K, c.x_bound, scale, EVAL_SCALE))
     out = {} if stages is None else stages
     out["mod_raise"] = x
+    x = within(x, 5 * q0 * math.sqrt(ctx.params.n * (h + 2) / 12) / EVAL_SCALE)
     if made.sub_sum:
         with region("sub_sum"):
             noted("in", x)
