@@ -31,14 +31,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import openfhe_peer
 
 from ren.schemes import ckks
-from ren.schemes.ckks.choose import chain_precision
+from ren.schemes.ckks.choose import chain_precision, measured_chain
 from ren.schemes.rlwe.security import SECURITY_BOUNDS
 
 PEER = """
@@ -53,25 +51,6 @@ for d in range(1, 21):
     out[d] = GenCryptoContext(p).GetRingDimension()
 print(json.dumps(out))
 """
-
-
-def measure(params: ckks.Params, depth: int) -> float:
-    """The chain of ``depth`` products on ``params``, decrypted against NumPy (bits)."""
-    ctx = ckks.Context(params, seed=11, device="cpu")
-    ctx.keygen()
-    rng = np.random.default_rng(12)
-
-    def draw() -> np.ndarray:
-        r = np.sqrt(rng.uniform(0, 1, params.slots))
-        return r * np.exp(2j * np.pi * rng.uniform(0, 1, params.slots))
-
-    exact = draw()
-    x = ctx.encrypt(exact)
-    for _ in range(depth):
-        v = draw()
-        x = x * ctx.encrypt(v, level=x.level)
-        exact = exact * v
-    return ckks.precision_bits(ctx.decrypt(x), exact)
 
 
 def openfhe() -> tuple[dict[str, int] | None, str | None]:
@@ -110,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                 "choose_seconds": round(seconds, 3),
             }
             if p.n <= args.measure_up_to:
-                row["measured_bits"] = round(measure(p, depth), 2)
+                row["measured_bits"] = round(measured_chain(p, depth), 2)
             rows.append(row)
             print(json.dumps(row), flush=True)
     peer, why = openfhe()

@@ -16,30 +16,12 @@ from ren.schemes.ckks import choose
 from ren.schemes.rlwe.security import SECURITY_BOUNDS
 
 
-def _measure_chain(params: ckks.Params, depth: int) -> float:
-    ctx = ckks.Context(params, seed=11, device="cpu")
-    ctx.keygen()
-    rng = np.random.default_rng(12)
-
-    def draw() -> np.ndarray:
-        r = np.sqrt(rng.uniform(0, 1, params.slots))
-        return r * np.exp(2j * np.pi * rng.uniform(0, 1, params.slots))
-
-    exact = draw()
-    x = ctx.encrypt(exact)
-    for _ in range(depth):
-        v = draw()
-        x = x * ctx.encrypt(v, level=x.level)
-        exact = exact * v
-    return ckks.precision_bits(ctx.decrypt(x), exact)
-
-
 @pytest.mark.parametrize(("depth", "bits"), [(1, 20), (2, 30), (4, 20)])
 def test_chosen_parameters_measure_the_precision_asked(depth: int, bits: int) -> None:
     params = ckks.Params.choose(depth=depth, precision_bits=bits)
     assert not params.insecure and params.max_level == depth
     assert params.log2_qp <= SECURITY_BOUNDS[params.n]
-    assert _measure_chain(params, depth) >= bits
+    assert choose.measured_chain(params, depth) >= bits
 
 
 @pytest.mark.parametrize("bits", [20, 30])

@@ -33,6 +33,7 @@ __all__ = [
     "choose",
     "explain",
     "for_program",
+    "measured_chain",
 ]
 
 #: The bits of ``q_0`` above the scale: values of magnitude up to ``2^9`` decrypt at level 0.
@@ -83,6 +84,35 @@ def chain_precision(params: Any, depth: int | None = None, every: bool = True) -
         if every or step == depth - 1:
             out.append(noise.precision_bits(x, scale, params.slots, False, Q))
     return out
+
+
+def measured_chain(params: Any, depth: int, seed: int = 12) -> float:
+    """The chain of ``depth`` products run on ``params`` and measured: the check of a choice.
+
+    Fresh encryptions of complex values in the unit disk (NumPy ``seed``), each product
+    relinearized and rescaled, decrypted against NumPy (``ckks.precision_bits``). Keys are made.
+    """
+    import numpy as np
+
+    from ren.schemes.ckks.context import Context
+    from ren.schemes.ckks.encoding import precision_bits
+
+    ctx = Context(params, seed=11, device="cpu")
+    ctx.keygen()
+    rng = np.random.default_rng(seed)
+
+    def draw() -> np.ndarray:
+        r = np.sqrt(rng.uniform(0, 1, params.slots))
+        out: np.ndarray = r * np.exp(2j * np.pi * rng.uniform(0, 1, params.slots))
+        return out
+
+    exact = draw()
+    x = ctx.encrypt(exact)
+    for _ in range(depth):
+        v = draw()
+        x = x * ctx.encrypt(v, level=x.level)
+        exact = exact * v
+    return precision_bits(ctx.decrypt(x), exact)
 
 
 def _p_bits(digit: int) -> tuple[int, ...]:
