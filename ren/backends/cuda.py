@@ -149,17 +149,11 @@ class CUDAKernel:
     launches: tuple[_Launch, ...]
     tables: tuple[np.ndarray, ...] = ()
     offsets: tuple[int, ...] = ()
-    _device_tables: list[tuple[Allocation, int]] = field(default_factory=list)
-    _functions: dict[str, KernelFunction] = field(default_factory=dict)
-    _runtime: Runtime | None = None
+    _ready: _Ready | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def _prepare(self, rt: Runtime) -> None:
-        """Build the module and upload the tables for ``rt``; the kernel is then ready on it.
-
-        Runs under the kernel's lock; the ready state is published last, so a thread that sees
-        ``_runtime is rt`` sees the functions and tables too.
-        """
+    def _prepare(self, rt: Runtime) -> _Ready:
+        """Build the module and upload the tables for ``rt``: the kernel, ready on it."""
         debug = settings.DEBUG.get()
         if debug >= 4:
             print(f"// {self.name} (CUDA C, {rt.description})\n{self.source}", file=sys.stderr)
@@ -171,15 +165,25 @@ class CUDAKernel:
             alloc = rt.alloc(host.nbytes)
             rt.htod(alloc, host)
             tables.append((alloc, rt.pointer(alloc)))
-        self._functions, self._device_tables = functions, tables
-        self._runtime = rt
+        return _Ready(rt, functions, tuple(tables))
+
+    def _ready_on(self, rt: Runtime) -> _Ready:
+        """The kernel ready on ``rt``: built on its first call there (under the kernel's lock).
+
+        The caller holds the result for the whole call, so a thread that prepares the kernel for
+        another runtime meanwhile (tests change it) cannot free the tables a launch is reading.
+        """
+        ready = self._ready
+        if ready is None or ready.runtime is not rt:
+            with self._lock:
+                ready = self._ready
+                if ready is None or ready.runtime is not rt:
+                    ready = self._ready = self._prepare(rt)
+        return ready
 
     def __call__(self, bufs: tuple[Buffer, ...]) -> None:
         rt = runtime()
-        if self._runtime is not rt:  # first call, or the runtime changed (tests do that)
-            with self._lock:
-                if self._runtime is not rt:
-                    self._prepare(rt)
+        ready = self._ready_on(rt)
         rt.enter()
         ptrs = [device_pointer(b) for b in bufs]
         for i, off in enumerate(self.offsets):
@@ -192,9 +196,18 @@ class CUDAKernel:
                 elif a[0] == "buf":
                     args.append(np.uintp(ptrs[a[1]]))
                 else:  # ("table", index)
-                    args.append(np.uintp(self._device_tables[a[1]][1]))
-            self._functions[launch.entry](*args, block=(launch.block, 1, 1), grid=(launch.grid, 1))
+                    args.append(np.uintp(ready.tables[a[1]][1]))
+            ready.functions[launch.entry](*args, block=(launch.block, 1, 1), grid=(launch.grid, 1))
         _written(bufs[0])
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """A kernel built for one runtime: its entry points and its tables' device copies."""
+
+    runtime: Runtime
+    functions: dict[str, KernelFunction]
+    tables: tuple[tuple[Allocation, int], ...]
 
 
 @functools.lru_cache(maxsize=4096)

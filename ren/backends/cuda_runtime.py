@@ -9,7 +9,6 @@ memory). PyCUDA is imported on first use, not when Ren is imported.
 
 from __future__ import annotations
 
-import functools
 import threading
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
@@ -231,9 +230,32 @@ class EmulatedRuntime:
         """Nothing to wait for: every launch has finished when its call returns."""
 
 
-@functools.cache
-def runtime() -> PyCUDARuntime | EmulatedRuntime:
-    """The process's runtime, made on first use (``REN_CUDA_EMULATE=1``: the emulator)."""
-    if settings.CUDA_EMULATE.get():
-        return EmulatedRuntime()
-    return PyCUDARuntime()
+class _ProcessRuntime:
+    """``runtime()``: the process's one runtime, made on first use under a lock.
+
+    Two threads asking first get the same runtime: a second one would build every kernel and
+    upload every table again, and (on a GPU) hold the context twice.
+    """
+
+    def __init__(self) -> None:
+        self._made: PyCUDARuntime | EmulatedRuntime | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> PyCUDARuntime | EmulatedRuntime:
+        """The process's runtime, made on first use (``REN_CUDA_EMULATE=1``: the emulator)."""
+        made = self._made
+        if made is None:
+            with self._lock:
+                made = self._made
+                if made is None:
+                    made = EmulatedRuntime() if settings.CUDA_EMULATE.get() else PyCUDARuntime()
+                    self._made = made
+        return made
+
+    def cache_clear(self) -> None:
+        """Forget the runtime: the next call makes one again, from the settings then (tests)."""
+        with self._lock:
+            self._made = None
+
+
+runtime = _ProcessRuntime()

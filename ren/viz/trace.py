@@ -182,18 +182,23 @@ def split_new(after: Node, before: Node) -> tuple[frozenset[Node], frozenset[Nod
     """
     old, new = toposort(before), toposort(after)
     seen, kept = set(old), set(new)
-    gone: dict[tuple[Op, DType, object, int], list[Node]] = {}
+    # gone nodes by (op, dtype, arg, arity), then by which of their sources are kept, then by
+    # those kept sources (by identity): a lookup per kept-sources pattern, not per gone twin
+    gone: dict[tuple[Op, DType, object, int], dict[tuple[bool, ...], set[tuple[int, ...]]]] = {}
     for n in old:
         if n not in kept:
-            gone.setdefault((n.op, n.dtype, n.arg, len(n.src)), []).append(n)
+            mask = tuple(s in kept for s in n.src)
+            ids = tuple(id(s) for s, k in zip(n.src, mask, strict=True) if k)
+            gone.setdefault((n.op, n.dtype, n.arg, len(n.src)), {}).setdefault(mask, set()).add(ids)
     created: set[Node] = set()
     rebuilt: set[Node] = set()
     for n in new:
         if n in seen:
             continue
-        twins = gone.get((n.op, n.dtype, n.arg, len(n.src)), ())
+        masks = gone.get((n.op, n.dtype, n.arg, len(n.src)), {})
         same = any(
-            all(a is b or b not in kept for a, b in zip(n.src, t.src, strict=True)) for t in twins
+            tuple(id(s) for s, k in zip(n.src, mask, strict=True) if k) in kept_ids
+            for mask, kept_ids in masks.items()
         )
         (rebuilt if same and n.src else created).add(n)
     return frozenset(created), frozenset(rebuilt)

@@ -9,6 +9,8 @@ driver), the ``device`` fixture picks the GPU. The families of kernels are cover
 from __future__ import annotations
 
 import importlib.util
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from ren.backends import cuda
 from ren.codegen.cuda import CUDARenderer
 from ren.errors import RenError
 from tests.devices import COMPILED
+from tests.threads import in_threads
 
 CUDA = [p for p in COMPILED if p.values[0] == "cuda"]
 RING = RingSpec(64, ntt_primes(64, 60, 2))
@@ -120,3 +123,52 @@ def test_ren_debug_4_prints_the_cuda_source(device, monkeypatch, capfd, fresh_ke
     (Poly.uniform(RING, rng=7, device=device) * 11).realize()
     err = capfd.readouterr().err
     assert 'extern "C" __global__' in err and "CUDA C" in err
+
+
+# --------------------------------------------------------------------------------------------
+# threads: one runtime per process, and a kernel's tables live while a launch reads them
+
+
+def test_threads_starting_the_runtime_together_get_one_runtime(monkeypatch):
+    """Eight threads ask for the runtime at once, its making slowed: they all get the same."""
+    from ren.backends import cuda_runtime
+
+    monkeypatch.setenv("REN_CUDA_EMULATE", "1")
+    monkeypatch.setattr(cuda_runtime.EmulatedRuntime, "__init__", lambda self: time.sleep(0.01))
+    cuda.runtime.cache_clear()
+    try:
+        made = in_threads(lambda i: cuda.runtime(), 8)
+    finally:
+        cuda.runtime.cache_clear()
+    assert len({id(rt) for rt in made}) == 1
+
+
+def test_a_kernel_made_ready_on_another_runtime_meanwhile_keeps_the_tables_it_launches_with(
+    monkeypatch,
+):
+    """Each thread sees a runtime of its own, so every call readies the kernels again for it
+    (tests change the runtime; so did two threads starting it at once): the launch running in
+    one thread still reads the tables it was readied with. Oracle: the python device."""
+    from ren.backends import cuda_runtime
+
+    monkeypatch.setenv("REN_CUDA_EMULATE", "1")
+    mine = threading.local()
+
+    def per_thread() -> cuda_runtime.EmulatedRuntime:
+        if not hasattr(mine, "rt"):
+            mine.rt = cuda_runtime.EmulatedRuntime()
+        return mine.rt
+
+    monkeypatch.setattr(cuda, "runtime", per_thread)
+    ring = RingSpec(64, ntt_primes(64, 30, 3))
+    rng = np.random.default_rng(5)
+    xs = [rng.integers(0, 1000, 64).tolist() for _ in range(8)]
+
+    def program(x: list[int], device: str) -> list[int]:
+        a = Poly(x, ring, device)
+        return ((a * a + a).rotate(3) * a).tolist()
+
+    got = in_threads(lambda i: [program(xs[i], "cuda") for _ in range(12)], 8)
+    for i, runs in enumerate(got):
+        want = program(xs[i], "python")
+        assert all(r == want for r in runs), f"thread {i}"

@@ -104,7 +104,8 @@ def test_threads_realizing_one_shared_lazy_value_agree(device):
 
     run_threads(work)
     want = program_oracle(x, y, ring, 5)
-    assert all(r == want for r in results)
+    for i, got in enumerate(results):  # per thread, so a failure shows whose words differ
+        assert got == want, f"thread {i} of {THREADS}"
 
 
 # --------------------------------------------------------------------------------------------
