@@ -74,6 +74,56 @@ def test_a_polynomial_in_the_monomial_basis(ctx, xs) -> None:
     _check(ctx, out, np.polynomial.polynomial.polyval(xs, coeffs))
 
 
+def test_inverse_with_a_newton_step(ctx) -> None:
+    """Newton's step corrects its input's error: carried damped, not at the products' bounds
+    (which took ``|x y|`` at 16 on ``[1, 16]``, 7 bits below the measure in the docs' example)."""
+    xs = np.random.default_rng(26).uniform(1.0, 16.0, M)
+    _check(ctx, functions.inverse(ctx.encrypt(xs), degree=31, newton=1), 1 / xs)
+
+
+def test_the_slope_a_caller_knows(ctx, xs) -> None:
+    """``slope=``: the input's error carried by it; checked like every argument."""
+    coeffs = [0.0, 1.5, 0.0, -0.5]  # 1.5 x - 0.5 x^3: slope 1.5 at 0, 0 at 1
+    ct = ctx.encrypt(xs)
+    whole = ckks.evaluate_polynomial(ct, coeffs, basis="monomial")
+    flat = ckks.evaluate_polynomial(ct, coeffs, basis="monomial", slope=0.1)
+    assert ckks.predicted_precision(flat) > ckks.predicted_precision(whole)
+    for bad, error in [
+        ("1", TypeError),
+        (True, TypeError),
+        (-1.0, ValueError),
+        (np.inf, ValueError),
+    ]:
+        with pytest.raises(error, match="slope must be"):
+            ckks.evaluate_polynomial(ct, coeffs, basis="monomial", slope=bad)
+
+
+def test_a_value_inside_a_circuit_has_no_prediction_of_its_own(ctx, xs) -> None:
+    """``noise.exact`` (a circuit following its own noise) leaves out the input's error: no
+    figure until ``noise.carried`` adds it back (the report then shows the measure only)."""
+    from ren.schemes.ckks.noise import carried, exact
+
+    ct = ctx.encrypt(xs)
+    inside = exact(ct) * 2.0
+    with pytest.raises(ValueError, match="inside a circuit"):
+        ckks.predicted_precision(inside)
+    out = carried(inside, ct, 2.0)
+    _check(ctx, out, 2 * xs)
+
+
+def test_sign_gap() -> None:
+    """The least ``|x|`` that the ``g_3`` steps carry to ``SIGN_REACH``: from NumPy's polyval."""
+    for steps in (1, 3, 5):
+        gap = functions.sign_gap(steps)
+        y = gap
+        for _ in range(steps):
+            y = np.polynomial.polynomial.polyval(y, functions.G3)
+        assert y == pytest.approx(functions.SIGN_REACH, abs=1e-9)
+    assert 0.009 < functions.sign_gap(3) < 0.01 < functions.sign_gap(2)  # the docs' 0.01 at 3
+    with pytest.raises(ValueError):
+        functions.sign_gap(-1)
+
+
 def test_a_bootstrap_predicts_its_precision() -> None:
     """``boot-toy``: the stages' own noise, the input's error carried through, each iteration's."""
     params = ckks.Params.preset("boot-toy")

@@ -386,6 +386,7 @@ def _once(x: ckks.Ciphertext, made: Plan, stages: dict | None) -> ckks.Ciphertex
                 noted("out", v)
         # the input's error is part of its message t: it comes out as it went in
         v = carried(dataclasses.replace(v, real=real), given, 1.0)
+        v = within(v, bound_of(given))  # the input's message again, whatever the bounds say
         out["slot_to_coeff"] = v
         noted("out", v)
     return v

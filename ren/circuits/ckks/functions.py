@@ -44,6 +44,7 @@ from ren.circuits.ckks.polynomial import evaluate_polynomial, plan
 from ren.circuits.ckks.rotations import context_of
 from ren.poly import is_int
 from ren.schemes import ckks
+from ren.schemes.ckks.noise import carried, exact, within
 from ren.schemes.ckks.ranges import SlotRange, expect
 
 __all__ = [
@@ -192,8 +193,8 @@ def inverse(
             f"ciphertext has {ct.level}"
         )
     y = _fit(ct, _inverse, (a, b), degree, "inverse")
-    for _ in range(steps):
-        y = _newton(ct, y)
+    for k in range(steps):
+        y = _newton(ct, y, 2.0 ** -inverse_bits(degree, k, (a, b)), min(abs(a), abs(b)))
     return y
 
 
@@ -238,13 +239,22 @@ def inverse_bits(degree: int = 31, newton: int = 1, interval: object = INVERSE) 
     return float(2**steps * (z / math.log(2) - 1 + math.log2(1 + math.exp(-2 * z))))
 
 
-def _newton(x: ckks.Ciphertext, y: ckks.Ciphertext) -> ckks.Ciphertext:
-    """``y (2 - x y)`` at ``y``'s scale, two levels below ``y``."""
+def _newton(x: ckks.Ciphertext, y: ckks.Ciphertext, r: float, low: float) -> ckks.Ciphertext:
+    """``y (2 - x y)`` at ``y``'s scale, two levels below ``y``.
+
+    For the noise model (nothing it says changes what is built): ``y``'s relative error
+    ``|1 - x y|`` is at most ``r`` (below 1), and ``|x| >= low``. So ``|x y|`` and ``|2 - x y|``
+    are at most ``1 + r`` and the result at most ``1 / low``; the step's slope in ``y`` is
+    ``2 (1 - x y)``, at most ``2 r`` (Newton's step corrects its input's error), and in ``x``
+    ``-y^2``, at most ``1 / low^2``: the products' own noise is followed apart (``exact``) and
+    the inputs' errors are carried by these slopes.
+    """
     q = context_of(y).params.q_moduli
-    t = 2.0 - x * y  # level l - 1
-    y_down = with_scale(y, y.scale * q[t.level] / t.scale)  # so that y t / q_(l-1) has y's scale
-    out = ckks.multiply(y_down, t)
-    return _recorded(out, y.scale)
+    ex, ey = exact(x), exact(y)
+    t = within(2.0 - within(ex * ey, 1 + r), 1 + r)  # level l - 1
+    y_down = with_scale(ey, y.scale * q[t.level] / t.scale)  # so that y t / q_(l-1) has y's scale
+    out = _recorded(within(ckks.multiply(y_down, t), 1 / low), y.scale)
+    return carried(carried(out, y, 2 * r), x, 1 / low**2)
 
 
 @in_region("sign")
@@ -268,10 +278,51 @@ def sign(ct: ckks.Ciphertext, g_steps: int = 3, f_steps: int = 2) -> ckks.Cipher
             f"{ct.level}"
         )
     x = ct
-    for coeffs in [G3] * g + [F3] * f:
-        x = evaluate_polynomial(x, coeffs, basis="monomial")
+    stages = [G3] * g + [F3] * f
+    for coeffs, slope in zip(stages, _sign_slopes(stages, sign_gap(g)), strict=True):
+        x = evaluate_polynomial(x, coeffs, basis="monomial", slope=slope)
     expect(ct, SlotRange("sign", -1.0, 1.0))  # g_3 and f_3 keep [-1, 1] only
     return x
+
+
+#: What ``g_steps`` steps of ``g_3`` must carry a slot's ``|x|`` to: there the ``f_3`` steps
+#: take over (each raises the distance to 1 to the fourth power).
+SIGN_REACH = 0.75
+
+
+def sign_gap(g_steps: int = 3) -> float:
+    """The least ``|x|`` that ``g_steps`` steps of ``g_3`` carry to ``SIGN_REACH`` (0.0095 at 3).
+
+    ``sign`` is made for slots at least this far from 0, and its predicted precision
+    (``ckks.predicted_precision``) assumes they are: nearer 0 each step multiplies both the slot
+    and its error by about 4.5.
+
+    Raises:
+        TypeError, ValueError: ``g_steps`` not an int, or negative.
+    """
+    g = _count("g_steps", g_steps, 0)
+    lo, hi = 0.0, SIGN_REACH
+    for _ in range(60):  # g_3 is increasing on [0, 1]: bisect
+        mid = (lo + hi) / 2
+        y = mid
+        for _ in range(g):
+            y = float(np.polynomial.polynomial.polyval(y, G3))
+        lo, hi = (mid, hi) if y < SIGN_REACH else (lo, mid)
+    return hi
+
+
+def _sign_slopes(stages: list[np.ndarray], gap: float) -> list[float]:
+    """Each odd stage's largest ``|p'|`` over the slots it gets: ``gap <= |x| <= 1`` carried on."""
+    slopes, lo = [], gap
+    for coeffs in stages:
+        xs = np.linspace(lo, 1.0, 4097)
+        slopes.append(float(np.max(np.abs(np.polynomial.polynomial.polyval(xs, _der(coeffs))))))
+        lo = float(np.min(np.polynomial.polynomial.polyval(xs, coeffs)))  # increasing on [0, 1]
+    return slopes
+
+
+def _der(coeffs: np.ndarray) -> np.ndarray:
+    return np.polynomial.polynomial.polyder(coeffs)
 
 
 def sign_depth(g_steps: int = 3, f_steps: int = 2) -> int:

@@ -233,11 +233,14 @@ class LinearTransform:
         with self._lock:
             if key not in self._plaintexts:
                 scale = float(ctx.params.q_moduli[level]) * self.scale_factor
-                pts = {
-                    (j, i): ctx.encode(np.roll(self.diagonals[j + i], j), level, scale)
-                    for j, group in self.index.items()
-                    for i in group
-                }
+                pts = {}
+                for j, group in self.index.items():
+                    for i in group:
+                        diagonal = np.roll(self.diagonals[j + i], j)
+                        pt = ctx.encode(diagonal, level, scale)
+                        # its exact values: a recording's shadow multiplies by them, whenever
+                        # the transform was first used (ren.schemes.ckks.shadow.plain_shadow)
+                        pts[(j, i)] = dataclasses.replace(pt, exact=diagonal)
                 with uncaptured():
                     realize_polys(*(pt.poly for pt in pts.values()))
                 self._plaintexts[key] = pts

@@ -12,6 +12,7 @@ inverse NTT of each part, a basis extension from one modulus (exact: the centere
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from ren.circuits import in_region
@@ -20,6 +21,7 @@ from ren.schemes import ckks
 from ren.schemes.ckks.noise import exact, renewed
 from ren.schemes.ckks.ranges import EVAL_SCALE_BITS
 from ren.schemes.ckks.shadow import decryption
+from ren.schemes.rlwe.noise import secret_weight
 
 __all__ = ["mod_raise", "raise_modulus"]
 
@@ -51,8 +53,11 @@ def mod_raise(ct: ckks.Ciphertext, *, under_secret: bool = True) -> ckks.Ciphert
     parts = tuple(p.intt().to_ring(ring).ntt() for p in ct.parts)  # the centered lift, exact
     raised = dataclasses.replace(ct, parts=parts, level=top, shadow=None)
     # exact: its decryption is t + q_0 I itself (the input's error is part of t, and the
-    # bootstrap carries it to its output); its slots are sums of n coefficients below q_0 (K + 1)
-    most = float(ctx.params.q_moduli[0]) * ctx.params.n * 2.0**8  # K + 1 <= 2^8: ample
+    # bootstrap carries it to its output); its slots sum n coefficients t + q_0 I of random
+    # signs, I of variance (h + 1) / 12 for a secret of weight h: a slot's deviation is
+    # q_0 sqrt(n (h + 2) / 12), the largest of the slots about 5 of it
+    h = secret_weight(ctx.params)
+    most = 5 * float(ctx.params.q_moduli[0]) * math.sqrt(ctx.params.n * (h + 2) / 12)
     raised = renewed(exact(raised), most / ct.scale)
     if under_secret:  # t + q_0 I: only its decryption tells I
         raised = dataclasses.replace(raised, shadow=decryption(ctx, raised))

@@ -273,6 +273,8 @@ def evaluate_polynomial(
     coeffs: object,
     basis: str = "chebyshev",
     interval: tuple[float, float] = (-1.0, 1.0),
+    *,
+    slope: float | None = None,
 ) -> ckks.Ciphertext:
     """``p(x)`` on every slot of ``ct``: ``ct``'s scale exactly, ``plan(...).depth`` levels down.
 
@@ -283,14 +285,22 @@ def evaluate_polynomial(
             ``x^j`` (``basis="monomial"``).
         basis: ``"chebyshev"`` or ``"monomial"``.
         interval: ``(a, b)``; ``(-1, 1)`` means no map.
+        slope: for the noise model only (nothing built changes): the largest ``|p'(x)|`` over
+            the values ``ct``'s slots hold, when the caller knows them closer than ``interval``.
+            ``ct``'s error reaches the result times it. Default: over the whole interval.
 
     Raises:
-        TypeError: ``ct`` not a ciphertext; see ``plan`` for the others.
+        TypeError: ``ct`` not a ciphertext, ``slope`` not a number; see ``plan`` for the others.
         ValueError: a three-part ``ct``, or one with fewer levels than the plan needs (the message
-            gives both); see ``plan`` for the others.
+            gives both), a negative or infinite ``slope``; see ``plan`` for the others.
     """
     ctx = context_of(ct)
     p = plan(coeffs, basis, interval)
+    if slope is not None:
+        if isinstance(slope, bool) or not isinstance(slope, int | float):
+            raise TypeError(f"slope must be a number or None, got {type(slope).__name__}")
+        if not 0 <= slope < math.inf:
+            raise ValueError(f"slope must be finite and at least 0, got {slope}")
     if ct.size != 2:
         raise ValueError("evaluate_polynomial needs a two-part ciphertext: relinearize first")
     if ct.level < p.depth:
@@ -314,7 +324,8 @@ def evaluate_polynomial(
     run = _Run(ctx, within(exact(y), 1.0))  # the map takes the interval to [-1, 1]
     level = y.level - (p.depth - p.map_levels)
     out = _scaled(run.pending(p.tree, level, ct.scale).rescale(), ct.scale)
-    out = carried(out, y, _peak(np.polynomial.chebyshev.chebder(p.coeffs)))
+    dy = _peak(np.polynomial.chebyshev.chebder(p.coeffs)) if slope is None else slope / p.alpha
+    out = carried(out, y, dy)
     return within(out, _peak(p.coeffs))
 
 

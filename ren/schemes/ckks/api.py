@@ -84,7 +84,8 @@ def predicted_precision(ct: Ciphertext) -> float:
         TypeError: for anything but a ``Ciphertext``.
         ValueError: for a ciphertext that carries no estimate: built by hand, read from bytes,
             unpickled, or returned by a ``ren.jit`` function or a saved plan (a replay computes
-            no estimate, and returns the same object whatever its inputs).
+            no estimate, and returns the same object whatever its inputs); or for a value inside
+            a circuit whose estimate leaves out the circuit's input error (see the message).
     """
     if not isinstance(ct, Ciphertext):
         raise TypeError(f"predicted_precision takes a Ciphertext, got {type(ct).__name__}")
@@ -94,6 +95,12 @@ def predicted_precision(ct: Ciphertext) -> float:
             "compute one (a ciphertext built by hand, read from bytes, unpickled or returned by "
             "a ren.jit function or a saved plan has none); predict on the values as the program "
             "makes them, outside the jitted function"
+        )
+    if ct.noise.relative:
+        raise ValueError(
+            "this ciphertext is a value inside a circuit (a polynomial's or EvalMod's) whose "
+            "error the noise model follows apart from the circuit's input, adding the input's "
+            "error back at the circuit's output: predict on the circuit's output"
         )
     params = ct._params()
     return noise.precision_bits(ct.noise, ct.scale, params.slots, ct.real, ct.ring.Q)

@@ -22,7 +22,7 @@ from ren.schemes.ckks.evaluator import Evaluator
 from ren.schemes.ckks.keys import EvaluationKeys
 from ren.schemes.ckks.params import Params
 from ren.schemes.ckks.registry import circuit
-from ren.schemes.ckks.shadow import Shadow, shadowing
+from ren.schemes.ckks.shadow import plain_shadow, shadowing
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe import keyset
@@ -149,9 +149,10 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
             ints = np.array([int(c) for c in coeffs], dtype=object)
         poly = Poly(ints, ring, self.device).ntt()
         magnitude = float(np.max(np.abs(slots), initial=0.0))
+        exact = slots if shadowing(self) else None  # a shadow's leaf: the values, not rounded
         return Plaintext(
             poly, float(scale), level, real, self, magnitude=magnitude, rounding=rounding,
-            mass=mass,
+            mass=mass, exact=exact,
         )  # fmt: skip
 
     def decode(self, pt: Plaintext) -> np.ndarray:
@@ -205,7 +206,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         ct = Ciphertext((c0.ntt(), z1.ntt()), pt.scale, pt.level, pt.real, self)
         ct = ct._evolve(noise=noise.fresh(self.params, pt))
         if shadowing(self):  # for the report's precision (ren.schemes.ckks.shadow)
-            ct = ct._evolve(shadow=Shadow(lambda: self.decode(pt) * pt.scale))
+            ct = ct._evolve(shadow=plain_shadow(self, pt))
         return ct
 
     def decrypt(self, ct: Ciphertext, *, real: bool = False) -> np.ndarray:

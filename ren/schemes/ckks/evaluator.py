@@ -28,7 +28,7 @@ from ren.schemes.ckks.encoding import (
     same_scale,
 )
 from ren.schemes.ckks.params import scale_text
-from ren.schemes.ckks.shadow import Shadow, apply
+from ren.schemes.ckks.shadow import Shadow, apply, plain_shadow
 from ren.schemes.ckks.types import Plaintext
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.params import bits
@@ -297,11 +297,10 @@ class Evaluator:
         return noise.plain(self.params, pt)
 
     def _pt_shadow(self, ct: Ciphertext, pt: Plaintext) -> Shadow | None:
-        """A plaintext operand's shadow (its own decoding, later), when ``ct`` has one."""
+        """A plaintext operand's shadow (``plain_shadow``), when ``ct`` has one."""
         if ct.shadow is None:
             return None
-        decode = self._context().decode
-        return Shadow(lambda: decode(pt) * pt.scale)
+        return plain_shadow(self._context(), pt)
 
 
 def _one(a: Ciphertext, step: Callable[[noise.Noise], noise.Noise]) -> noise.Noise | None:

@@ -12,15 +12,9 @@ carry most of the largest errors: the maximum over ``n/2`` slots is heavier-tail
 variable's, and :func:`max_error` takes that into account. ``bound`` bounds the message's slots
 (in words), for the error a product adds: ``m_1 z_2 + m_2 z_1 + z_1 z_2``.
 
-The steps (``ren.schemes.rlwe.noise`` gives the coefficient variances; a coefficient variance
-``V`` makes a slot variance ``n V``):
-
-* encode: the rounding of the coefficients, ``n / 12``; encrypt: the encryption's noise;
-* add: variances add (a value added to itself: doubled, four times the variance);
-* multiply: ``B_1^2 var_2 + B_2^2 var_1 + var_1 var_2`` (a value by itself: ``4 B^2 var + ...``);
-  a plaintext: its rounding as ``var_2``; a number: the factor squared;
-* rescale by ``q``: the variance over ``q^2``, the bound over ``q``, plus the rounding;
-* key switch (relinearize, rotate, conjugate): the technique's noise at the level.
+The steps' variances are the table of the guide "How much precision will I get?"
+(``ren.schemes.rlwe.noise`` gives them for coefficients; ``V`` makes a slot variance ``n V``);
+a product adds ``B_1^2 var_2 + B_2^2 var_1 + var_1 var_2``.
 
 Circuits that know better than the bounds' arithmetic (a polynomial's values stay in its range;
 a linear transform's are not the sum of their diagonals' bounds) say so with :func:`bounded`.
@@ -64,6 +58,11 @@ DEGREE = 2
 def _pad(var: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(var[: DEGREE + 1]) + (0.0,) * (DEGREE + 1 - len(var))
 
+
+#: The relative rounding error of the decryption's float64 decoding (and of the exact values one
+#: compares with, computed in float64 too): a slot of size ``|v|`` is read to about
+#: ``|v| * 2^-52`` at best, whatever the noise.
+FLOAT_FLOOR = 2.0**-52
 
 #: The most components a ``Noise`` keeps apart; past it the smallest are merged.
 COMPONENTS = 12
@@ -110,12 +109,16 @@ class Noise:
         origin: ``(source, offset, mass)`` of the message: values rotated from one message
             share its source, and a sum of them at other offsets (a sum of slots) takes each
             slot of it once, so it is at most its ``mass``.
+        relative: the error of a value inside a circuit that follows its own error apart
+            from its input's (``exact``), which it adds back at its output (``carried``): not
+            the value's whole error, so no precision is predicted from it.
     """
 
     parts: tuple[Part, ...]
     bound: float
     mass: float = math.inf
     origin: tuple[int, int, float] = (0, 0, math.inf)
+    relative: bool = False
 
     @property
     def var(self) -> tuple[float, ...]:
@@ -127,7 +130,8 @@ class Noise:
         f = abs(factor)
         source, offset, mass = self.origin
         scaled = tuple(p.scaled(f * f) for p in self.parts)
-        return Noise(scaled, self.bound * f, self.mass * f, (source, offset, mass * f))
+        origin = (source, offset, mass * f)
+        return Noise(scaled, self.bound * f, self.mass * f, origin, self.relative)
 
     def plus(self, var: tuple[float, ...], slots: int) -> Noise:
         """This noise with a new independent component of slot variances ``var``."""
@@ -228,11 +232,12 @@ def add(a: Noise, b: Noise, same: bool = False, sub: bool = False) -> Noise:
     if same:
         return a.times(0 if sub else 2)  # a - a is exactly zero
     parts = _merge(a.parts + b.parts, len(a.parts) if sub else None)
-    bound, mass = a.bound + b.bound, a.mass + b.mass
+    bound, mass, relative = a.bound + b.bound, a.mass + b.mass, a.relative or b.relative
     if a.origin[0] == b.origin[0] != 0 and a.origin[1] != b.origin[1]:  # rotated copies: a sum
         within = max(a.origin[2], b.origin[2])
-        return Noise(parts, min(bound, within), mass, (a.origin[0], a.origin[1], within))
-    return Noise(parts, **_message(bound, mass))
+        origin = (a.origin[0], a.origin[1], within)
+        return Noise(parts, min(bound, within), mass, origin, relative)
+    return Noise(parts, **_message(bound, mass), relative=relative)
 
 
 def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
@@ -255,7 +260,8 @@ def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
     parts = _merge(lead)
     if any(cross):
         parts = _limit((*parts, _part(tuple(cross), spread)))
-    return Noise(parts, **_message(a.bound * b.bound, min(a.mass * b.bound, b.mass * a.bound)))
+    message = _message(a.bound * b.bound, min(a.mass * b.bound, b.mass * a.bound))
+    return Noise(parts, **message, relative=a.relative or b.relative)
 
 
 def times(a: Noise, factor: float, rounded: bool) -> Noise:
@@ -302,30 +308,33 @@ def exact(ct: Any) -> Any:
     """
     if ct.noise is None:
         return ct
-    return dataclasses.replace(ct, noise=dataclasses.replace(ct.noise, parts=()))
+    return dataclasses.replace(ct, noise=dataclasses.replace(ct.noise, parts=(), relative=True))
 
 
 def carried(out: Any, source: Any, slope: float) -> Any:
     """``out`` with ``source``'s error added, times ``slope`` (from its scale to ``out``'s).
 
-    ``out``'s own estimate (from ``exact``) is kept; ``None`` if either has none.
+    ``out``'s own estimate (from ``exact``) is kept; ``None`` if either has none. The result is
+    as ``relative`` as ``source``: its whole error, when the source's is.
     """
     if out.noise is None or source.noise is None:
         return dataclasses.replace(out, noise=None)
     f = slope * out.scale / source.scale
     moved = Noise(tuple(p.scaled(f * f) for p in source.noise.parts), **_message(0.0, 0.0))
-    return dataclasses.replace(out, noise=add(out.noise, moved))
+    whole = dataclasses.replace(add(out.noise, moved), relative=source.noise.relative)
+    return dataclasses.replace(out, noise=whole)
 
 
 def renewed(ct: Any, magnitude: float) -> Any:
     """``ct`` noted to hold another message, of at most ``magnitude`` (sum and origin unknown).
 
-    ModRaise: its slots are no longer the input's values but those of ``t + q_0 I``.
+    ModRaise: its slots are no longer the input's values but those of ``t + q_0 I``, and its
+    error is counted from there (not ``relative``): the message is the decryption itself.
     """
     if ct.noise is None:
         return ct
     fields = _message(magnitude * ct.scale, math.inf)
-    return dataclasses.replace(ct, noise=dataclasses.replace(ct.noise, **fields))
+    return dataclasses.replace(ct, noise=dataclasses.replace(ct.noise, **fields, relative=False))
 
 
 def bound_of(ct: Any) -> float:
@@ -351,15 +360,17 @@ def max_error(a: Noise, slots: int, real: bool, modulus: int | None = None) -> f
 
     The components that vary over every slot are taken together (their variances added, the
     tail of their sum); each that takes fewer values (``spread``) gives the largest of that
-    many draws, and these add in quadrature. With the ``modulus`` of the value's level: at most
+    many draws, and these add in quadrature, with the float64 decoding's own rounding
+    (``FLOAT_FLOOR`` of the values' bound). With the ``modulus`` of the value's level: at most
     what a decryption of words uniform modulo it gives (slot variance ``2 slots modulus^2 /
     12``): an error past the modulus leaves no message, and the decryption is then that noise.
     """
     var = a.var
-    if not any(var):
-        return 0.0
     if not all(math.isfinite(v) for v in var):
         return math.inf
+    floor = FLOAT_FLOOR * a.bound if math.isfinite(a.bound) else 0.0
+    if not any(var):
+        return floor
     full = [p for p in a.parts if p.spread >= slots]
     shares = []
     if full:
@@ -368,7 +379,7 @@ def max_error(a: Noise, slots: int, real: bool, modulus: int | None = None) -> f
     for p in a.parts:
         if p.spread < slots and any(p.var):
             shares.append(median_max(_key(p.var), max(1, round(p.spread)), real))
-    err = math.sqrt(sum(x * x for x in shares))
+    err = math.sqrt(floor * floor + sum(x * x for x in shares))
     if modulus is not None and modulus.bit_length() < 500:  # past it no float error reaches
         q = float(modulus)
         err = min(err, median_max((2 * slots * q * q / 12,), slots, real))

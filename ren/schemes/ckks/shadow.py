@@ -27,8 +27,9 @@ from ren.ir.region import is_keeping
 if TYPE_CHECKING:
     from ren.schemes.ckks.ciphertext import Ciphertext
     from ren.schemes.ckks.context import Context
+    from ren.schemes.ckks.types import Plaintext
 
-__all__ = ["Shadow", "apply", "decryption", "observe", "shadowing"]
+__all__ = ["Shadow", "apply", "decryption", "observe", "plain_shadow", "shadowing"]
 
 
 class Shadow:
@@ -72,6 +73,20 @@ def apply(fn: Callable[..., np.ndarray], *args: object) -> Shadow | None:
     if any(a is None for a in args):
         return None
     return Shadow(fn, *args)
+
+
+def plain_shadow(context: Context, pt: Plaintext) -> Shadow:
+    """A plaintext's shadow: the values it was encoded from (``pt.exact``), else its decoding.
+
+    The exact values where they were kept (``Context.encode`` while values get shadows, a
+    ``LinearTransform`` for its diagonals), so a measure against the shadow counts the
+    encoding's rounding as an error, as a comparison with the values the program meant does; a
+    plaintext encoded before the recording, or built otherwise, is its own decoding.
+    """
+    if pt.exact is not None:
+        exact = pt.exact
+        return Shadow(lambda: exact * pt.scale)
+    return Shadow(lambda: context.decode(pt) * pt.scale)
 
 
 def shadowing(context: Context | None) -> bool:
@@ -136,7 +151,7 @@ def observe(ct: Ciphertext) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any
         if size > 1:
             out["magnitude"] = size
             out["bits_relative"] = precision_bits(got, expected, relative=True)
-        if ct.noise is not None:  # the noise model's figure, beside the measure
+        if ct.noise is not None and not ct.noise.relative:  # the model's figure, beside it
             out["bits_predicted"] = predicted_precision(ct)
         found = out_of_range(ct, slots, n)
         if found:

@@ -109,6 +109,10 @@ class Plaintext:
             the scale holds exactly, such as ``+-1`` and ``+-i`` at scale 1); ``None`` (taken as
             ``1/12``) where not known.
         mass: the sum of the encoded values' sizes (``None``: ``slots * magnitude``).
+        exact: the values as given, before the encoding's rounding (``Context.encode`` keeps
+            them while values get plaintext shadows, ``ren.schemes.ckks.shadow``; a
+            ``LinearTransform`` keeps its diagonals'): the shadow of a product by the plaintext
+            is then of the exact values.
     """
 
     poly: Poly
@@ -126,6 +130,9 @@ class Plaintext:
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
     mass: float | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
+    )
+    exact: np.ndarray | None = dataclasses.field(
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
 
