@@ -10,7 +10,9 @@ shadow and notes the precision on the region (``notes["bits"]``: absolute,
 ``ckks.precision_bits`` against the shadow's slots; ``notes["bits_relative"]`` and
 ``notes["magnitude"]`` where the values pass 1; ``notes["warning"]`` for a range the value breaks,
 also a ``RangeWarning``), which the report shows in each box, labelled. Then it lets the outputs
-go. A BFV or BGV ciphertext, in a context holding the secret key, notes its noise budget instead
+go. A region inside a ``ren.jit`` function whose plan was replayed since its capture is not
+measured (``notes["unmeasured"]`` says why): the replay wrote its own words where the value was.
+A BFV or BGV ciphertext, in a context holding the secret key, notes its noise budget instead
 (``notes["noise_budget"]``). The measure of a value (its ``__ren_observe__``) returns a float (the
 bits) or a dict of notes.
 
@@ -36,6 +38,12 @@ if TYPE_CHECKING:
 _Measure = Measure  # ren.hooks: what a value's __ren_observe__ gives back to measure
 
 __all__ = ["measure_precision"]
+
+#: Why a region inside a ``ren.jit`` function replayed since its capture has no measure.
+REPLAYED = (
+    "not measured: a later call of its jitted function replayed the plan into the buffers that "
+    "hold the value this region kept"
+)
 
 #: How many outputs one realization decrypts (each holds its ring's words a few times over).
 CHUNK = 128
@@ -66,6 +74,9 @@ def _kept(trace: Trace) -> list[tuple[Instance, tuple[Poly, ...], _Measure]]:
                 seen.setdefault(instance.serial, instance)
     out: list[tuple[Instance, tuple[Poly, ...], _Measure]] = []
     for instance in seen.values():
+        if instance.notes.get("replayed"):  # its kept value holds a later call's words
+            instance.notes["unmeasured"] = REPLAYED
+            continue
         value = instance.notes.get("output")
         how = getattr(type(value), "__ren_observe__", None)
         got = how(value) if how is not None else None

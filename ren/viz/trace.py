@@ -28,7 +28,7 @@ from ren.engine.schedule import ScheduledKernel
 from ren.errors import RenError
 from ren.ir.node import KernelInfo, Node, toposort
 from ren.ir.op import DType, Op
-from ren.ir.region import keeping
+from ren.ir.region import instances_of, keeping
 from ren.ir.rewrite import Rewrite
 from ren.passes import ScheduleContext
 
@@ -315,7 +315,17 @@ class Trace:
     def on_jit_replay(
         self, fn: JitFunction[..., object], plan: CapturedPlan, seconds: float
     ) -> None:
-        """A jitted function replayed a plan."""
+        """A jitted function replayed a plan.
+
+        The replay wrote this call's words into the plan's buffers, where the values its
+        capture's regions kept live: those are noted ``replayed``, and the observing pass
+        measures them no more (``ren.viz.precision``).
+        """
+        for unit in plan.units:
+            kernel = getattr(unit, "kernel", None)  # an exec unit (a stand-in may have none)
+            for instance in instances_of(getattr(kernel, "region", ())):
+                if "output" in instance.notes:
+                    instance.notes["replayed"] = True
         self._jit(fn, plan, seconds, "replay")
 
     def _jit(

@@ -65,3 +65,31 @@ def test_the_debugger_shows_the_prediction_beside_the_measure(ctx) -> None:
     predicted = float(re.search(r"predicted: ([\d.]+) bits \(absolute, vs exact", screen).group(1))
     assert abs(predicted - measured) <= 2
     assert predicted == pytest.approx(ckks.predicted_precision(z), abs=0.01)
+
+
+def test_a_jitted_functions_regions_are_measured_until_a_replay_overwrites_them(ctx) -> None:
+    """A capture's regions keep values in the plan's buffers: measured against NumPy's figure
+    while they hold the capture's words, and left unmeasured (saying why) once a replay wrote
+    another call's words there, not measured as garbage."""
+    import ren
+    from ren.viz.precision import REPLAYED
+
+    rng = np.random.default_rng(9)
+    xs = [rng.uniform(-1, 1, PARAMS.slots) for _ in range(3)]
+    step = ren.jit(lambda c: (c * c).rotate(1))
+    for calls in (1, 3):
+        with record() as trace:
+            outs = [step(ctx.encrypt(x)) for x in xs[:calls]]
+        first = ckks.precision_bits(ctx.decrypt(outs[0]).real, np.roll(xs[0] ** 2, -1))
+        measure_precision(trace, progress=False)
+        notes = [
+            i.notes for r in trace.realizations for k in r.kernels for i in instances_of(k.region)
+        ]
+        rotated = [n for n in notes if n.get("bits") is not None or n.get("unmeasured")]
+        assert rotated
+        if calls == 1:
+            assert max(n["bits"] for n in rotated if "bits" in n) == pytest.approx(first, abs=1.0)
+        else:
+            jitted = [n for n in rotated if n.get("unmeasured") == REPLAYED]
+            assert jitted and all("bits" not in n for n in jitted)
+        step.cache_clear()
