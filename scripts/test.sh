@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: set-up, lint, format check, type check, strict docs build, then pytest.
-# Extra arguments go to pytest: `bash scripts/test.sh -k rings -x`.
+# Extra arguments go to pytest: `bash scripts/test.sh -k rings -x`. The tests run in one
+# worker process a core (pytest-xdist); REN_TEST_WORKERS=1 runs them in this process.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,4 +24,10 @@ NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet -d "$site"
 
 echo "== pytest"
 export REN_CHECK=1
-.venv/bin/pytest -q "$@"
+# one worker a core (REN_TEST_WORKERS=1: in this process, one test after another)
+workers="${REN_TEST_WORKERS:-auto}"
+if [ "$workers" = 1 ]; then
+    .venv/bin/pytest -q "$@"
+else
+    .venv/bin/pytest -q -n "$workers" --dist loadfile "$@"
+fi

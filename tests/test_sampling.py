@@ -72,7 +72,9 @@ def test_as_rng_generator_used_as_is():
 
 
 @pytest.mark.parametrize(
-    "bad", [1.5, "3", True, False, [1], np.random.RandomState(0), b"x"], ids=repr
+    "bad",
+    [1.5, "3", True, False, [1], np.random.RandomState(0), b"x"],
+    ids=lambda v: type(v).__name__ if isinstance(v, np.random.RandomState) else repr(v),
 )
 def test_as_rng_bad_types(bad):
     with pytest.raises(TypeError, match="rng"):
