@@ -63,14 +63,14 @@ FLOAT_BITS = 48.0
 
 #: Why the model is known to be pessimistic by more than the tolerance, by the region it is in.
 _EVAL_MOD = (
-    "EvalMod's series and double angles: the model adds the copies of one error at one sign "
-    "(coherently), where the Chebyshev terms' signs alternate and partly cancel; SlotToCoeff "
-    "carries that on: 2 to 3 bits pessimistic"
+    "EvalMod's own noise (its series, double angles and arcsine step) is predicted 2 to 3 bits "
+    "above the measure, and SlotToCoeff carries that on; adding one error's copies at one sign "
+    "accounts for half a bit of it, the rest is not found yet"
 )
 _SIGN = (
-    "g_3 and f_3 in the monomial basis (coefficients up to 25, of alternating signs): the same "
-    "coherent sum of the powers' errors, and each stage's slope taken over gap <= |x| <= 1 where "
-    "the example's slots sit further out: 3 to 6 bits pessimistic"
+    "g_3 and f_3 in the monomial basis (coefficients up to 25, of alternating signs): each "
+    "stage's own noise predicted about 2 bits above the measure, and its slope taken over "
+    "gap <= |x| <= 1 where the example's slots sit further out: 3 to 6 bits pessimistic"
 )
 _CORNER = (
     "a 4 x 4 matrix in 32 slots: each diagonal taken at its largest entry on every slot, where it "
