@@ -19,15 +19,13 @@ two below ``i``), so ``T_i`` lies ``ceil(log2 i)`` levels below ``y``. The serie
 whose every term is a power made already: a leaf is ``sum c_i T_i``, products by numbers only.
 
 **Depth.** A leaf whose largest term is ``T_i`` delivers one level below ``T_i``; ``q T_m`` one
-level below the lower of ``q`` and ``T_m``. The plan asks each call for its result at a level, and
-takes a leaf when its terms are high enough, else a division: a division by the largest power of
-two reaches ``ceil(log2(d + 1))`` levels for every degree ``d`` (``q`` has degree below ``m``, one
-level more to spend, ``r`` as many), which no evaluation beats (a product at most doubles the
-degree), so a leaf that cannot reach it is divided again (Lattigo does the same to its leading
-leaf). The map to ``[-1, 1]`` takes one more level (a product by ``alpha = 2 / (b - a)``), none
-when ``alpha`` is an integer (a product by an int is exact) or the degree is 1 (folded into the
-leaf). Among baby-step counts ``k`` from 2 to about ``2 sqrt(d)``, ``plan`` keeps the one with the
-fewest ciphertext products at that depth: about ``2 sqrt(d) + log2(d)`` for a dense series.
+below the lower of ``q`` and ``T_m``. Each call is asked for its result at a level and takes a leaf
+when its terms are high enough, else a division, which reaches ``ceil(log2(d + 1))`` levels for
+every degree ``d``: no evaluation beats it (a product at most doubles the degree), so a leaf that
+cannot is divided again (as Lattigo's leading leaf). The map to ``[-1, 1]`` takes one more level
+(a product by ``alpha = 2 / (b - a)``), none for an integer ``alpha`` or degree 1. Among baby-step
+counts ``k`` from 2 to about ``2 sqrt(d)``, ``plan`` keeps the one with the fewest ciphertext
+products at that depth: about ``2 sqrt(d) + log2(d)`` for a dense series.
 
 **Scales** (Lattigo's scale-invariant evaluation). Each call is asked for its series at a level
 ``l`` and a scale ``S``, and returns it *before* its last rescale: at level ``l + 1`` and scale
@@ -35,10 +33,9 @@ exactly ``S q_(l+1)``. A leaf multiplies each ``T_i`` (scale ``s_i``, viewed at 
 by the int ``round(c_i S q_(l+1) / s_i)`` (exact and elementwise; a plaintext encoded at scale
 ``S q_(l+1) / s_i`` for a complex ``c_i``), so every term is at scale ``S q_(l+1)`` and they add
 exactly; ``c_0`` is added at that scale. A division asks for ``q`` at level ``l + 1`` and scale
-``S q_(l+1) / s_m``, rescales it and multiplies by ``T_m`` without rescaling: scale ``S q_(l+1)``,
-like ``r``'s, so the sum needs no correction and one rescale. The top call asks for the input's
-scale, so the result has exactly ``ct.scale``, ``plan.depth`` levels below ``ct``. Powers are made
-the same way: ``2 T_h T_(i-h)`` before its rescale, minus ``T_(2h-i)`` times the int
+``S q_(l+1) / s_m``, rescales it and multiplies by ``T_m`` unrescaled: scale ``S q_(l+1)``, as
+``r``'s, so one rescale of the sum. The top call asks for the input's scale: the result has
+exactly ``ct.scale``. Powers likewise: ``2 T_h T_(i-h)`` unrescaled, minus ``T_(2h-i)`` times
 ``round(s_h s_(i-h) / s_(2h-i))``. Every decision reads levels, scales and coefficients only,
 never an encrypted value, so the evaluation is one lazy graph and ``ren.jit`` captures it whole.
 """
@@ -51,7 +48,7 @@ import math
 import numpy as np
 
 from ren.circuits import in_region
-from ren.circuits.ckks.chebyshev import affine, check_interval, divide, monomial_to_chebyshev
+from ren.circuits.ckks.chebyshev import affine, check_interval, divide, monomial_to_chebyshev, peak
 from ren.circuits.ckks.rotations import add_all, context_of, finite_numbers
 from ren.poly import is_int
 from ren.schemes import ckks
@@ -324,15 +321,9 @@ def evaluate_polynomial(
     run = _Run(ctx, within(exact(y), 1.0))  # the map takes the interval to [-1, 1]
     level = y.level - (p.depth - p.map_levels)
     out = _scaled(run.pending(p.tree, level, ct.scale).rescale(), ct.scale)
-    dy = _peak(np.polynomial.chebyshev.chebder(p.coeffs)) if slope is None else slope / p.alpha
+    dy = peak(np.polynomial.chebyshev.chebder(p.coeffs)) if slope is None else slope / p.alpha
     out = carried(out, y, dy)
-    return within(out, _peak(p.coeffs))
-
-
-def _peak(c: np.ndarray) -> float:
-    """The largest ``|sum_j c_j T_j(y)|`` on ``[-1, 1]``, on a fine grid (slightly raised)."""
-    y = np.cos(np.linspace(0.0, np.pi, 4097))  # the Chebyshev points: where the extremes lie
-    return float(np.max(np.abs(np.polynomial.chebyshev.chebval(y, c)))) * (1 + 2**-20)
+    return within(out, peak(p.coeffs))
 
 
 def _scaled(ct: ckks.Ciphertext, scale: float) -> ckks.Ciphertext:
@@ -382,7 +373,7 @@ class _Run:
             kept = [t for t in terms if t is not None]
             out = _scaled(add_all(kept) if kept else self.power(1).at_level(level + 1) * 0, target)
             c0 = _constant(_Leaf(c[:1]))
-            return out + c0 if c0 else out
+            return within(out + c0 if c0 else out, peak(_series(node)))
         G = self.power(node.m).at_level(level + 1)
         q0 = _constant(node.high)
         if q0 is not None:  # a constant quotient: q_0 T_m is a term
@@ -393,5 +384,16 @@ class _Run:
             prod = _scaled(ckks.multiply(h, G, rescale=False), target)
         r0 = _constant(node.low)
         if r0 is not None:  # a constant remainder
-            return prod + r0 if r0 else prod
-        return prod + self.pending(node.low, level, scale)
+            out = prod + r0 if r0 else prod
+        else:
+            out = prod + self.pending(node.low, level, scale)
+        # a part of the series is at most its largest on [-1, 1], whatever its terms' bounds add to
+        return within(out, peak(_series(node)))
+
+
+def _series(node: _Leaf | _Split) -> np.ndarray:
+    """The Chebyshev coefficients of the part of the series ``node`` evaluates."""
+    if isinstance(node, _Leaf):
+        return np.asarray(node.c)
+    cheb, t_m = np.polynomial.chebyshev, np.eye(node.m + 1)[-1]  # T_m
+    return cheb.chebadd(cheb.chebmul(_series(node.high), t_m), _series(node.low))
