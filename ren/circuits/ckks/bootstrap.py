@@ -41,7 +41,7 @@ from ren.circuits.ckks.bootconfig import BootstrapConfig
 from ren.circuits.ckks.bootrange import RaisedRange, check_scale
 from ren.circuits.ckks.chebyshev import chebyshev
 from ren.circuits.ckks.dft import coeff_to_slot_groups, slot_to_coeff_groups, tile
-from ren.circuits.ckks.evalmod import double_angles
+from ren.circuits.ckks.evalmod import angle_bounds, double_angles
 from ren.circuits.ckks.iterate import check_iterations, iterate
 from ren.circuits.ckks.linear import LinearTransform
 from ren.circuits.ckks.modraise import raise_modulus
@@ -50,7 +50,7 @@ from ren.circuits.ckks.rotations import check_rotation_keys, context_of
 from ren.ir.region import noted, region
 from ren.progress import Progress
 from ren.schemes import ckks
-from ren.schemes.ckks.noise import bound_of, carried, exact, within
+from ren.schemes.ckks.noise import bound_of, carried, exact, normal, within
 from ren.schemes.ckks.ranges import EVAL_SCALE_BITS, expect
 from ren.schemes.rlwe.noise import secret_weight
 
@@ -249,8 +249,12 @@ def _times(ct: ckks.Ciphertext, c: complex) -> ckks.Ciphertext:
 
 
 def _transformed(x: ckks.Ciphertext, lt: LinearTransform) -> ckks.Ciphertext:
-    """``lt(x)``, its values noted within ``|x|`` times ``lt.row_norm`` (the DFT keeps sizes)."""
-    return within(lt(x), bound_of(x) * lt.row_norm)
+    """``lt(x)``, noted within ``|x|`` times ``lt.row_norm`` (the DFT keeps sizes), ``normal``."""
+    out = within(lt(x), bound_of(x) * lt.row_norm)
+    rms = None if x.noise is None else x.noise.normal
+    if rms is not None and out.noise is not None and out.noise.normal is not None:
+        out = normal(out, min(out.noise.normal / out.scale, rms / x.scale * lt.row_norm))
+    return out
 
 
 def _real(ct: ckks.Ciphertext) -> ckks.Ciphertext:
@@ -268,8 +272,11 @@ def eval_sine(ct: ckks.Ciphertext, made: Plan) -> ckks.Ciphertext:
     config = made.config
     # the noise model: the stage's own noise on an input without error, then the input's error
     # times the slope of sin(2 pi (K + 1) y) (which the powers' and double angles' bounds would
-    # overstate); in range, |x| <= x_bound, so the values are at most sin(2 pi x_bound)
-    c = double_angles(evaluate_polynomial(_real(exact(ct)), made.cosine), config.double_angle)
+    # overstate: the angles' own bounds keep them off 1); in range, |x| <= x_bound, so the values
+    # are at most sin(2 pi x_bound)
+    r = config.double_angle
+    bounds = angle_bounds(config.K, r, config.x_bound)
+    c = double_angles(evaluate_polynomial(_real(exact(ct)), made.cosine), r, bounds)
     c = within(c, min(1.0, 1.01 * math.sin(2 * math.pi * config.x_bound)))
     if config.arcsine:  # arcsin(c) = c + c^3 / 6 + ..., c = sin(2 pi x) small
         ctx = context_of(c)
@@ -352,7 +359,8 @@ def _once(x: ckks.Ciphertext, made: Plan, stages: dict | None) -> ckks.Ciphertex
     expect(x, RaisedRange(ctx.params.q_moduli[0], c.K, c.x_bound, scale, EVAL_SCALE))
     out = {} if stages is None else stages
     out["mod_raise"] = x
-    x = within(x, 5 * q0 * math.sqrt(ctx.params.n * (h + 2) / 12) / EVAL_SCALE)
+    deviation = q0 * math.sqrt(ctx.params.n * (h + 2) / 12) / EVAL_SCALE
+    x = normal(within(x, 5 * deviation), deviation)
     if made.sub_sum:
         with region("sub_sum"):
             noted("in", x)

@@ -29,7 +29,7 @@ from ren.schemes import ckks
 from ren.schemes.ckks.noise import within
 from ren.schemes.ckks.ranges import SlotRange, check_series, expect
 
-__all__ = ["double_angles", "eval_mod", "eval_mod_depth"]
+__all__ = ["angle_bounds", "double_angles", "eval_mod", "eval_mod_depth"]
 
 
 def _check(K: int, degree: int, double_angle: int) -> None:
@@ -50,11 +50,31 @@ def _cosine(K: int, degree: int, r: int) -> tuple[np.ndarray, tuple[float, float
     return chebyshev(lambda x: np.cos(2 * np.pi * (x - 0.25) / 2**r), interval, degree), interval
 
 
-def double_angles(c: ckks.Ciphertext, r: int) -> ckks.Ciphertext:
-    """``r`` double-angle steps ``c <- 2 c^2 - 1``: ``cos(2^r a)`` from ``cos(a)``, ``r`` levels."""
-    for _ in range(r):
+def double_angles(
+    c: ckks.Ciphertext, r: int, bounds: tuple[float, ...] | None = None
+) -> ckks.Ciphertext:
+    """``r`` double-angle steps ``c <- 2 c^2 - 1``: ``cos(2^r a)`` from ``cos(a)``, ``r`` levels.
+
+    ``bounds``: the largest ``|c|`` before each step, where the angles are known to keep it
+    below 1 (``angle_bounds``), for the noise model: a step multiplies the error by ``4 |c|``.
+    """
+    for k in range(r):
+        if bounds is not None:
+            c = within(c, bounds[k])
         c = within(c * c * 2 - 1.0, 1.0)  # cos(2a) = 2 cos(a)^2 - 1: a cosine, within 1
     return c
+
+
+def angle_bounds(K: int, r: int, near: float) -> tuple[float, ...]:
+    """The largest ``|cos(2^k a)|`` before double angle ``k``, ``a = 2 pi (t - 1/4) / 2^r``.
+
+    For ``t`` within ``near`` of an integer in ``[-K, K]`` (a bootstrap's slots): the angles stay
+    off the cosine's peaks (at ``k = r - 1``, ``|cos(pi (t - 1/4))|`` is about ``0.71``), so the
+    steps multiply an error by less than the ``4`` a bound of 1 would give.
+    """
+    t = (np.arange(-K, K + 1)[:, None] + np.linspace(-near, near, 65)).ravel()
+    a = 2 * np.pi * (t - 0.25)
+    return tuple(float(np.max(np.abs(np.cos(a * 2.0 ** (k - r))))) for k in range(r))
 
 
 def eval_mod_depth(K: int = 4, degree: int = 31, double_angle: int = 2) -> int:

@@ -13,8 +13,7 @@ variable's, and :func:`max_error` takes that into account. ``bound`` bounds the 
 (in words), for the error a product adds: ``m_1 z_2 + m_2 z_1 + z_1 z_2``.
 
 The steps' variances are the table of the guide "How much precision will I get?"
-(``ren.schemes.rlwe.noise`` gives them for coefficients; ``V`` makes a slot variance ``n V``);
-a product adds ``B_1^2 var_2 + B_2^2 var_1 + var_1 var_2``.
+(``ren.schemes.rlwe.noise`` gives them for coefficients; ``V`` makes a slot variance ``n V``).
 
 Circuits that know better than the bounds' arithmetic (a polynomial's values stay in its range;
 a linear transform's are not the sum of their diagonals' bounds) say so with :func:`bounded`.
@@ -27,10 +26,11 @@ import itertools
 import math
 from typing import Any
 
-from ren.schemes.ckks.tails import median_max
+from ren.schemes.ckks.tails import FLOAT_FLOOR, max_error, precision_bits
 from ren.schemes.rlwe import noise as rlwe_noise
 
 __all__ = [
+    "FLOAT_FLOOR",
     "Noise",
     "add",
     "bound_of",
@@ -42,6 +42,7 @@ __all__ = [
     "magnitude",
     "max_error",
     "multiply",
+    "normal",
     "plain",
     "precision_bits",
     "renewed",
@@ -58,11 +59,6 @@ DEGREE = 2
 def _pad(var: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(var[: DEGREE + 1]) + (0.0,) * (DEGREE + 1 - len(var))
 
-
-#: The relative rounding error of the decryption's float64 decoding (and of the exact values one
-#: compares with, computed in float64 too): a slot of size ``|v|`` is read to about
-#: ``|v| * 2^-52`` at best, whatever the noise.
-FLOAT_FLOOR = 2.0**-52
 
 #: The most components a ``Noise`` keeps apart; past it the smallest are merged.
 COMPONENTS = 12
@@ -112,6 +108,9 @@ class Noise:
         relative: the error of a value inside a circuit that follows its own error apart
             from its input's (``exact``), which it adds back at its output (``carried``): not
             the value's whole error, so no precision is predicted from it.
+        normal: the slots' root mean square (words) when they are spread like a complex normal
+            variable's (``normal``), else ``None``: an error times them moves up a power of
+            ``|s_j|^2`` (``_shifted``) rather than taking ``bound^2`` on every slot.
     """
 
     parts: tuple[Part, ...]
@@ -119,6 +118,7 @@ class Noise:
     mass: float = math.inf
     origin: tuple[int, int, float] = (0, 0, math.inf)
     relative: bool = False
+    normal: float | None = None
 
     @property
     def var(self) -> tuple[float, ...]:
@@ -131,7 +131,8 @@ class Noise:
         source, offset, mass = self.origin
         scaled = tuple(p.scaled(f * f) for p in self.parts)
         origin = (source, offset, mass * f)
-        return Noise(scaled, self.bound * f, self.mass * f, origin, self.relative)
+        normal = None if self.normal is None else self.normal * f
+        return Noise(scaled, self.bound * f, self.mass * f, origin, self.relative, normal)
 
     def plus(self, var: tuple[float, ...], slots: int) -> Noise:
         """This noise with a new independent component of slot variances ``var``."""
@@ -233,11 +234,34 @@ def add(a: Noise, b: Noise, same: bool = False, sub: bool = False) -> Noise:
         return a.times(0 if sub else 2)  # a - a is exactly zero
     parts = _merge(a.parts + b.parts, len(a.parts) if sub else None)
     bound, mass, relative = a.bound + b.bound, a.mass + b.mass, a.relative or b.relative
+    normal = _normal_sum(a, b)
     if a.origin[0] == b.origin[0] != 0 and a.origin[1] != b.origin[1]:  # rotated copies: a sum
         within = max(a.origin[2], b.origin[2])
         origin = (a.origin[0], a.origin[1], within)
-        return Noise(parts, min(bound, within), mass, origin, relative)
-    return Noise(parts, **_message(bound, mass), relative=relative)
+        return Noise(parts, min(bound, within), mass, origin, relative, normal)
+    return Noise(parts, **_message(bound, mass), relative=relative, normal=normal)
+
+
+def _normal_sum(a: Noise, b: Noise) -> float | None:
+    """The sum's ``normal``: independent normal values' add in quadrature, one's copies add."""
+    if a.bound == 0 or b.bound == 0:  # adding nothing (an error carried alone)
+        return b.normal if a.bound == 0 else a.normal
+    if a.normal is None or b.normal is None:
+        return None
+    if a.origin[0] == b.origin[0] and a.origin[1] == b.origin[1]:
+        return a.normal + b.normal
+    return math.sqrt(a.normal**2 + b.normal**2)
+
+
+def _shifted(p: Part, r2: float) -> Part:
+    """``p`` times a normal value of mean square ``r2``: a power of ``|s_j|^2`` up (last: mean)."""
+    v = [0.0] * (DEGREE + 1)
+    for k, x in enumerate(p.var):
+        if k < DEGREE:
+            v[k + 1] += x * r2
+        else:
+            v[DEGREE] += x * r2 * (DEGREE + 1)
+    return dataclasses.replace(p, var=tuple(v))
 
 
 def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
@@ -256,12 +280,19 @@ def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
         lead = tuple(p.scaled(4 * a.bound * a.bound) for p in a.parts)
     else:
         ba, bb = a.bound * a.bound, b.bound * b.bound
-        lead = tuple(p.scaled(bb) for p in a.parts) + tuple(p.scaled(ba) for p in b.parts)
+        lead = tuple(
+            p.scaled(bb) if b.normal is None else _shifted(p, b.normal**2) for p in a.parts
+        ) + tuple(p.scaled(ba) if a.normal is None else _shifted(p, a.normal**2) for p in b.parts)
     parts = _merge(lead)
     if any(cross):
         parts = _limit((*parts, _part(tuple(cross), spread)))
     message = _message(a.bound * b.bound, min(a.mass * b.bound, b.mass * a.bound))
-    return Noise(parts, **message, relative=a.relative or b.relative)
+    normal = None  # a normal value times a bounded one: normal, at most times the bound
+    if not same and a.normal is not None and b.normal is None:
+        normal = a.normal * b.bound
+    elif not same and b.normal is not None and a.normal is None:
+        normal = b.normal * a.bound
+    return Noise(parts, **message, relative=a.relative or b.relative, normal=normal)
 
 
 def times(a: Noise, factor: float, rounded: bool) -> Noise:
@@ -297,7 +328,8 @@ def key_switch(params: Any, a: Noise, level: int) -> Noise:
 
 def bounded(a: Noise, bound: float) -> Noise:
     """``a`` with its message known to be at most ``bound`` words (a circuit knows better)."""
-    return dataclasses.replace(a, bound=min(a.bound, bound))
+    normal = None if a.normal is None else min(a.normal, bound)
+    return dataclasses.replace(a, bound=min(a.bound, bound), normal=normal)
 
 
 def exact(ct: Any) -> Any:
@@ -334,6 +366,7 @@ def renewed(ct: Any, magnitude: float) -> Any:
     if ct.noise is None:
         return ct
     fields = _message(magnitude * ct.scale, math.inf)
+    fields["normal"] = None
     return dataclasses.replace(ct, noise=dataclasses.replace(ct.noise, **fields, relative=False))
 
 
@@ -355,45 +388,13 @@ def within(ct: Any, magnitude: float) -> Any:
     return dataclasses.replace(ct, noise=bounded(ct.noise, magnitude * ct.scale))
 
 
-def max_error(a: Noise, slots: int, real: bool, modulus: int | None = None) -> float:
-    """The median of the largest slot error over ``slots`` slots, in words.
+def normal(ct: Any, rms: float) -> Any:
+    """``ct`` noted to hold slots spread like a complex normal's, of root mean square ``rms``.
 
-    The components that vary over every slot are taken together (their variances added, the
-    tail of their sum); each that takes fewer values (``spread``) gives the largest of that
-    many draws, and these add in quadrature, with the float64 decoding's own rounding
-    (``FLOAT_FLOOR`` of the values' bound). With the ``modulus`` of the value's level: at most
-    what a decryption of words uniform modulo it gives (slot variance ``2 slots modulus^2 /
-    12``): an error past the modulus leaves no message, and the decryption is then that noise.
+    ModRaise's slots sum ``n`` coefficients ``t + q_0 I`` of random signs: a plaintext product
+    in CoeffToSlot then makes an error as large as the slot it multiplies, not as the largest
+    slot (``Noise.normal``). Over its scale, as ``within``; nothing is built.
     """
-    var = a.var
-    if not all(math.isfinite(v) for v in var):
-        return math.inf
-    floor = FLOAT_FLOOR * a.bound if math.isfinite(a.bound) else 0.0
-    if not any(var):
-        return floor
-    full = [p for p in a.parts if p.spread >= slots]
-    shares = []
-    if full:
-        joint = tuple(sum(p.var[k] for p in full) for k in range(DEGREE + 1))
-        shares.append(median_max(_key(joint), slots, real))
-    for p in a.parts:
-        if p.spread < slots and any(p.var):
-            shares.append(median_max(_key(p.var), max(1, round(p.spread)), real))
-    err = math.sqrt(floor * floor + sum(x * x for x in shares))
-    if modulus is not None and modulus.bit_length() < 500:  # past it no float error reaches
-        q = float(modulus)
-        err = min(err, median_max((2 * slots * q * q / 12,), slots, real))
-    return err
-
-
-def _key(var: tuple[float, ...]) -> tuple[float, ...]:
-    """``var`` to 6 digits: the key the tail's cache keeps."""
-    return tuple(float(f"{v:.6g}") for v in var)
-
-
-def precision_bits(
-    a: Noise, scale: float, slots: int, real: bool, modulus: int | None = None
-) -> float:
-    """``-log2`` of the largest slot error over the scale: the absolute bits of precision."""
-    err = max_error(a, slots, real, modulus) / scale
-    return math.inf if err == 0 else -math.log2(err)
+    if ct.noise is None:
+        return ct
+    return dataclasses.replace(ct, noise=dataclasses.replace(ct.noise, normal=rms * ct.scale))

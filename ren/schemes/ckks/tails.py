@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-__all__ = ["median_max"]
+if TYPE_CHECKING:
+    from ren.schemes.ckks.noise import Noise
+
+__all__ = ["FLOAT_FLOOR", "max_error", "median_max", "precision_bits"]
+
+#: The relative rounding error of the decryption's float64 decoding (and of the exact values one
+#: compares with, computed in float64 too): a slot of size ``|v|`` is read to about
+#: ``|v| * 2^-52`` at best, whatever the noise.
+FLOAT_FLOOR = 2.0**-52
 
 
 #: The grid of ``|s_j|^2`` (exponential with mean 1) the tail is integrated over.
@@ -58,3 +67,47 @@ def median_max(var: tuple[float, ...], slots: int, real: bool) -> float:
         else:
             hi = mid
     return (lo + hi) / 2
+
+
+def max_error(a: Noise, slots: int, real: bool, modulus: int | None = None) -> float:
+    """The median of the largest slot error over ``slots`` slots, in words.
+
+    The components that vary over every slot are taken together (their variances added, the
+    tail of their sum); each that takes fewer values (``spread``) gives the largest of that
+    many draws, and these add in quadrature, with the float64 decoding's own rounding
+    (``FLOAT_FLOOR`` of the values' bound). With the ``modulus`` of the value's level: at most
+    what a decryption of words uniform modulo it gives (slot variance ``2 slots modulus^2 /
+    12``): an error past the modulus leaves no message, and the decryption is then that noise.
+    """
+    var = a.var
+    if not all(math.isfinite(v) for v in var):
+        return math.inf
+    floor = FLOAT_FLOOR * a.bound if math.isfinite(a.bound) else 0.0
+    if not any(var):
+        return floor
+    full = [p for p in a.parts if p.spread >= slots]
+    shares = []
+    if full:
+        joint = tuple(sum(p.var[k] for p in full) for k in range(len(a.var)))
+        shares.append(median_max(_key(joint), slots, real))
+    for p in a.parts:
+        if p.spread < slots and any(p.var):
+            shares.append(median_max(_key(p.var), max(1, round(p.spread)), real))
+    err = math.sqrt(floor * floor + sum(x * x for x in shares))
+    if modulus is not None and modulus.bit_length() < 500:  # past it no float error reaches
+        q = float(modulus)
+        err = min(err, median_max((2 * slots * q * q / 12,), slots, real))
+    return err
+
+
+def _key(var: tuple[float, ...]) -> tuple[float, ...]:
+    """``var`` to 6 digits: the key the tail's cache keeps."""
+    return tuple(float(f"{v:.6g}") for v in var)
+
+
+def precision_bits(
+    a: Noise, scale: float, slots: int, real: bool, modulus: int | None = None
+) -> float:
+    """``-log2`` of the largest slot error over the scale: the absolute bits of precision."""
+    err = max_error(a, slots, real, modulus) / scale
+    return math.inf if err == 0 else -math.log2(err)
