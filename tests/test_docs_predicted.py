@@ -62,12 +62,11 @@ TOLERANCE = {"bits": 2.0, "noise_budget": 3.0}
 FLOAT_BITS = 48.0
 
 #: Why the model is known to be pessimistic by more than the tolerance, by the region it is in.
-_SLOT_TO_COEFF = (
-    "SlotToCoeff's own noise, its products taken at the largest values the range allows where a "
-    "message's coefficients are far smaller, about 2 bits above the shadow's measure (EvalMod's "
-    "own is within a bit since its double angles' slopes are the chain's own). Against the "
-    "values themselves the bootstrap is within half a bit: EvalMod's approximation error, which "
-    "the shadow shares and the model leaves out, is as large at boot-toy's degree 47"
+_POWER = (
+    "a bootstrap of z^4: the bound on its coefficients comes from its values' sum, where a "
+    "product's is taken as the sum of one factor's sizes times the other's largest (half, where "
+    "the mean of z^4, its constant coefficient, is a fifth), and EvalMod's arcsine residual grows "
+    "as that bound's cube: about 2 bits"
 )
 _SIGN = (
     "g_3 and f_3 in the monomial basis (coefficients up to 25, of alternating signs): each "
@@ -82,15 +81,10 @@ _CORNER = (
 #: (source, region path) -> why the model is known to be off there, pessimistic, by more than the
 #: tolerance. A path ending in ``/*`` names the region and every region inside it.
 KNOWN: dict[tuple[str, str], str] = {
-    ("docs/circuits/bootstrapping.md", "bootstrap"): _SLOT_TO_COEFF,
-    ("docs/circuits/bootstrapping.md", "bootstrap/slot_to_coeff/*"): _SLOT_TO_COEFF,
+    ("docs/circuits/bootstrapping.md", "bootstrap"): _POWER,
+    ("docs/circuits/bootstrapping.md", "bootstrap/slot_to_coeff/*"): _POWER,
     ("docs/circuits/linear-transforms.md", "linear_transform/*"): _CORNER,
     ("docs/circuits/polynomial.md", "sign/evaluate_polynomial"): _SIGN,
-    ("docs/viz.md", "bootstrap/slot_to_coeff/*"): _SLOT_TO_COEFF,
-    ("tutorials/07_bootstrapping.py", "bootstrap"): _SLOT_TO_COEFF,
-    ("tutorials/07_bootstrapping.py", "bootstrap/slot_to_coeff/*"): _SLOT_TO_COEFF,
-    ("tutorials/07_bootstrapping.py", "multiply/*"): "the square of a bootstrap's output: "
-    + _SLOT_TO_COEFF,
 }
 
 

@@ -12,7 +12,10 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
+from decimal import Decimal, getcontext
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -95,3 +98,108 @@ def test_normal_is_noted_over_the_scale_and_kept_out_of_bytes():
         assert ckks.Ciphertext.from_bytes(ct.to_bytes(), ctx).noise is None  # never in bytes
         bare = dataclasses.replace(ct, noise=None)
         assert noise.normal(bare, 3.0) is bare
+
+
+def test_residual_is_the_sine_identitys_taylor_term():
+    from ren.circuits.ckks.evalmod import residual
+
+    for x in (2.0**-10, 2.0**-8, 2.0**-6):
+        w = 2 * math.pi * x
+        assert residual(x, False) == pytest.approx(w**3 / 6, rel=0.01)  # sin w = w - w^3/6 + ...
+        # arcsin(s) = s + s^3/6 + 3 s^5/40 + ...: the correction leaves the next term
+        assert residual(x, True) == pytest.approx(3 * w**5 / 40, rel=0.02)
+
+
+def test_coefficient_bounds_hold_on_the_encoded_coefficients():
+    from ren.circuits.ckks.evalmod import coefficients
+
+    params = ckks.Params(n=1024, q_bits=(50, 40), p_bits=(50,), scale_bits=40, insecure=True)
+    rng = np.random.default_rng(4)
+    messages = {
+        "uniform": rng.uniform(-1, 1, params.slots),
+        "constant": np.ones(params.slots),
+        "spike": np.eye(1, params.slots, 7)[0],
+    }
+    with ckks.Context(params, seed=1, device="cpu") as ctx:
+        for name, z in messages.items():
+            c = ckks.embed_inverse(z, params.n)  # the oracle: the message's coefficients
+            ct = ctx.encrypt(z)
+            peak, energy = coefficients(ct)
+            assert peak == pytest.approx(np.max(np.abs(c)), rel=1e-9), name  # the encoder's
+            assert energy >= np.sum(c**2) * (1 - 1e-9), name  # Parseval's bound holds
+            # through sums, numbers and rotations the bound stays a bound
+            moved = (ct + ct.rotate(3)) * 0.5
+            c2 = ckks.embed_inverse(0.5 * (z + np.roll(z, -3)), params.n)
+            peak2, energy2 = coefficients(moved)
+            assert peak2 >= np.max(np.abs(c2)) * (1 - 1e-9), name
+            assert energy2 >= np.sum(c2**2) * (1 - 1e-9), name
+            # a product: from the values' sum and bound alone
+            sq = ct * ct
+            c3 = ckks.embed_inverse(z * z, params.n)
+            assert coefficients(sq)[0] >= np.max(np.abs(c3)) * (1 - 1e-9), name
+
+
+@pytest.fixture(scope="module")
+def toy() -> ckks.Context:
+    ctx = ckks.Context(ckks.Params.preset("boot-toy"), seed=1, device="cpu")
+    ctx.bootstrap_keys(progress=False)
+    return ctx
+
+
+@pytest.mark.parametrize("message", ["constant 1", "constant 0.5", "alternating", "uniform"])
+def test_a_bootstrap_is_predicted_on_every_kind_of_message(toy, message):
+    # EvalMod's sine identity errs as the fifth power of a coefficient: a constant message (one
+    # coefficient of 1) keeps 25 bits at boot-toy where random slots keep 32; the prediction
+    # follows both, against the decryption and the values (the oracle)
+    slots = toy.params.slots
+    z = {
+        "constant 1": np.ones(slots),
+        "constant 0.5": np.full(slots, 0.5),
+        "alternating": np.where(np.arange(slots) % 2, 1.0, -1.0),
+        "uniform": np.random.default_rng(0).uniform(-1, 1, slots),
+    }[message]
+    with toy:
+        out = ckks.bootstrap(ckks.encrypt(z, level=0))
+        measured = ckks.precision_bits(ckks.decrypt(out).real, z)
+        predicted = ckks.predicted_precision(out)
+    assert abs(predicted - measured) <= 1.0, (message, predicted, measured)
+    if message == "constant 1":
+        assert measured < 27  # the identity's error dominates: the case that matters
+
+
+def _cos_eighths(m: int) -> Decimal:
+    """``cos(m pi / 8)`` to 40 digits, from ``cos(pi / 8) = sqrt(2 + sqrt 2) / 2`` and symmetry."""
+    getcontext().prec = 40
+    two = Decimal(2)
+    c8, s8, r2 = (two + two.sqrt()).sqrt() / 2, (two - two.sqrt()).sqrt() / 2, two.sqrt() / 2
+    quarter = [Decimal(1), c8, r2, s8, Decimal(0)]  # cos(k pi / 8), k = 0 .. 4
+    m %= 16
+    if m > 8:
+        m = 16 - m
+    return quarter[m] if m <= 4 else -quarter[8 - m]
+
+
+def test_the_series_error_against_exact_arithmetic():
+    # the oracle: the Chebyshev series in fractions (exact for its float coefficients, by
+    # Clenshaw) less the cosine at the integers, cos((4 I - 1) pi / 8) for r = 2, to 40 digits
+    from ren.circuits.ckks.evalmod import approximation
+
+    boot = importlib.import_module("ren.circuits.ckks.bootstrap")  # the module, not the function
+    made = boot.plan(ckks.Params.preset("boot-toy"))
+    K, r, dev = made.config.K, made.config.double_angle, 2.0
+    assert r == 2
+    coeffs = [Fraction(float(c)) for c in made.cosine]
+    rows = []
+    for I in range(-K, K + 1):
+        y = Fraction(I, K + 1)
+        b1, b2 = Fraction(0), Fraction(0)
+        for c in reversed(coeffs[1:]):
+            b1, b2 = 2 * y * b1 - b2 + c, b1
+        series = y * b1 - b2 + coeffs[0]
+        err = Decimal(series.numerator) / Decimal(series.denominator) - _cos_eighths(4 * I - 1)
+        a = 2 * math.pi * (I - 0.25) / 2**r
+        rows.append((math.exp(-(I**2) / (2 * dev**2)), float(err) * 2**r / abs(math.sin(a))))
+    want = math.sqrt(sum(w * e * e for w, e in rows) / sum(w for w, _ in rows))
+    got = approximation(made.cosine, K, r, dev)
+    assert got == pytest.approx(want, rel=0.02)
+    assert 2.0**-45 < got < 2.0**-35  # boot-toy's degree 47: a real error, not float64's

@@ -18,11 +18,9 @@ A ciphertext at level 0 holds ``t = m + e (mod q_0)``: no level is left to multi
    ``c <- 2 c^2 - 1``; the ``1 / (2 pi)`` is folded into the next stage.
 4. **SlotToCoeff**: the slots' DFT, back to coefficients, in ``level_budget[1]`` transforms.
 
-Reading a value at another scale costs nothing (the scale is only how the integers are read), so
-the ModRaise output is read at the scale ``q_0`` and EvalMod's output at the input's scale again
-(times ``2^k`` through SlotToCoeff, whose last transform takes it back):
-the bootstrap's result has the input's slots, at about the input's scale, ``config.depth`` levels
-below the top.
+Reading a value at another scale costs nothing (the scale is how the integers are read): ModRaise's
+output is read at ``q_0``, EvalMod's at the input's scale again (times ``2^k`` through SlotToCoeff,
+whose last transform takes it back), so the result has the input's slots at about its scale.
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ from ren.circuits.ckks.bootconfig import BootstrapConfig
 from ren.circuits.ckks.bootrange import RaisedRange, check_scale
 from ren.circuits.ckks.chebyshev import chebyshev
 from ren.circuits.ckks.dft import coeff_to_slot_groups, slot_to_coeff_groups, tile
-from ren.circuits.ckks.evalmod import angle_bounds, double_angles
+from ren.circuits.ckks.evalmod import angle_bounds, approximated, coefficients, double_angles
 from ren.circuits.ckks.iterate import check_iterations, iterate
 from ren.circuits.ckks.linear import LinearTransform
 from ren.circuits.ckks.modraise import raise_modulus
@@ -52,6 +50,7 @@ from ren.progress import Progress
 from ren.schemes import ckks
 from ren.schemes.ckks.noise import bound_of, carried, exact, normal, within
 from ren.schemes.ckks.ranges import EVAL_SCALE_BITS, expect
+from ren.schemes.ckks.shadow import Shadow
 from ren.schemes.rlwe.noise import secret_weight
 
 __all__ = [
@@ -274,9 +273,8 @@ def eval_sine(ct: ckks.Ciphertext, made: Plan) -> ckks.Ciphertext:
     # times the slope of sin(2 pi (K + 1) y) (which the powers' and double angles' bounds would
     # overstate: the angles' own bounds keep them off 1); in range, |x| <= x_bound, so the values
     # are at most sin(2 pi x_bound)
-    r = config.double_angle
-    bounds = angle_bounds(config.K, r, config.x_bound)
-    c = double_angles(evaluate_polynomial(_real(exact(ct)), made.cosine), r, bounds)
+    r, series = config.double_angle, evaluate_polynomial(_real(exact(ct)), made.cosine)
+    c = double_angles(series, r, angle_bounds(config.K, r, config.x_bound))
     c = within(c, min(1.0, 1.01 * math.sin(2 * math.pi * config.x_bound)))
     if config.arcsine:  # arcsin(c) = c + c^3 / 6 + ..., c = sin(2 pi x) small
         ctx = context_of(c)
@@ -348,14 +346,12 @@ def _once(x: ckks.Ciphertext, made: Plan, stages: dict | None) -> ckks.Ciphertex
     """One bootstrap of ``x`` (at level 0): its four stages, each a region."""
     ctx = context_of(x)
     q0 = float(ctx.params.q_moduli[0])
-    scale, real, given = x.scale, x.real, x
+    scale, real, given, c = x.scale, x.real, x, made.config
     x = raise_modulus(x, made, lift=LIFT)  # read as t / EVAL_SCALE
-    c = made.config
     # its slots sum n coefficients t + q_0 I of random signs, I of variance (h + 1) / 12 for a
     # secret of weight h: a slot's deviation is q_0 sqrt(n (h + 2) / 12), its largest about 5 of it
     h = c.sparse_secret if c.sparse_secret is not None else secret_weight(ctx.params)
-    # checked only where a tool decrypts it (the report's observing pass, the debugger): on the
-    # stage's own output, the value its region keeps
+    # checked where a tool decrypts it (the report, the debugger): on the stage's own output
     expect(x, RaisedRange(ctx.params.q_moduli[0], c.K, c.x_bound, scale, EVAL_SCALE))
     out = {} if stages is None else stages
     out["mod_raise"] = x
@@ -384,6 +380,7 @@ def _once(x: ckks.Ciphertext, made: Plan, stages: dict | None) -> ckks.Ciphertex
     else:
         v = eval_sine(re, made) + _times(eval_sine(im, made), 1j)
     v = dataclasses.replace(v, scale=v.scale * scale / q0)  # (m + e) / q_0 read as (m + e) / scale
+    v = within(v, 2.02 * math.pi * coefficients(given)[0])  # 2 pi c_i: the message's coefficients
     out["eval_mod"] = v
     with region("slot_to_coeff"):
         noted("in", v)
@@ -395,6 +392,9 @@ def _once(x: ckks.Ciphertext, made: Plan, stages: dict | None) -> ckks.Ciphertex
         # the input's error is part of its message t: it comes out as it went in
         v = carried(dataclasses.replace(v, real=real), given, 1.0)
         v = within(v, bound_of(given))  # the input's message again, whatever the bounds say
+        v, ratio = approximated(v, given, made, h), v.scale / scale
+        if given.shadow is not None:  # measured against the input's values, as it is predicted
+            v = dataclasses.replace(v, shadow=Shadow(lambda s: s * ratio, given.shadow))
         out["slot_to_coeff"] = v
         noted("out", v)
     return v

@@ -16,7 +16,9 @@ Depth: the series' (``polynomial.plan(...).depth``, at most
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +31,15 @@ from ren.schemes import ckks
 from ren.schemes.ckks.noise import within
 from ren.schemes.ckks.ranges import SlotRange, check_series, expect
 
-__all__ = ["angle_bounds", "double_angles", "eval_mod", "eval_mod_depth"]
+__all__ = [
+    "angle_bounds",
+    "approximated",
+    "approximation",
+    "coefficients",
+    "double_angles",
+    "eval_mod",
+    "eval_mod_depth",
+]
 
 
 def _check(K: int, degree: int, double_angle: int) -> None:
@@ -75,6 +85,80 @@ def angle_bounds(K: int, r: int, near: float) -> tuple[float, ...]:
     t = (np.arange(-K, K + 1)[:, None] + np.linspace(-near, near, 65)).ravel()
     a = 2 * np.pi * (t - 0.25)
     return tuple(float(np.max(np.abs(np.cos(a * 2.0 ** (k - r))))) for k in range(r))
+
+
+def coefficients(ct: ckks.Ciphertext) -> tuple[float, float]:
+    """``(largest |c_i|, sum c_i^2)`` of ``ct``'s message coefficients, bounded from its estimate.
+
+    ``|c_i| <= (2/n) sum_j |z_j|`` (each coefficient sums every slot once) and ``<= max |z_j|``,
+    and Parseval's ``sum c_i^2 = (2/n) sum_j |z_j|^2`` (at most ``max |z_j|^2`` over ``n/2``
+    slots); the encoder's ``peak`` where it is known.
+    ``(inf, inf)`` for a ciphertext without an estimate.
+    """
+    if ct.noise is None:
+        return math.inf, math.inf
+    n, scale = ct.ring.n, ct.scale
+    bound, mass = ct.noise.bound / scale, ct.noise.mass / scale
+    peak = min(ct.noise.peak / scale, bound, 2 * mass / n)
+    return peak, min(2 * bound * mass / n, bound * bound, n * peak * peak)
+
+
+def approximation(cosine: np.ndarray, K: int, r: int, deviation: float) -> float:
+    """The series' error at the integers ``I``, through the double angles (on the sine).
+
+    ``(p(y_I) - cos(a_I))`` times the steps' slope ``2^r sin(2^r a) / sin(a)`` (the arcsine's is 1
+    there): its root mean square over ``I`` normal of standard ``deviation`` (ModRaise's,
+    ``sqrt((h + 1) / 12)``), within ``[-K, K]``. In float64: its own error, some ``2^-50``, is
+    far below the noise where the series' is.
+    """
+    ints = np.arange(-K, K + 1)
+    a = 2 * np.pi * (ints - 0.25) / 2**r
+    slope = 2**r / np.abs(np.sin(a))  # |sin(2^r a)| = 1 at the integers
+    err = (np.polynomial.chebyshev.chebval(ints / (K + 1), cosine) - np.cos(a)) * slope
+    weights = np.exp(-(ints**2) / (2 * max(deviation, 0.1) ** 2))
+    return float(np.sqrt(np.sum(weights * err**2) / np.sum(weights)))
+
+
+def residual(x: float, arcsine: bool) -> float:
+    """The sine identity's own error at ``x``: ``|sin(2 pi x) - 2 pi x|`` (as ``x^3``).
+
+    With the arcsine's correction ``|s + s^3 / 6 - 2 pi x|``, ``s = sin(2 pi x)`` (as ``x^5``).
+    """
+    s = math.sin(2 * math.pi * x)
+    return abs((s + s**3 / 6 if arcsine else s) - 2 * math.pi * x)
+
+
+def approximated(
+    out: ckks.Ciphertext, given: ckks.Ciphertext, made: Any, h: float
+) -> ckks.Ciphertext:
+    """A bootstrap's result ``out`` of ``given`` with EvalMod's approximation error noted.
+
+    For the noise model (nothing is built). Each coefficient ``c_i`` is read as ``x = c_i
+    Delta / q_0`` near an integer, and errs on the sine by the series' error there
+    (``approximation``, random over the coefficients' integers: ``n`` of them add in every
+    slot) and by the identity's ``residual(x)``, at most ``residual(x_max) (c_i / c_max)^2`` (it
+    grows faster than ``c^2``): over the slots at most that times ``sum c_i^2 / c_max^2``, on
+    every slot. On the message each is ``q_0 / (2 pi Delta)`` times that on the sine. The result
+    holds ``given``'s message again: its bound, mass and peak are ``given``'s.
+    """
+    if out.noise is None or given.noise is None:
+        return out
+    config, params = made.config, context_of(out).params
+    peak, energy = coefficients(given)
+    q0, delta = float(params.q_moduli[0]), given.scale
+    factor = q0 / (2 * math.pi * delta) * out.scale  # the sine's error in the result's words
+    series = approximation(made.cosine, config.K, config.double_angle, math.sqrt((h + 1) / 12))
+    ratio = out.scale / given.scale  # the input's message again: its sizes, at the result's scale
+    sizes = {k: getattr(given.noise, k) * ratio for k in ("bound", "mass", "peak")}
+    est = dataclasses.replace(out.noise, **sizes).plus(
+        (params.n * (series * factor) ** 2,), params.slots
+    )
+    if 0 < peak < math.inf:
+        worst = residual(peak * delta / q0, config.arcsine) * factor * energy / peak**2
+        # one value on every slot: a variance whose single draw's median is ``worst``
+        var = (worst / 0.476936) ** 2 if out.real else worst**2 / math.log(2)  # erfc, exp: 1/2
+        est = est.plus((var,), 1)
+    return dataclasses.replace(out, noise=est)
 
 
 def eval_mod_depth(K: int = 4, degree: int = 31, double_angle: int = 2) -> int:

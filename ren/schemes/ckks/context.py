@@ -135,6 +135,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
             coeffs = np.rint(wanted)
             rounding = float(np.mean(np.square(coeffs - wanted)))  # for the predicted error
             mass = float(np.sum(np.abs(slots)))
+            peak = float(np.max(np.abs(wanted), initial=0.0)) / scale
         finite = bool(np.all(np.isfinite(coeffs)))
         biggest = float(np.max(np.abs(coeffs))) if finite and coeffs.size else 0.0
         if not finite or 2 * biggest >= ring.Q:  # exact: an int and a float compare exactly
@@ -152,7 +153,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         exact = slots if shadowing(self) else None  # a shadow's leaf: the values, not rounded
         return Plaintext(
             poly, float(scale), level, real, self, magnitude=magnitude, rounding=rounding,
-            mass=mass, exact=exact,
+            mass=mass, peak=peak, exact=exact,
         )  # fmt: skip
 
     def decode(self, pt: Plaintext) -> np.ndarray:

@@ -22,16 +22,17 @@ a linear transform's are not the sum of their diagonals' bounds) say so with :fu
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from typing import Any
 
+from ren.schemes.ckks.parts import DEGREE, SOURCES, Part, limit, merge, new_part, shifted
 from ren.schemes.ckks.tails import FLOAT_FLOOR, max_error, precision_bits
 from ren.schemes.rlwe import noise as rlwe_noise
 
 __all__ = [
     "FLOAT_FLOOR",
     "Noise",
+    "Part",
     "add",
     "bound_of",
     "bounded",
@@ -50,46 +51,6 @@ __all__ = [
     "times",
     "within",
 ]
-
-#: The powers of ``|s_j|^2`` kept (``var[0] .. var[DEGREE]``): higher ones come from products of
-#: two errors, far below the terms kept.
-DEGREE = 2
-
-
-def _pad(var: tuple[float, ...]) -> tuple[float, ...]:
-    return tuple(var[: DEGREE + 1]) + (0.0,) * (DEGREE + 1 - len(var))
-
-
-#: The most components a ``Noise`` keeps apart; past it the smallest are merged.
-COMPONENTS = 12
-
-_SOURCES = itertools.count(1)
-
-
-@dataclasses.dataclass(frozen=True)
-class Part:
-    """One component of an error: the variances, how many slots it varies over, where from.
-
-    Attributes:
-        var: ``var[k]``: its slot variance (words squared) in ``|s_j|^(2k)``.
-        spread: how many independent values it takes over the slots: all of them for a fresh
-            error, fewer once rotated copies of it are added (a sum of every slot takes one
-            value in all).
-        source: the step that made it; ``offset``: the rotation it has been through since.
-    """
-
-    var: tuple[float, ...]
-    spread: float
-    source: int
-    offset: int = 0
-
-    def scaled(self, f2: float) -> Part:
-        """This component with its variances times ``f2``."""
-        return dataclasses.replace(self, var=tuple(v * f2 for v in self.var))
-
-
-def _part(var: tuple[float, ...], spread: float) -> Part:
-    return Part(_pad(var), float(spread), next(_SOURCES))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,7 +71,9 @@ class Noise:
             the value's whole error, so no precision is predicted from it.
         normal: the slots' root mean square (words) when they are spread like a complex normal
             variable's (``normal``), else ``None``: an error times them moves up a power of
-            ``|s_j|^2`` (``_shifted``) rather than taking ``bound^2`` on every slot.
+            ``|s_j|^2`` (``parts.shifted``) rather than taking ``bound^2`` on every slot.
+        peak: a bound on the message's coefficients (words): the encoder's, kept by sums,
+            numbers and automorphisms (a bootstrap's approximation error grows with it).
     """
 
     parts: tuple[Part, ...]
@@ -119,6 +82,7 @@ class Noise:
     origin: tuple[int, int, float] = (0, 0, math.inf)
     relative: bool = False
     normal: float | None = None
+    peak: float = math.inf
 
     @property
     def var(self) -> tuple[float, ...]:
@@ -132,11 +96,12 @@ class Noise:
         scaled = tuple(p.scaled(f * f) for p in self.parts)
         origin = (source, offset, mass * f)
         normal = None if self.normal is None else self.normal * f
-        return Noise(scaled, self.bound * f, self.mass * f, origin, self.relative, normal)
+        bound, mass, peak = self.bound * f, self.mass * f, self.peak * f
+        return Noise(scaled, bound, mass, origin, self.relative, normal, peak)
 
     def plus(self, var: tuple[float, ...], slots: int) -> Noise:
         """This noise with a new independent component of slot variances ``var``."""
-        return dataclasses.replace(self, parts=_limit((*self.parts, _part(var, slots))))
+        return dataclasses.replace(self, parts=limit((*self.parts, new_part(var, slots))))
 
     def rotated(self, steps: int, slots: int) -> Noise:
         """The error of the value rotated by ``steps`` (before the key switch's own noise)."""
@@ -146,50 +111,11 @@ class Noise:
         return dataclasses.replace(self, parts=moved, origin=origin)
 
 
-def _message(bound: float, mass: float) -> dict[str, Any]:
-    """The message fields of a new value: a bound, a mass, an origin of its own."""
+def _message(bound: float, mass: float, peak: float = math.inf) -> dict[str, Any]:
+    """The message fields of a new value: a bound, a mass, an origin of its own, a peak."""
     bound = min(bound, mass)
-    return {"bound": bound, "mass": mass, "origin": (next(_SOURCES), 0, mass)}
-
-
-def _merge(parts: tuple[Part, ...], sub: int | None = None) -> tuple[Part, ...]:
-    """Components of one source combined: at one offset coherently, at others as rotations.
-
-    Copies at the same offset are the same error on the same slots: their amplitudes add
-    (``(sqrt v_1 + sqrt v_2)^2``, as if of one sign), or, an exact copy in the parts from
-    ``sub`` on (subtracted), cancel (``x - y`` for a ``y`` that carries ``x``'s error as it is).
-    Copies at other offsets are one error on other slots: variances add, and the sum takes half
-    as many independent values (``x + rot(x)`` pairs the slots up).
-    """
-    out: dict[int, Part] = {}
-    for i, p in enumerate(parts):
-        have = out.get(p.source)
-        if have is None:
-            out[p.source] = p
-        elif have.offset == p.offset:
-            # an exact copy subtracted cancels (a bootstrap's x - y); a scaled one (its sign not
-            # kept, a product's scaled slot by slot) adds, at worst
-            sign = -1.0 if sub is not None and i >= sub and have.var == p.var else 1.0
-            var = tuple(
-                (math.sqrt(a) + sign * math.sqrt(b)) ** 2
-                for a, b in zip(have.var, p.var, strict=True)
-            )
-            out[p.source] = dataclasses.replace(have, var=var, spread=min(have.spread, p.spread))
-        else:
-            var = tuple(a + b for a, b in zip(have.var, p.var, strict=True))
-            spread = max(1.0, min(have.spread, p.spread) / 2)
-            out[p.source] = dataclasses.replace(have, var=var, spread=spread)
-    return _limit(tuple(out.values()))
-
-
-def _limit(parts: tuple[Part, ...]) -> tuple[Part, ...]:
-    """At most ``COMPONENTS`` components: the smallest merged into one (the widest spread)."""
-    if len(parts) <= COMPONENTS:
-        return parts
-    ranked = sorted(parts, key=lambda p: sum(p.var), reverse=True)
-    keep, rest = ranked[: COMPONENTS - 1], ranked[COMPONENTS - 1 :]
-    var = tuple(sum(p.var[k] for p in rest) for k in range(DEGREE + 1))
-    return (*keep, _part(var, max(p.spread for p in rest)))
+    origin = (next(SOURCES), 0, mass)
+    return {"bound": bound, "mass": mass, "origin": origin, "peak": min(peak, bound)}
 
 
 def slot_terms(params: Any, terms: rlwe_noise.Terms) -> tuple[float, float]:
@@ -212,14 +138,16 @@ def plain(params: Any, pt: Any) -> Noise:
     """An encoded plaintext: the rounding of its coefficients, and its values' bound.
 
     ``pt``'s ``rounding`` (the encoder measures it: ``0`` for values the scale holds exactly),
-    else ``1/12``; its ``magnitude`` (``magnitude``).
+    else ``1/12``; its ``magnitude`` (``magnitude``), ``mass`` and ``peak``.
     """
     rounding = getattr(pt, "rounding", None)
     v = 1 / 12 if rounding is None else float(rounding)
     bound = magnitude(pt) * pt.scale
     mass = getattr(pt, "mass", None)
     mass = params.slots * bound if mass is None else float(mass) * pt.scale
-    return Noise((_part((params.n * v,), params.slots),), **_message(bound, mass))
+    peak = getattr(pt, "peak", None)
+    peak = math.inf if peak is None else float(peak) * pt.scale
+    return Noise((new_part((params.n * v,), params.slots),), **_message(bound, mass, peak))
 
 
 def fresh(params: Any, pt: Any) -> Noise:
@@ -232,14 +160,15 @@ def add(a: Noise, b: Noise, same: bool = False, sub: bool = False) -> Noise:
     """The sum (``sub``: difference) of two values: ``same`` when ``b`` is ``a`` itself."""
     if same:
         return a.times(0 if sub else 2)  # a - a is exactly zero
-    parts = _merge(a.parts + b.parts, len(a.parts) if sub else None)
+    parts = merge(a.parts + b.parts, len(a.parts) if sub else None)
     bound, mass, relative = a.bound + b.bound, a.mass + b.mass, a.relative or b.relative
-    normal = _normal_sum(a, b)
+    normal, peak = _normal_sum(a, b), a.peak + b.peak
     if a.origin[0] == b.origin[0] != 0 and a.origin[1] != b.origin[1]:  # rotated copies: a sum
         within = max(a.origin[2], b.origin[2])
         origin = (a.origin[0], a.origin[1], within)
-        return Noise(parts, min(bound, within), mass, origin, relative, normal)
-    return Noise(parts, **_message(bound, mass), relative=relative, normal=normal)
+        bound = min(bound, within)
+        return Noise(parts, bound, mass, origin, relative, normal, min(peak, bound))
+    return Noise(parts, **_message(bound, mass, peak), relative=relative, normal=normal)
 
 
 def _normal_sum(a: Noise, b: Noise) -> float | None:
@@ -251,17 +180,6 @@ def _normal_sum(a: Noise, b: Noise) -> float | None:
     if a.origin[0] == b.origin[0] and a.origin[1] == b.origin[1]:
         return a.normal + b.normal
     return math.sqrt(a.normal**2 + b.normal**2)
-
-
-def _shifted(p: Part, r2: float) -> Part:
-    """``p`` times a normal value of mean square ``r2``: a power of ``|s_j|^2`` up (last: mean)."""
-    v = [0.0] * (DEGREE + 1)
-    for k, x in enumerate(p.var):
-        if k < DEGREE:
-            v[k + 1] += x * r2
-        else:
-            v[DEGREE] += x * r2 * (DEGREE + 1)
-    return dataclasses.replace(p, var=tuple(v))
 
 
 def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
@@ -281,11 +199,11 @@ def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
     else:
         ba, bb = a.bound * a.bound, b.bound * b.bound
         lead = tuple(
-            p.scaled(bb) if b.normal is None else _shifted(p, b.normal**2) for p in a.parts
-        ) + tuple(p.scaled(ba) if a.normal is None else _shifted(p, a.normal**2) for p in b.parts)
-    parts = _merge(lead)
+            p.scaled(bb) if b.normal is None else shifted(p, b.normal**2) for p in a.parts
+        ) + tuple(p.scaled(ba) if a.normal is None else shifted(p, a.normal**2) for p in b.parts)
+    parts = merge(lead)
     if any(cross):
-        parts = _limit((*parts, _part(tuple(cross), spread)))
+        parts = limit((*parts, new_part(tuple(cross), spread)))
     message = _message(a.bound * b.bound, min(a.mass * b.bound, b.mass * a.bound))
     normal = None  # a normal value times a bounded one: normal, at most times the bound
     if not same and a.normal is not None and b.normal is None:
@@ -329,7 +247,7 @@ def key_switch(params: Any, a: Noise, level: int) -> Noise:
 def bounded(a: Noise, bound: float) -> Noise:
     """``a`` with its message known to be at most ``bound`` words (a circuit knows better)."""
     normal = None if a.normal is None else min(a.normal, bound)
-    return dataclasses.replace(a, bound=min(a.bound, bound), normal=normal)
+    return dataclasses.replace(a, bound=min(a.bound, bound), normal=normal, peak=min(a.peak, bound))
 
 
 def exact(ct: Any) -> Any:

@@ -123,8 +123,8 @@ def observe(ct: Ciphertext) -> tuple[tuple[Any, ...], Callable[[], dict[str, Any
       ``bits`` without running (when ``ct`` carries an estimate);
     * ``warning``: the ranges noted of ``ct`` (``ren.schemes.ckks.ranges.expect``) its shadow
       breaks, each also a ``RangeWarning``. The shadow shares a polynomial's approximation error,
-      so a bootstrap or function fed values outside its range shows a high precision against its
-      shadow and is wrong against the plaintext: this note is what says so.
+      so a function (or a bootstrap's stage) fed values outside its range shows a high precision
+      against its shadow and is wrong against the plaintext: this note is what says so.
 
     ``None`` for a ciphertext without a shadow or outside a context holding the secret key.
     """

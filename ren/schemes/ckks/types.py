@@ -109,6 +109,8 @@ class Plaintext:
             the scale holds exactly, such as ``+-1`` and ``+-i`` at scale 1); ``None`` (taken as
             ``1/12``) where not known.
         mass: the sum of the encoded values' sizes (``None``: ``slots * magnitude``).
+        peak: the largest ``|coefficient|`` over the scale (``None``: not known, at most
+            ``magnitude``): a bootstrap's approximation error grows with it.
         exact: the values as given, before the encoding's rounding (``Context.encode`` keeps
             them while values get plaintext shadows, ``ren.schemes.ckks.shadow``; a
             ``LinearTransform`` keeps its diagonals'): the shadow of a product by the plaintext
@@ -130,6 +132,9 @@ class Plaintext:
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
     mass: float | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
+    )
+    peak: float | None = dataclasses.field(
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
     exact: np.ndarray | None = dataclasses.field(
