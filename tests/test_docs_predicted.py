@@ -62,12 +62,6 @@ TOLERANCE = {"bits": 2.0, "noise_budget": 3.0}
 FLOAT_BITS = 48.0
 
 #: Why the model is known to be pessimistic by more than the tolerance, by the region it is in.
-_POWER = (
-    "a bootstrap of z^4: the bound on its coefficients comes from its values' sum, where a "
-    "product's is taken as the sum of one factor's sizes times the other's largest (half, where "
-    "the mean of z^4, its constant coefficient, is a fifth), and EvalMod's arcsine residual grows "
-    "as that bound's cube: about 2 bits"
-)
 _SIGN = (
     "g_3 and f_3 in the monomial basis (coefficients up to 25, of alternating signs): each "
     "stage's own noise predicted about 2 bits above the measure, and its slope taken over "
@@ -81,8 +75,6 @@ _CORNER = (
 #: (source, region path) -> why the model is known to be off there, pessimistic, by more than the
 #: tolerance. A path ending in ``/*`` names the region and every region inside it.
 KNOWN: dict[tuple[str, str], str] = {
-    ("docs/circuits/bootstrapping.md", "bootstrap"): _POWER,
-    ("docs/circuits/bootstrapping.md", "bootstrap/slot_to_coeff/*"): _POWER,
     ("docs/circuits/linear-transforms.md", "linear_transform/*"): _CORNER,
     ("docs/circuits/polynomial.md", "sign/evaluate_polynomial"): _SIGN,
 }

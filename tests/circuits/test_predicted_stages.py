@@ -113,7 +113,7 @@ def test_residual_is_the_sine_identitys_taylor_term():
 def test_coefficient_bounds_hold_on_the_encoded_coefficients():
     from ren.circuits.ckks.evalmod import coefficients
 
-    params = ckks.Params(n=1024, q_bits=(50, 40), p_bits=(50,), scale_bits=40, insecure=True)
+    params = ckks.Params(n=1024, q_bits=(50, 40, 40), p_bits=(50,), scale_bits=40, insecure=True)
     rng = np.random.default_rng(4)
     messages = {
         "uniform": rng.uniform(-1, 1, params.slots),
@@ -136,7 +136,13 @@ def test_coefficient_bounds_hold_on_the_encoded_coefficients():
             # a product: from the values' sum and bound alone
             sq = ct * ct
             c3 = ckks.embed_inverse(z * z, params.n)
-            assert coefficients(sq)[0] >= np.max(np.abs(c3)) * (1 - 1e-9), name
+            peak3, energy3 = coefficients(sq)
+            assert peak3 >= np.max(np.abs(c3)) * (1 - 1e-9), name
+            assert energy3 >= np.sum(c3**2) * (1 - 1e-9), name
+            # a square's sum of sizes is its factor's sum of squares: exact, not a bound's bound
+            assert sq.noise.mass / sq.scale == pytest.approx(np.sum(np.abs(z) ** 2), rel=1e-6)
+            c4 = ckks.embed_inverse(z**4, params.n)
+            assert coefficients(sq * sq)[1] >= np.sum(c4**2) * (1 - 1e-9)
 
 
 @pytest.fixture(scope="module")

@@ -91,16 +91,16 @@ def coefficients(ct: ckks.Ciphertext) -> tuple[float, float]:
     """``(largest |c_i|, sum c_i^2)`` of ``ct``'s message coefficients, bounded from its estimate.
 
     ``|c_i| <= (2/n) sum_j |z_j|`` (each coefficient sums every slot once) and ``<= max |z_j|``,
-    and Parseval's ``sum c_i^2 = (2/n) sum_j |z_j|^2`` (at most ``max |z_j|^2`` over ``n/2``
-    slots); the encoder's ``peak`` where it is known.
+    and Parseval's ``sum c_i^2 = (2/n) sum_j |z_j|^2`` (the estimate's ``power``, at most
+    ``max |z_j| sum_j |z_j|``); the encoder's ``peak`` where it is known.
     ``(inf, inf)`` for a ciphertext without an estimate.
     """
     if ct.noise is None:
         return math.inf, math.inf
     n, scale = ct.ring.n, ct.scale
-    bound, mass = ct.noise.bound / scale, ct.noise.mass / scale
+    bound, mass, power = (getattr(ct.noise, k) / scale for k in ("bound", "mass", "power"))
     peak = min(ct.noise.peak / scale, bound, 2 * mass / n)
-    return peak, min(2 * bound * mass / n, bound * bound, n * peak * peak)
+    return peak, min(2 * power / scale / n, 2 * bound * mass / n, bound * bound, n * peak * peak)
 
 
 def approximation(cosine: np.ndarray, K: int, r: int, deviation: float) -> float:
@@ -150,6 +150,7 @@ def approximated(
     series = approximation(made.cosine, config.K, config.double_angle, math.sqrt((h + 1) / 12))
     ratio = out.scale / given.scale  # the input's message again: its sizes, at the result's scale
     sizes = {k: getattr(given.noise, k) * ratio for k in ("bound", "mass", "peak")}
+    sizes["power"] = given.noise.power * ratio**2
     est = dataclasses.replace(out.noise, **sizes).plus(
         (params.n * (series * factor) ** 2,), params.slots
     )

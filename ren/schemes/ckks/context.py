@@ -136,6 +136,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
             rounding = float(np.mean(np.square(coeffs - wanted)))  # for the predicted error
             mass = float(np.sum(np.abs(slots)))
             peak = float(np.max(np.abs(wanted), initial=0.0)) / scale
+            power = float(np.sum(np.square(np.abs(slots))))
         finite = bool(np.all(np.isfinite(coeffs)))
         biggest = float(np.max(np.abs(coeffs))) if finite and coeffs.size else 0.0
         if not finite or 2 * biggest >= ring.Q:  # exact: an int and a float compare exactly
@@ -153,7 +154,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         exact = slots if shadowing(self) else None  # a shadow's leaf: the values, not rounded
         return Plaintext(
             poly, float(scale), level, real, self, magnitude=magnitude, rounding=rounding,
-            mass=mass, peak=peak, exact=exact,
+            mass=mass, peak=peak, power=power, exact=exact,
         )  # fmt: skip
 
     def decode(self, pt: Plaintext) -> np.ndarray:

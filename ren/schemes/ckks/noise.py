@@ -74,6 +74,8 @@ class Noise:
             ``|s_j|^2`` (``parts.shifted``) rather than taking ``bound^2`` on every slot.
         peak: a bound on the message's coefficients (words): the encoder's, kept by sums,
             numbers and automorphisms (a bootstrap's approximation error grows with it).
+        power: a bound on ``sum |v_j|^2`` (words squared): the encoder's, through sums
+            (Minkowski) and products (the sum of a square is the factor's power).
     """
 
     parts: tuple[Part, ...]
@@ -83,6 +85,7 @@ class Noise:
     relative: bool = False
     normal: float | None = None
     peak: float = math.inf
+    power: float = math.inf
 
     @property
     def var(self) -> tuple[float, ...]:
@@ -96,8 +99,9 @@ class Noise:
         scaled = tuple(p.scaled(f * f) for p in self.parts)
         origin = (source, offset, mass * f)
         normal = None if self.normal is None else self.normal * f
-        bound, mass, peak = self.bound * f, self.mass * f, self.peak * f
-        return Noise(scaled, bound, mass, origin, self.relative, normal, peak)
+        sizes = {"bound": self.bound * f, "mass": self.mass * f, "peak": self.peak * f}
+        return Noise(scaled, **sizes, origin=origin, relative=self.relative, normal=normal,
+                     power=self.power * f * f)  # fmt: skip
 
     def plus(self, var: tuple[float, ...], slots: int) -> Noise:
         """This noise with a new independent component of slot variances ``var``."""
@@ -111,11 +115,13 @@ class Noise:
         return dataclasses.replace(self, parts=moved, origin=origin)
 
 
-def _message(bound: float, mass: float, peak: float = math.inf) -> dict[str, Any]:
-    """The message fields of a new value: a bound, a mass, an origin of its own, a peak."""
-    bound = min(bound, mass)
-    origin = (next(SOURCES), 0, mass)
-    return {"bound": bound, "mass": mass, "origin": origin, "peak": min(peak, bound)}
+def _message(
+    bound: float, mass: float, peak: float = math.inf, power: float = math.inf
+) -> dict[str, Any]:
+    """The message fields of a new value: its sizes, and an origin of its own."""
+    bound, power = min(bound, mass), min(power, bound * mass, mass * mass)
+    origin, peak = (next(SOURCES), 0, mass), min(peak, bound)
+    return {"bound": bound, "mass": mass, "origin": origin, "peak": peak, "power": power}
 
 
 def slot_terms(params: Any, terms: rlwe_noise.Terms) -> tuple[float, float]:
@@ -145,9 +151,11 @@ def plain(params: Any, pt: Any) -> Noise:
     bound = magnitude(pt) * pt.scale
     mass = getattr(pt, "mass", None)
     mass = params.slots * bound if mass is None else float(mass) * pt.scale
-    peak = getattr(pt, "peak", None)
+    peak, power = getattr(pt, "peak", None), getattr(pt, "power", None)
     peak = math.inf if peak is None else float(peak) * pt.scale
-    return Noise((new_part((params.n * v,), params.slots),), **_message(bound, mass, peak))
+    power = math.inf if power is None else float(power) * pt.scale**2
+    message = _message(bound, mass, peak, power)
+    return Noise((new_part((params.n * v,), params.slots),), **message)
 
 
 def fresh(params: Any, pt: Any) -> Noise:
@@ -163,12 +171,14 @@ def add(a: Noise, b: Noise, same: bool = False, sub: bool = False) -> Noise:
     parts = merge(a.parts + b.parts, len(a.parts) if sub else None)
     bound, mass, relative = a.bound + b.bound, a.mass + b.mass, a.relative or b.relative
     normal, peak = _normal_sum(a, b), a.peak + b.peak
+    power = (math.sqrt(a.power) + math.sqrt(b.power)) ** 2  # Minkowski
     if a.origin[0] == b.origin[0] != 0 and a.origin[1] != b.origin[1]:  # rotated copies: a sum
         within = max(a.origin[2], b.origin[2])
         origin = (a.origin[0], a.origin[1], within)
         bound = min(bound, within)
-        return Noise(parts, bound, mass, origin, relative, normal, min(peak, bound))
-    return Noise(parts, **_message(bound, mass, peak), relative=relative, normal=normal)
+        return Noise(parts, bound, mass, origin, relative, normal, min(peak, bound), power)
+    message = _message(bound, mass, peak, power)
+    return Noise(parts, **message, relative=relative, normal=normal)
 
 
 def _normal_sum(a: Noise, b: Noise) -> float | None:
@@ -186,7 +196,9 @@ def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
     """The product of two values (a ciphertext or plaintext ``b``), before any rescale.
 
     ``m_1 z_2 + m_2 z_1 + z_1 z_2``: each component of one side times the other's bound
-    squared (a value by itself: ``2 m z``, four times), and the product of the two errors.
+    squared (a value by itself: ``2 m z``, four times) or by a ``normal`` value's mean square a
+    power of ``|s_j|^2`` up (``parts.shifted``), and the product of the two errors. The sum of a
+    square's sizes is its factor's power; of a product, at most ``sqrt(power_1 power_2)``.
     """
     cross = [0.0] * (DEGREE + 1)
     for i, x in enumerate(a.var):
@@ -204,7 +216,12 @@ def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
     parts = merge(lead)
     if any(cross):
         parts = limit((*parts, new_part(tuple(cross), spread)))
-    message = _message(a.bound * b.bound, min(a.mass * b.bound, b.mass * a.bound))
+    if same:  # sum |a|^2 is a's power; sum |a|^4 at most its power times its largest squared
+        mass, power = min(a.mass * a.bound, a.power), a.power * a.bound**2
+    else:
+        mass = min(a.mass * b.bound, b.mass * a.bound, math.sqrt(a.power * b.power))
+        power = min(a.power * b.bound**2, b.power * a.bound**2)
+    message = _message(a.bound * b.bound, mass, power=power)
     normal = None  # a normal value times a bounded one: normal, at most times the bound
     if not same and a.normal is not None and b.normal is None:
         normal = a.normal * b.bound
@@ -247,7 +264,10 @@ def key_switch(params: Any, a: Noise, level: int) -> Noise:
 def bounded(a: Noise, bound: float) -> Noise:
     """``a`` with its message known to be at most ``bound`` words (a circuit knows better)."""
     normal = None if a.normal is None else min(a.normal, bound)
-    return dataclasses.replace(a, bound=min(a.bound, bound), normal=normal, peak=min(a.peak, bound))
+    power = min(a.power, bound * a.mass)
+    return dataclasses.replace(
+        a, bound=min(a.bound, bound), normal=normal, peak=min(a.peak, bound), power=power
+    )
 
 
 def exact(ct: Any) -> Any:

@@ -111,6 +111,7 @@ class Plaintext:
         mass: the sum of the encoded values' sizes (``None``: ``slots * magnitude``).
         peak: the largest ``|coefficient|`` over the scale (``None``: not known, at most
             ``magnitude``): a bootstrap's approximation error grows with it.
+        power: the sum of the encoded values' squared sizes (``None``: not known).
         exact: the values as given, before the encoding's rounding (``Context.encode`` keeps
             them while values get plaintext shadows, ``ren.schemes.ckks.shadow``; a
             ``LinearTransform`` keeps its diagonals'): the shadow of a product by the plaintext
@@ -135,6 +136,9 @@ class Plaintext:
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
     peak: float | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
+    )
+    power: float | None = dataclasses.field(
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
     exact: np.ndarray | None = dataclasses.field(
