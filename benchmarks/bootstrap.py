@@ -35,7 +35,8 @@ for each preset (``ckks.Params.preset``: ``boot-n12``, with ``--n16`` ``boot-n16
 
 Every result is decrypted: ``check_bits`` is ``-log2`` of the largest error over all slots of the
 real values, uniform in [-1, 1] (``numpy.random.default_rng(7)``), which must reach
-``MIN_BITS``; ``level_out`` is the result's level (``config.levels_left(params)``).
+``MIN_BITS``; ``predicted_bits`` (eager rows) is ``ckks.predicted_precision`` of the result, the
+noise model's figure made before anything ran; ``level_out`` is the result's level.
 ``peak_rss_bytes`` is ``ru_maxrss`` at the end (the interpreter, keys, plaintexts, eager and jit
 buffers), with the peak after the imports (``base_rss_bytes``), after the keys and after the
 eager calls beside it.
@@ -279,6 +280,7 @@ def _bootstrap_rows(
         out = boot(ct).realize()
         times.append(time.perf_counter() - start)
     eager_bits, level_out = bits(out), out.level
+    predicted = ckks.predicted_precision(out)  # the noise model's figure, beside the measure
     profile = Profile()
     with observing(profile):
         start = time.perf_counter()
@@ -289,7 +291,8 @@ def _bootstrap_rows(
     eager = {
         "bench": "ckks.bootstrap", "backend": device, "params": _params_name(params),
         "mode": "eager", **_figures(times), "first_ms": first_s * 1e3, "compiled": compiled,
-        **_check(eager_bits), "level_out": level_out, "kernels": profiled["units"],
+        **_check(eager_bits), "predicted_bits": predicted, "level_out": level_out,
+        "kernels": profiled["units"],
         "profile": profiled, "iterations": its, "eager_rss_bytes": eager_rss, **common,
     }  # fmt: skip
     capture_s, times, out, jitted = jit_replays(boot, ct, other, repeat)

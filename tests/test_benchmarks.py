@@ -293,6 +293,7 @@ def test_bootstrap_benchmark_writes_its_json(tmp_path: Path):
         assert r["check"] == "ok" and r["check_bits"] > data["min_bits"]
         assert r["level_out"] == levels_left and len(r["times_ms"]) == r["repeat"] == 1
     assert eager["first_ms"] > 0 and eager["kernels"] == eager["profile"]["units"] > 0
+    assert abs(eager["predicted_bits"] - eager["check_bits"]) <= 2  # the model beside the measure
     assert set(eager["profile"]["stages_ms"]) >= {"coeff_to_slot", "eval_mod", "slot_to_coeff"}
     assert jit["capture_ms"] > 0 and jit["units"] >= 1 and jit["runner"] in {"graph", "units"}
 

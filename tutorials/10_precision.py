@@ -147,9 +147,24 @@ low = bctx.encrypt(values, level=0)
 for iterations in (1, 2):
     out = ckks.bootstrap(low, iterations=iterations)
     bits = ckks.precision_bits(bctx.decrypt(out, real=True), values)
+    predicted = ckks.predicted_precision(out)
     print(f"{iterations} iteration{'s' * (iterations > 1)}: measured {bits:.1f} bits, "
-          f"predicted {ckks.predicted_precision(out):.1f}, level {out.level}")  # fmt: skip
+          f"predicted {predicted:.1f}, level {out.level}")  # fmt: skip
+    assert abs(predicted - bits) <= 2
 assert bits >= 40
+
+# %% [markdown]
+# The message matters too. EvalMod reads each coefficient of the message near an integer, and its
+# sine identity errs as the coefficient's fifth power. Random slots make small coefficients; slots
+# all 1 make one coefficient of 1, at the edge of the range, and one bootstrap keeps 25 bits of
+# it. The encoder notes the message's largest coefficient, so the prediction says so before
+# anything runs.
+
+# %%
+ones = ckks.bootstrap(bctx.encrypt(np.ones(boot.slots), level=0))
+bits = ckks.precision_bits(bctx.decrypt(ones, real=True), np.ones(boot.slots))
+print(f"slots all 1: measured {bits:.1f} bits, predicted {ckks.predicted_precision(ones):.1f}")
+assert abs(ckks.predicted_precision(ones) - bits) <= 2 and bits < 27
 
 # %% [markdown]
 # Each iteration is a region of the bootstrap: the report of `python -m ren.viz` shows
