@@ -30,6 +30,7 @@ from ren.poly import is_int
 from ren.schemes import ckks
 from ren.schemes.ckks.noise import within
 from ren.schemes.ckks.ranges import SlotRange, check_series, expect
+from ren.schemes.ckks.tails import one_draw
 
 __all__ = [
     "angle_bounds",
@@ -156,9 +157,7 @@ def approximated(
     )
     if 0 < peak < math.inf:
         worst = residual(peak * delta / q0, config.arcsine) * factor * energy / peak**2
-        # one value on every slot: a variance whose single draw's median is ``worst``
-        var = (worst / 0.476936) ** 2 if out.real else worst**2 / math.log(2)  # erfc, exp: 1/2
-        est = est.plus((var,), 1)
+        est = est.plus((one_draw(worst, out.real),), 1)  # one value on every slot
     return dataclasses.replace(out, noise=est)
 
 

@@ -35,7 +35,7 @@ from ren.circuits.ckks.bootconfig import BootstrapConfig
 from ren.ir.region import noted, region
 from ren.poly import is_int
 from ren.schemes import ckks
-from ren.schemes.ckks.noise import carried, exact, within
+from ren.schemes.ckks.noise import carried, exact, max_error, within
 from ren.schemes.ckks.ranges import RELATIVE
 from ren.schemes.rlwe.bytes import describe
 
@@ -160,7 +160,8 @@ def iterate(
             noted("in", out)
             error = ckks.multiply(x - out.at_level(0), 2**k)  # exact: the words times 2^k
             if out.noise is not None:  # values no larger than the error left (4 times its median)
-                error = within(error, 2**k * 4 * 2.0 ** -ckks.predicted_precision(out))
+                left = max_error(out.noise, out.ring.n // 2, out.real) / out.scale  # over the slots
+                error = within(error, 2**k * 4 * left)
             # the noise model: the earlier error cancels, so the result errs by the input's
             # error and this bootstrap's own noise, 2^-k of it (what exact() follows apart)
             fix = ckks.multiply(once(exact(error), stages if i == iterations else None), 2.0**-k)

@@ -17,7 +17,7 @@ import numpy as np
 if TYPE_CHECKING:
     from ren.schemes.ckks.noise import Noise
 
-__all__ = ["FLOAT_FLOOR", "max_error", "median_max", "precision_bits"]
+__all__ = ["FLOAT_FLOOR", "max_error", "median_max", "one_draw", "precision_bits"]
 
 #: The relative rounding error of the decryption's float64 decoding (and of the exact values one
 #: compares with, computed in float64 too): a slot of size ``|v|`` is read to about
@@ -67,6 +67,16 @@ def median_max(var: tuple[float, ...], slots: int, real: bool) -> float:
         else:
             hi = mid
     return (lo + hi) / 2
+
+
+def one_draw(median: float, real: bool) -> float:
+    """The variance whose single draw has ``median`` as the median of ``|z|`` (``|Re z|``).
+
+    ``median_max(v, 1, real)`` inverted: ``exp(-t^2 / v) = 1/2`` for ``|z|``, ``erfc(t / sqrt
+    v) = 1/2`` (``t = 0.476936 sqrt v``) for ``|Re z|``. A bound that holds on every slot (one
+    value, not a draw per slot) enters the estimate so.
+    """
+    return (median / 0.476936) ** 2 if real else median**2 / math.log(2)
 
 
 def max_error(a: Noise, slots: int, real: bool, modulus: int | None = None) -> float:
