@@ -61,23 +61,10 @@ TOLERANCE = {"bits": 2.0, "noise_budget": 3.0}
 #: From here on both figures are float64's, not the noise's.
 FLOAT_BITS = 48.0
 
-#: Why the model is known to be pessimistic by more than the tolerance, by the region it is in.
-_SIGN = (
-    "g_3 and f_3 in the monomial basis (coefficients up to 25, of alternating signs): each "
-    "stage's own noise predicted about 2 bits above the measure, and its slope taken over "
-    "gap <= |x| <= 1 where the example's slots sit further out: 3 to 6 bits pessimistic"
-)
-_CORNER = (
-    "a 4 x 4 matrix in 32 slots: each diagonal taken at its largest entry on every slot, where it "
-    "is zero on 28 of them: 2 to 3 bits pessimistic"
-)
-
 #: (source, region path) -> why the model is known to be off there, pessimistic, by more than the
-#: tolerance. A path ending in ``/*`` names the region and every region inside it.
-KNOWN: dict[tuple[str, str], str] = {
-    ("docs/circuits/linear-transforms.md", "linear_transform/*"): _CORNER,
-    ("docs/circuits/polynomial.md", "sign/evaluate_polynomial"): _SIGN,
-}
+#: tolerance. A path ending in ``/*`` names the region and every region inside it. Empty: every
+#: region of the docs and tutorials is within the tolerance.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _record(source: str) -> Trace:

@@ -40,6 +40,7 @@ import numpy as np
 
 from ren.circuits import in_region
 from ren.circuits.ckks.chebyshev import chebyshev, check_interval
+from ren.circuits.ckks.composite import evaluate_composite
 from ren.circuits.ckks.polynomial import evaluate_polynomial, plan
 from ren.circuits.ckks.rotations import context_of
 from ren.poly import is_int
@@ -277,10 +278,9 @@ def sign(ct: ckks.Ciphertext, g_steps: int = 3, f_steps: int = 2) -> ckks.Cipher
             f"sign with g_steps={g} and f_steps={f} needs {need} levels and the ciphertext has "
             f"{ct.level}"
         )
-    x = ct
-    stages = [G3] * g + [F3] * f
-    for coeffs, slope in zip(stages, _sign_slopes(stages, sign_gap(g)), strict=True):
-        x = evaluate_polynomial(x, coeffs, basis="monomial", slope=slope)
+    # one composite, predicted as such: an error carried by the composite's slope from where it
+    # was made, far below the product of the stages' own (ren.circuits.ckks.composite)
+    x = evaluate_composite(ct, [G3] * g + [F3] * f, (sign_gap(g), 1.0))
     expect(ct, SlotRange("sign", -1.0, 1.0))  # g_3 and f_3 keep [-1, 1] only
     return x
 
@@ -309,20 +309,6 @@ def sign_gap(g_steps: int = 3) -> float:
             y = float(np.polynomial.polynomial.polyval(y, G3))
         lo, hi = (mid, hi) if y < SIGN_REACH else (lo, mid)
     return hi
-
-
-def _sign_slopes(stages: list[np.ndarray], gap: float) -> list[float]:
-    """Each odd stage's largest ``|p'|`` over the slots it gets: ``gap <= |x| <= 1`` carried on."""
-    slopes, lo = [], gap
-    for coeffs in stages:
-        xs = np.linspace(lo, 1.0, 4097)
-        slopes.append(float(np.max(np.abs(np.polynomial.polynomial.polyval(xs, _der(coeffs))))))
-        lo = float(np.min(np.polynomial.polynomial.polyval(xs, coeffs)))  # increasing on [0, 1]
-    return slopes
-
-
-def _der(coeffs: np.ndarray) -> np.ndarray:
-    return np.polynomial.polynomial.polyder(coeffs)
 
 
 def sign_depth(g_steps: int = 3, f_steps: int = 2) -> int:

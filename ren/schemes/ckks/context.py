@@ -137,6 +137,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
             mass = float(np.sum(np.abs(slots)))
             peak = float(np.max(np.abs(wanted), initial=0.0)) / scale
             power = float(np.sum(np.square(np.abs(slots))))
+            support = int(np.count_nonzero(slots))
         finite = bool(np.all(np.isfinite(coeffs)))
         biggest = float(np.max(np.abs(coeffs))) if finite and coeffs.size else 0.0
         if not finite or 2 * biggest >= ring.Q:  # exact: an int and a float compare exactly
@@ -154,7 +155,7 @@ class Context(RlweContext[Ciphertext, Params], Evaluator):
         exact = slots if shadowing(self) else None  # a shadow's leaf: the values, not rounded
         return Plaintext(
             poly, float(scale), level, real, self, magnitude=magnitude, rounding=rounding,
-            mass=mass, peak=peak, power=power, exact=exact,
+            mass=mass, peak=peak, power=power, support=support, exact=exact,
         )  # fmt: skip
 
     def decode(self, pt: Plaintext) -> np.ndarray:

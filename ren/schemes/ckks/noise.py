@@ -76,6 +76,9 @@ class Noise:
             numbers and automorphisms (a bootstrap's approximation error grows with it).
         power: a bound on ``sum |v_j|^2`` (words squared): the encoder's, through sums
             (Minkowski) and products (the sum of a square is the factor's power).
+        support: at most how many slots the message is not zero on (the encoder counts them;
+            sums add them, products keep the smaller): an error times it is zero on the
+            others, so it takes at most that many values (a padded matrix's diagonals).
     """
 
     parts: tuple[Part, ...]
@@ -86,6 +89,7 @@ class Noise:
     normal: float | None = None
     peak: float = math.inf
     power: float = math.inf
+    support: float = math.inf
 
     @property
     def var(self) -> tuple[float, ...]:
@@ -101,7 +105,7 @@ class Noise:
         normal = None if self.normal is None else self.normal * f
         sizes = {"bound": self.bound * f, "mass": self.mass * f, "peak": self.peak * f}
         return Noise(scaled, **sizes, origin=origin, relative=self.relative, normal=normal,
-                     power=self.power * f * f)  # fmt: skip
+                     power=self.power * f * f, support=self.support)  # fmt: skip
 
     def plus(self, var: tuple[float, ...], slots: int) -> Noise:
         """This noise with a new independent component of slot variances ``var``."""
@@ -116,12 +120,17 @@ class Noise:
 
 
 def _message(
-    bound: float, mass: float, peak: float = math.inf, power: float = math.inf
+    bound: float,
+    mass: float,
+    peak: float = math.inf,
+    power: float = math.inf,
+    support: float = math.inf,
 ) -> dict[str, Any]:
     """The message fields of a new value: its sizes, and an origin of its own."""
     bound, power = min(bound, mass), min(power, bound * mass, mass * mass)
     origin, peak = (next(SOURCES), 0, mass), min(peak, bound)
-    return {"bound": bound, "mass": mass, "origin": origin, "peak": peak, "power": power}
+    sizes = {"bound": bound, "mass": mass, "peak": peak, "power": power, "support": support}
+    return {**sizes, "origin": origin}
 
 
 def slot_terms(params: Any, terms: rlwe_noise.Terms) -> tuple[float, float]:
@@ -154,7 +163,8 @@ def plain(params: Any, pt: Any) -> Noise:
     peak, power = getattr(pt, "peak", None), getattr(pt, "power", None)
     peak = math.inf if peak is None else float(peak) * pt.scale
     power = math.inf if power is None else float(power) * pt.scale**2
-    message = _message(bound, mass, peak, power)
+    support = getattr(pt, "support", None)
+    message = _message(bound, mass, peak, power, math.inf if support is None else support)
     return Noise((new_part((params.n * v,), params.slots),), **message)
 
 
@@ -172,13 +182,20 @@ def add(a: Noise, b: Noise, same: bool = False, sub: bool = False) -> Noise:
     bound, mass, relative = a.bound + b.bound, a.mass + b.mass, a.relative or b.relative
     normal, peak = _normal_sum(a, b), a.peak + b.peak
     power = (math.sqrt(a.power) + math.sqrt(b.power)) ** 2  # Minkowski
+    support = a.support + b.support
     if a.origin[0] == b.origin[0] != 0 and a.origin[1] != b.origin[1]:  # rotated copies: a sum
         within = max(a.origin[2], b.origin[2])
         origin = (a.origin[0], a.origin[1], within)
         bound = min(bound, within)
-        return Noise(parts, bound, mass, origin, relative, normal, min(peak, bound), power)
-    message = _message(bound, mass, peak, power)
+        peak = min(peak, bound)
+        return Noise(parts, bound, mass, origin, relative, normal, peak, power, support)
+    message = _message(bound, mass, peak, power, support)
     return Noise(parts, **message, relative=relative, normal=normal)
+
+
+def _on(p: Part, by: Noise) -> Part:
+    """``p`` times ``by``'s message: at most as many values as it has slots not zero."""
+    return p if by.support >= p.spread else dataclasses.replace(p, spread=max(1.0, by.support))
 
 
 def _normal_sum(a: Noise, b: Noise) -> float | None:
@@ -197,8 +214,10 @@ def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
 
     ``m_1 z_2 + m_2 z_1 + z_1 z_2``: each component of one side times the other's bound
     squared (a value by itself: ``2 m z``, four times) or by a ``normal`` value's mean square a
-    power of ``|s_j|^2`` up (``parts.shifted``), and the product of the two errors. The sum of a
-    square's sizes is its factor's power; of a product, at most ``sqrt(power_1 power_2)``.
+    power of ``|s_j|^2`` up (``parts.shifted``), and the product of the two errors. A component
+    times a message of ``support`` slots is zero on the others: it takes at most that many
+    values. The sum of a square's sizes is its factor's power; of a product, at most
+    ``sqrt(power_1 power_2)``.
     """
     cross = [0.0] * (DEGREE + 1)
     for i, x in enumerate(a.var):
@@ -211,8 +230,10 @@ def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
     else:
         ba, bb = a.bound * a.bound, b.bound * b.bound
         lead = tuple(
-            p.scaled(bb) if b.normal is None else shifted(p, b.normal**2) for p in a.parts
-        ) + tuple(p.scaled(ba) if a.normal is None else shifted(p, a.normal**2) for p in b.parts)
+            _on(p.scaled(bb) if b.normal is None else shifted(p, b.normal**2), b) for p in a.parts
+        ) + tuple(
+            _on(p.scaled(ba) if a.normal is None else shifted(p, a.normal**2), a) for p in b.parts
+        )
     parts = merge(lead)
     if any(cross):
         parts = limit((*parts, new_part(tuple(cross), spread)))
@@ -221,7 +242,7 @@ def multiply(a: Noise, b: Noise, same: bool = False) -> Noise:
     else:
         mass = min(a.mass * b.bound, b.mass * a.bound, math.sqrt(a.power * b.power))
         power = min(a.power * b.bound**2, b.power * a.bound**2)
-    message = _message(a.bound * b.bound, mass, power=power)
+    message = _message(a.bound * b.bound, mass, power=power, support=min(a.support, b.support))
     normal = None  # a normal value times a bounded one: normal, at most times the bound
     if not same and a.normal is not None and b.normal is None:
         normal = a.normal * b.bound
@@ -290,7 +311,9 @@ def carried(out: Any, source: Any, slope: float) -> Any:
     if out.noise is None or source.noise is None:
         return dataclasses.replace(out, noise=None)
     f = slope * out.scale / source.scale
-    moved = Noise(tuple(p.scaled(f * f) for p in source.noise.parts), **_message(0.0, 0.0))
+    moved = Noise(
+        tuple(p.scaled(f * f) for p in source.noise.parts), **_message(0.0, 0.0, support=0)
+    )
     whole = dataclasses.replace(add(out.noise, moved), relative=source.noise.relative)
     return dataclasses.replace(out, noise=whole)
 

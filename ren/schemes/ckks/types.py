@@ -112,6 +112,8 @@ class Plaintext:
         peak: the largest ``|coefficient|`` over the scale (``None``: not known, at most
             ``magnitude``): a bootstrap's approximation error grows with it.
         power: the sum of the encoded values' squared sizes (``None``: not known).
+        support: how many slots are not zero (``None``: not known): an error times the
+            plaintext is zero on the others.
         exact: the values as given, before the encoding's rounding (``Context.encode`` keeps
             them while values get plaintext shadows, ``ren.schemes.ckks.shadow``; a
             ``LinearTransform`` keeps its diagonals'): the shadow of a product by the plaintext
@@ -139,6 +141,9 @@ class Plaintext:
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
     power: float | None = dataclasses.field(
+        default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
+    )
+    support: int | None = dataclasses.field(
         default=None, repr=False, compare=False, kw_only=True, metadata={"ren_transient": True}
     )
     exact: np.ndarray | None = dataclasses.field(
