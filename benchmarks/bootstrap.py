@@ -62,6 +62,13 @@ iterated bootstrap leaves, each case timing one iteration and then two with the 
 first measured (``peers/openfhe_bootstrap.py``). The eager rows' ``eager_rss_bytes`` is the
 peak after that count's eager calls.
 
+**Rounds** (``--precise --rounds R``): on a shared machine the load can change between Ren's
+process and OpenFHE's, so one run does not settle which is faster. ``--rounds`` runs Ren's preset
+and OpenFHE's like-for-like iterated case (``SPARSE_TERNARY``, budget (3, 3), its example's) one
+after the other ``R`` times; ``rounds`` in the JSON lists each round's two-iteration times (Ren's
+jitted replay, OpenFHE's ``EvalBootstrap(ct, 2, precision)``) and their ratio, and
+``rounds_summary`` the medians: the ratio of one round is of two runs minutes apart, not hours.
+
 Output: a Markdown table on stdout and JSON (``--out``): ``results`` (Ren's rows) and ``openfhe``
 (the peer's), each ``{"bench", "backend", "params", "mode", "median_ms", ...}`` in the shape of
 ``benchmarks/run.py``; ``params`` is ``"n=4096 slots=2048"`` on both sides.
@@ -401,6 +408,76 @@ def run_peer(cases: list[dict], timeout: float, tmp: Path) -> tuple[list[dict], 
     return rows, skipped, info
 
 
+#: OpenFHE's case ``--rounds`` repeats: its iterative example's, the sparse secret.
+ROUND_CASE = {"level_budget": [3, 3], "secret": "SPARSE_TERNARY"}
+
+
+def _two(rows: list[dict], **match: Any) -> dict | None:
+    """The two-iteration bootstrap row of ``rows`` with the fields of ``match``, if any."""
+    for r in rows:
+        two = r["bench"] == "ckks.bootstrap" and r.get("iterations", 1) == 2
+        if two and all(r.get(k) == v for k, v in match.items()):
+            return r
+    return None
+
+
+def _rounds(
+    name: str, device: str, repeat: int, count: int, ren_rows: list, peer_rows: list, tmp: Path
+) -> list[dict[str, Any]]:
+    """``count`` rounds of Ren's preset then OpenFHE's ``ROUND_CASE``: the first is the run's."""
+    params = ckks.Params.preset(name)
+    after = ckks.BootstrapConfig.for_params(params).levels_left(params)
+    case = next(
+        c for c in peer_cases_precise(params, after, repeat)
+        if all(c[k] == v for k, v in ROUND_CASE.items())
+    )  # fmt: skip
+    out = []
+    for i in range(count):
+        if i:
+            ren_rows, _ = _child(name, device, repeat, tmp)
+            peer_rows, _, _ = run_peer([case], PRESETS[name][1], tmp)
+        mine = _two(ren_rows, mode="jit")
+        theirs = _two(peer_rows, **ROUND_CASE)
+        if mine is None or theirs is None:
+            continue
+        ren_ms, peer_ms = mine["median_ms"], theirs["median_ms"]
+        out.append({
+            "preset": name, "round": i, "ren_jit_ms": ren_ms, "openfhe_ms": peer_ms,
+            "ratio": ren_ms / peer_ms, "ren_bits": mine["check_bits"],
+            "openfhe_bits": theirs["check_bits"], "loadavg": os.getloadavg(),
+        })  # fmt: skip
+    return out
+
+
+def _rounds_summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each preset's medians over its rounds."""
+    out = {}
+    for name in dict.fromkeys(r["preset"] for r in rounds):
+        mine = [r for r in rounds if r["preset"] == name]
+        out[name] = {
+            key: statistics.median(r[key] for r in mine)
+            for key in ("ren_jit_ms", "openfhe_ms", "ratio")
+        } | {"rounds": len(mine), "ren_faster": sum(r["ratio"] < 1 for r in mine)}
+    return out
+
+
+def round_lines(rounds: list[dict[str, Any]]) -> list[str]:
+    """The rounds as a table, then their medians."""
+    lines = ["", "| preset | round | Ren jit s | OpenFHE sparse (3, 3) s | Ren / OpenFHE |"]
+    lines.append("|---|---|---|---|---|")
+    for r in rounds:
+        lines.append(
+            f"| {r['preset']} | {r['round']} | {r['ren_jit_ms'] / 1e3:.2f} | "
+            f"{r['openfhe_ms'] / 1e3:.2f} | {r['ratio']:.2f} |"
+        )
+    for name, m in _rounds_summary(rounds).items():
+        lines.append(
+            f"| {name} | median of {m['rounds']} | {m['ren_jit_ms'] / 1e3:.2f} | "
+            f"{m['openfhe_ms'] / 1e3:.2f} | {m['ratio']:.2f} |"
+        )
+    return lines
+
+
 # --------------------------------------------------------------------------------------------
 # the table
 
@@ -496,6 +573,9 @@ def main(argv: list[str] | None = None) -> int:
         "--precise", action="store_true", help="iterated: boot-n12-precise, 1 and 2 iterations"
     )
     parser.add_argument("--repeat", type=int, default=None, help="timed calls after the first")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="--precise: Ren then OpenFHE's sparse case, R times"
+    )
     parser.add_argument("--device", default="cpu", help="cpu (default) or python")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)  # one preset, here
     args = parser.parse_args(argv)
@@ -503,6 +583,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeat must be at least 1")
     if args.precise and args.quick:
         parser.error("--precise has no quick form: its smallest preset is n=4096")
+    if (
+        args.rounds < 1
+        or (args.rounds > 1 and not args.precise)
+        or (args.rounds > 1 and args.no_peer)
+    ):
+        parser.error("--rounds takes a count of at least 1, with --precise and the peer")
     _import_ren()
     if args.child is not None:
         repeat = args.repeat or PRESETS[args.child][0]
@@ -524,6 +610,7 @@ def main(argv: list[str] | None = None) -> int:
     peer: list[dict] = []
     peer_skipped: list[dict] = []
     info: dict[str, Any] = {}
+    rounds: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="ren-bootstrap-") as tmp:
         for name in presets:
             repeat = args.repeat or PRESETS[name][0]
@@ -538,6 +625,8 @@ def main(argv: list[str] | None = None) -> int:
             cases = peer_cases_precise if args.precise else peer_cases
             got, lost, seen = run_peer(cases(params, after, repeat), PRESETS[name][1], Path(tmp))
             peer, peer_skipped, info = peer + got, peer_skipped + lost, seen or info
+            if args.rounds > 1:
+                rounds += _rounds(name, device, repeat, args.rounds, rows, got, Path(tmp))
     if args.quick or args.no_peer:
         skipped["openfhe"] = "--quick: no peer" if args.quick else "--no-peer"
     elif peer_skipped:
@@ -548,6 +637,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print(table(results, peer))
     print("\n".join(profile_lines(results)))
+    if rounds:
+        print("\n".join(round_lines(rounds)))
     env = {"off_while_timing": list(SWITCHED_OFF), "given": SWITCHED_OFF}
     env["threads"] = {v: os.environ.get(v) for v in ("REN_THREADS", "OMP_NUM_THREADS")}
     data = {"benchmark": "bootstrap", "quick": args.quick, "n16": args.n16, "presets": presets}
@@ -557,6 +648,8 @@ def main(argv: list[str] | None = None) -> int:
                         "loadavg_after": os.getloadavg()}}  # fmt: skip
     data |= {"wall_s": time.perf_counter() - start, "results": results, "openfhe": peer}
     data |= {"openfhe_info": info}
+    if rounds:
+        data |= {"rounds": rounds, "rounds_summary": _rounds_summary(rounds)}
     write_results(data, args.out)
     failed = [r for r in results + peer if r.get("check", "ok") != "ok"]
     for r in failed:

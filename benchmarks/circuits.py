@@ -27,7 +27,9 @@ What is timed, each on one ciphertext at the top level (level 2), every key made
 Each row has the kernels one call runs, by kind (counted on an eager call), the rotation keys it
 needs (``keys``), and ``check_bits``: ``ckks.precision_bits`` of the last timed result against
 NumPy (``np.roll``, ``np.sum``, ``M @ v``), which must be above ``MIN_BITS`` (``check``: ``ok`` or
-``FAIL``; a failed row reports no time and the script exits with status 1). A figure is the median
+``FAIL``; a failed row reports no time and the script exits with status 1); an eager row has
+``predicted_bits`` beside it, ``ckks.predicted_precision`` of the same result (the noise model's
+figure, made before anything ran; for rotations the least of theirs). A figure is the median
 and the minimum over ``--repeat`` runs of ``benchmarks/_machine.time_calls`` (default 9; the dense
 transform: 3).
 
@@ -143,6 +145,12 @@ def _row(bench: str, backend: str, params: str, mode: str, stats: dict | None, b
     }
 
 
+def _predicted(out: Any) -> dict[str, float]:
+    """``predicted_bits``: the noise model's figure for ``out`` (a list: the least of theirs)."""
+    values = out if isinstance(out, list) else [out]
+    return {"predicted_bits": min(ckks.predicted_precision(c) for c in values)}
+
+
 def _timed(call: Callable[[], Any], repeat: int) -> tuple[dict[str, Any], Any]:
     last: list[Any] = [None]
 
@@ -184,8 +192,11 @@ def rotation_rows(name: str, device: str, counts: tuple[int, ...], repeat: int) 
                 stats, out = _timed(lambda fn=fn: fn(ct), repeat)
                 bits = _bits_rotations(out, x, steps)
                 rows.append(
-                    _row("circuits.rotate_many", device, name, "eager", stats, bits, **common)
-                )
+                    _row(
+                        "circuits.rotate_many", device, name, "eager", stats, bits, **common,
+                        **_predicted(out),
+                    )
+                )  # fmt: skip
                 stats, out, extra = _jit_pair(fn, ct, other, repeat)
                 bits = _bits_rotations(out, x, steps)
                 rows.append(
@@ -230,7 +241,9 @@ def sum_rows(name: str, device: str, repeat: int) -> list[dict]:
             common = {"variant": variant, "keys": keys, **count_kernels(lambda fn=fn: fn(ct))}
             stats, out = _timed(lambda fn=fn: fn(ct), repeat)
             bits = ckks.precision_bits(ckks.decrypt(out), np.full(params.slots, want))
-            rows.append(_row(bench, device, name, "eager", stats, bits, **common))
+            rows.append(
+                _row(bench, device, name, "eager", stats, bits, **common, **_predicted(out))
+            )
             stats, out, extra = _jit_pair(fn, ct, other, repeat)
             bits = ckks.precision_bits(ckks.decrypt(out), np.full(params.slots, want))
             rows.append(_row(bench, device, name, "jit", stats, bits, **common, **extra))
@@ -286,7 +299,16 @@ def transform_rows(name: str, device: str, repeat: int, dense_repeat: int) -> li
             stats, out = _timed(lambda fn=fn: fn(ct), reps)
             bits = ckks.precision_bits(ckks.decrypt(out), want)
             rows.append(
-                _row("circuits.linear_transform", device, name, "eager", stats, bits, **common)
+                _row(
+                    "circuits.linear_transform",
+                    device,
+                    name,
+                    "eager",
+                    stats,
+                    bits,
+                    **common,
+                    **_predicted(out),
+                )
             )
             stats, out, extra = _jit_pair(fn, ct, other, reps)
             bits = ckks.precision_bits(ckks.decrypt(out), want)
@@ -330,15 +352,23 @@ def _ms(value: float | None) -> str:
     return f"{value:.2f}" if value < 100 else f"{value:.0f}"
 
 
+def _bits(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
 def print_table(results: list[dict[str, Any]]) -> None:
-    head = "| bench | variant | r | mode | median ms | min ms | kernels | intt | keys | abs bits |"
+    head = (
+        "| bench | variant | r | mode | median ms | min ms | kernels | intt | keys | abs bits | "
+        "predicted |"
+    )
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for r in results:
         print(
             f"| {r['bench'][9:]} | {r['variant']} | {r.get('rotations', r.get('n1', '-'))} | "
             f"{r['mode']} | {_ms(r['median_ms'])} | {_ms(r['min_ms'])} | {r['kernels']} | "
-            f"{r['intt']} | {r['keys']} | {r['check_bits']:.1f} |"
+            f"{r['intt']} | {r['keys']} | {r['check_bits']:.1f} | "
+            f"{_bits(r.get('predicted_bits'))} |"
         )
     for r in results:
         if "encode_ms" in r and r["mode"] == "eager":

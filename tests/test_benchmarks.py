@@ -298,6 +298,32 @@ def test_bootstrap_benchmark_writes_its_json(tmp_path: Path):
     assert jit["capture_ms"] > 0 and jit["units"] >= 1 and jit["runner"] in {"graph", "units"}
 
 
+def test_bootstrap_rounds_take_the_medians_of_their_ratios():
+    # --rounds: Ren's preset then OpenFHE's sparse case, R times; the summary is the medians
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(
+        "bench_boot", ROOT / "benchmarks" / "bootstrap.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        rounds = [
+            {"preset": "p", "round": i, "ren_jit_ms": ren, "openfhe_ms": peer, "ratio": ren / peer}
+            for i, (ren, peer) in enumerate([(2000.0, 2500.0), (3000.0, 2000.0), (1900.0, 2100.0)])
+        ]
+        got = module._rounds_summary(rounds)["p"]
+        assert got["ren_jit_ms"] == 2000.0 and got["openfhe_ms"] == 2100.0
+        assert got["ratio"] == pytest.approx(1900 / 2100) and got["rounds"] == 3
+        assert got["ren_faster"] == 2
+        assert module.round_lines(rounds)[-1] == "| p | median of 3 | 2.00 | 2.10 | 0.90 |"
+        for bad in (["--rounds", "0", "--precise"], ["--rounds", "2"]):
+            with pytest.raises(SystemExit):
+                module.main(bad)
+    finally:
+        del sys.modules[spec.name]
+
+
 # --------------------------------------------------------------------------------------------
 # benchmarks/run.py: every benchmark in one JSON of rows in one shape
 
@@ -760,3 +786,17 @@ def test_key_switching_benchmark_writes_its_json(tmp_path: Path):
         assert set(row["bits"]) == {"fresh", "multiply", "rotate"}
         assert row["ms"] is None or set(row["ms"]) == {"multiply", "rotate"}
     assert rows[("hybrid", None)]["bits"]["multiply"] > 20  # a sound run: NumPy agrees
+
+
+def test_circuits_benchmark_predicts_each_rows_precision(tmp_path: Path):
+    # every eager row's predicted_bits (the noise model, nothing run) beside its check_bits
+    # (the decryption against NumPy): the tolerance, 2 bits, on every circuit
+    out = tmp_path / "circuits.json"
+    bench("circuits", "--quick", "--repeat", "1", "--json", str(out), timeout=600)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    eager = [r for r in data["results"] if r["mode"] == "eager"]
+    assert len(eager) >= 10
+    for r in eager:
+        assert r["check"] == "ok"
+        assert abs(r["predicted_bits"] - r["check_bits"]) <= 2, (r["variant"], r)
+    assert all("predicted_bits" not in r for r in data["results"] if r["mode"] == "jit")
