@@ -84,5 +84,5 @@ if TYPE_CHECKING:  # mistakes a checker must catch (never run)
     step(a, 2)  # type: ignore[arg-type]
     a + 1.5  # type: ignore[operator]
     RingSpec(16, ring.moduli, dtype=64)  # type: ignore[arg-type]
-    ckks.Params(n=16)  # type: ignore[call-arg]
+    ckks.Params(n="16", q_bits=(40,))  # type: ignore[arg-type]
     print(ren.no_such_name)  # type: ignore[attr-defined]

@@ -45,7 +45,8 @@ class Params(Chain):
 
     Args:
         n: ring degree, a power of two >= 4; ``n/2`` slots.
-        q_bits: bit sizes (ints, 10 to 62) of the ciphertext moduli ``q_0, ..., q_{L-1}``.
+        q_bits: bit sizes (ints, 10 to 62) of the ciphertext moduli ``q_0, ..., q_{L-1}``
+            (``None``: those of ``q_moduli``).
             ``q_0`` holds the result at the last level, the others are divided out one per
             rescale (size them like the scale).
         p_bits: bit sizes of the special moduli used by hybrid key switching (default
@@ -68,6 +69,10 @@ class Params(Chain):
         digit_bits: BV only: ``None`` (one digit per ciphertext modulus, as OpenFHE's digit size
             0) or a digit size in bits: a residue of a larger modulus is cut into digits modulo
             primes below ``2^digit_bits`` (more key pairs, less noise).
+        q_moduli, p_moduli: keyword only, the moduli themselves (``None``: found for the bit
+            sizes): primes ``1 (mod 2n)`` of 10 to 62 bits, all distinct, kept in the order
+            given; the bit sizes then follow from them (``q_bits`` may be left out; given, it
+            must agree). Moduli the bit sizes alone would give make the same parameters.
 
     Raises:
         TypeError: for an argument of the wrong type (a bool where a number is expected
@@ -84,7 +89,8 @@ class Params(Chain):
     header_fields: ClassVar[tuple[str, ...]] = _PARAM_FIELDS
 
     n: int
-    q_bits: tuple[int, ...]
+    # None: the bit sizes of q_moduli, which must then be given
+    q_bits: tuple[int, ...] = None  # type: ignore[assignment]
     # None: the technique's default, (60,) for hybrid and () for BV, set by __post_init__
     p_bits: tuple[int, ...] = None  # type: ignore[assignment]
     scale_bits: int = 40
@@ -94,8 +100,9 @@ class Params(Chain):
     sigma: float = 3.2
     key_switching: str = "hybrid"
     digit_bits: int | None = None
-    q_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
-    p_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
+    # None: found for the bit sizes (Chain._check_chain); given: checked and kept as they are
+    q_moduli: tuple[int, ...] = dataclasses.field(default=None, repr=False, kw_only=True)  # type: ignore[arg-type]
+    p_moduli: tuple[int, ...] = dataclasses.field(default=None, repr=False, kw_only=True)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         self._check_chain()

@@ -74,7 +74,8 @@ class IntParams(Chain):
 
     Args:
         n: ring degree, a power of two >= 4: ``n`` slots (two rows of ``n/2``) when batching.
-        q_bits: bit sizes (ints, 10 to 62) of the ciphertext moduli ``q_0, ..., q_{L-1}``.
+        q_bits: bit sizes (ints, 10 to 62) of the ciphertext moduli ``q_0, ..., q_{L-1}``
+            (``None``: those of ``q_moduli``).
         p_bits: bit sizes of the special moduli used by hybrid key switching (default
             ``(60,)``); BV key switching has none (leave it out, or ``()``).
         t: the plaintext modulus, an int from 2 to below every ciphertext modulus, coprime to
@@ -87,6 +88,9 @@ class IntParams(Chain):
         sigma: the error's standard deviation (at least 3.19 unless ``insecure=True``).
         key_switching: ``"hybrid"`` (the default) or ``"bv"`` (one digit per ciphertext
             modulus, no special modulus), as for CKKS.
+        q_moduli, p_moduli: keyword only, the moduli themselves (``None``: found for the bit
+            sizes), as for CKKS: primes ``1 (mod 2n)``, distinct, none equal to ``t``, kept in
+            the order given; ``q_bits`` then follows from them.
 
     Raises:
         TypeError: an argument of the wrong type, named.
@@ -100,7 +104,8 @@ class IntParams(Chain):
     header_fields: ClassVar[tuple[str, ...]] = _PARAM_FIELDS
 
     n: int
-    q_bits: tuple[int, ...]
+    # None: the bit sizes of q_moduli, which must then be given
+    q_bits: tuple[int, ...] = None  # type: ignore[assignment]
     # None: the technique's default, (60,) for hybrid and () for BV, set by __post_init__
     p_bits: tuple[int, ...] = None  # type: ignore[assignment]
     t: int = 65537
@@ -110,8 +115,9 @@ class IntParams(Chain):
     sigma: float = 3.2
     key_switching: str = "hybrid"
     digit_bits: int | None = None
-    q_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
-    p_moduli: tuple[int, ...] = dataclasses.field(init=False, repr=False, compare=False)
+    # None: found for the bit sizes (Chain._check_chain); given: checked and kept as they are
+    q_moduli: tuple[int, ...] = dataclasses.field(default=None, repr=False, kw_only=True)  # type: ignore[arg-type]
+    p_moduli: tuple[int, ...] = dataclasses.field(default=None, repr=False, kw_only=True)  # type: ignore[arg-type]
     # what choose() found, for explain(); never in the bytes, the pickle or the comparison
     reasoning: Reasoning | None = dataclasses.field(
         default=None, init=False, repr=False, compare=False

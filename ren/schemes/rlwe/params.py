@@ -14,13 +14,12 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self, TypeVar
 
-import numpy as np
-
 from ren.errors import describe
 from ren.poly import is_int
-from ren.ring import RingSpec, ntt_primes, sampling
+from ren.ring import RingSpec, sampling
 from ren.schemes.rlwe import bytes as _fmt
 from ren.schemes.rlwe.keyswitch import TECHNIQUES, bv_digit_primes, check_bv
+from ren.schemes.rlwe.moduli import bit_sizes, check_moduli, given_q_moduli, set_moduli
 from ren.schemes.rlwe.security import MIN_SIGMA as MIN_SIGMA  # the chain's names for them
 from ren.schemes.rlwe.security import SECURITY_BOUNDS as SECURITY_BOUNDS
 from ren.schemes.rlwe.security import check_security
@@ -32,6 +31,8 @@ KEY_SWITCHING: tuple[str, ...] = tuple(TECHNIQUES)
 
 #: Fields added after the first parameters: shown and written only where not their defaults.
 _LATER_FIELDS = ("key_switching", "digit_bits")
+#: A header's optional fields: those, and ``explicit_moduli`` (written only when true).
+_HEADER_LATER = (*_LATER_FIELDS, "explicit_moduli")
 
 
 def bits(x: float) -> str:
@@ -46,22 +47,6 @@ def need_int(name: str, value: object) -> int:
     if not is_int(value):
         raise TypeError(f"{name} must be an int, got {describe(value)}")
     return int(value)
-
-
-def _bits_tuple(name: str, value: object) -> tuple[int, ...]:
-    if is_int(value):
-        raise TypeError(f"{name} must be a sequence of bit sizes, got the int {value}")
-    if isinstance(value, str | bytes | dict) or not isinstance(value, Sequence | np.ndarray):
-        raise TypeError(f"{name} must be a sequence of ints, got {describe(value)}")
-    items = tuple(value)
-    if not items:
-        raise ValueError(f"{name} is empty: it needs at least one bit size")
-    for b in items:
-        if not is_int(b):
-            raise TypeError(f"{name} holds {b!r}; bit sizes must be ints")
-        if not 10 <= b <= 62:
-            raise ValueError(f"{name} holds {b}: moduli must have 10 to 62 bits")
-    return tuple(int(b) for b in items)
 
 
 def _check_sigma(sigma: object) -> float:
@@ -104,8 +89,14 @@ class Chain:
         # a value: pickled as its arguments, so unpickling runs every check again (the same
         # arguments, in the same order, as before later fields existed: the same bytes)
         own = getattr(self, self.own_argument)
-        args = (self.n, self.q_bits, self.p_bits, own, self.dnum, self.insecure)
-        return (type(self), (*args, self.hamming_weight, self.sigma, *self._chain_args()))
+        first = (self.n, self.q_bits, self.p_bits, own, self.dnum, self.insecure)
+        args: tuple[Any, ...] = (*first, self.hamming_weight, self.sigma, *self._chain_args())
+        if not getattr(self, "_explicit", False):
+            return (type(self), args)
+        if len(args) < 10:  # the moduli are keywords: every field before them, in order
+            args = (*args[:8], self.key_switching, self.digit_bits)
+        given = {"q_moduli": self.q_moduli, "p_moduli": self.p_moduli}
+        return (functools.partial(type(self), **given), args)
 
     def __copy__(self) -> Self:
         return self
@@ -131,7 +122,7 @@ class Chain:
                 scheme or that the constructor refuses, moduli other than the ones these
                 parameters give, or parameters marked insecure that the reader did not opt in to.
         """
-        h = _fmt.Header(value, "the blob's parameters", cls.header_fields, _LATER_FIELDS)
+        h = _fmt.Header(value, "the blob's parameters", cls.header_fields, _HEADER_LATER)
         cls._check_header(h)
         own = {cls.own_argument: h.integer(cls.own_argument, *cls.own_range)}
         return cls._chain_from_header(
@@ -149,6 +140,8 @@ class Chain:
             value = getattr(self, f.name)
             if f.repr and not (f.name in _LATER_FIELDS and value == f.default):
                 shown.append(f"{f.name}={value!r}")
+        if getattr(self, "_explicit", False):
+            shown.append(f"q_moduli={self.q_moduli!r}, p_moduli={self.p_moduli!r}")
         return f"{type(self).__qualname__}({', '.join(shown)})"
 
     def _check_chain(self, avoid: tuple[int, ...] = ()) -> None:
@@ -162,7 +155,7 @@ class Chain:
         if n < 4 or n & (n - 1):
             raise ValueError(f"n={n} must be a power of two >= 4")
         set_("n", n)
-        set_("q_bits", _bits_tuple("q_bits", self.q_bits))
+        given_q, given_p = given_q_moduli(self), self.p_moduli
         technique = self.key_switching
         if not isinstance(technique, str) or technique not in KEY_SWITCHING:
             raise ValueError(
@@ -179,12 +172,15 @@ class Chain:
             )
         else:
             p_bits = TECHNIQUES[technique].default_p_bits if self.p_bits is None else self.p_bits
+            if given_p is not None:
+                given_p = check_moduli("p_moduli", given_p, n, self.p_bits)
+                p_bits = tuple(q.bit_length() for q in given_p)
             if isinstance(p_bits, Sequence) and not isinstance(p_bits, str) and not p_bits:
                 raise ValueError(
                     "p_bits is empty: hybrid key switching needs at least one special "
                     "modulus; key_switching='bv' uses none"
                 )
-            set_("p_bits", _bits_tuple("p_bits", p_bits))
+            set_("p_bits", bit_sizes("p_bits", p_bits))
         dnum = L if self.dnum is None else need_int("dnum", self.dnum)
         if not 1 <= dnum <= L:
             raise ValueError(f"dnum={dnum} must be an int from 1 to len(q_bits)={L}")
@@ -197,15 +193,7 @@ class Chain:
                 raise ValueError(f"hamming_weight={weight} must be None or in [1, n={n}]")
             set_("hamming_weight", weight)
         set_("sigma", _check_sigma(self.sigma))
-        need: dict[int, int] = {}
-        for b in self.p_bits + self.q_bits:
-            need[b] = need.get(b, 0) + 1
-        pool = {
-            b: [q for q in ntt_primes(self.n, b, c + len(avoid)) if q not in avoid][:c]
-            for b, c in need.items()
-        }
-        set_("p_moduli", tuple(pool[b].pop(0) for b in self.p_bits))
-        set_("q_moduli", tuple(pool[b].pop(0) for b in self.q_bits))
+        set_moduli(self, given_q, given_p, avoid)
         P = math.prod(self.p_moduli)
         for digit in self.digits if self.p_moduli else ():  # BV divides by nothing
             D = math.prod(self.q_moduli[i] for i in digit)
@@ -241,6 +229,8 @@ class Chain:
             # written only when not the default: older blobs and hybrid's bytes stay the same
             **({} if self.key_switching == "hybrid" else {"key_switching": self.key_switching}),
             **({} if self.digit_bits is None else {"digit_bits": self.digit_bits}),
+            # moduli other than the bit sizes give: the reader keeps them as they are
+            **({"explicit_moduli": True} if getattr(self, "_explicit", False) else {}),
         }
 
     def _chain_args(self) -> tuple[str | int, ...]:
@@ -277,6 +267,13 @@ class Chain:
             "digit_bits": h.integer("digit_bits", 2, 61) if "digit_bits" in h.value else None,
         }
         moduli = h.moduli("moduli")
+        if "explicit_moduli" in h.value:
+            if h.value["explicit_moduli"] is not True:
+                raise ValueError("the blob's parameters: explicit_moduli must be true when given")
+            split = len(moduli) - len(h.value["q_bits"])
+            if split < 0:
+                raise ValueError("the blob's parameters have fewer moduli than q_bits holds")
+            fields["p_moduli"], fields["q_moduli"] = moduli[:split], moduli[split:]
         if fields["insecure"] and not insecure:
             raise ValueError(
                 "the blob's parameters are marked insecure=True (beyond the HE-standard table, "
