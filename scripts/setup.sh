@@ -8,7 +8,9 @@
 #   4. pip install -e .[cuda] (PyCUDA, built from source) only where an NVIDIA driver is present
 #      (nvidia-smi runs) and nvcc is on PATH; optional: on failure say so and go on (the cuda
 #      device then runs only emulated, REN_CUDA_EMULATE=1, and the gpu tests skip);
-#   5. with REN_SETUP_BROWSER=1 (scripts/test.sh sets it), apt-get install chromium when it is
+#   5. pip install -e .[heir] (heir-py: HEIR's compiler, heir-opt); optional: on failure say so
+#      and go on (the tests that run heir-opt skip), not again until .venv/.ren-no-heir is removed;
+#   6. with REN_SETUP_BROWSER=1 (scripts/test.sh sets it), apt-get install chromium when it is
 #      missing, for the report's screenshot test; optional like graphviz (the test then skips),
 #      not retried until .venv/.ren-no-chromium is removed.
 # Messages go to stderr, so `scripts/demo.sh` keeps a clean stdout.
@@ -116,7 +118,25 @@ else
     fi
 fi
 
-# 5. chromium, optional, for the tests only (the screenshot of a report)
+# 5. heir-py, optional: HEIR's compiler (heir-opt), for the tests of ren.interop.heir
+if .venv/bin/python -c "import heir" >/dev/null 2>&1; then
+    :
+elif [ -e .venv/.ren-no-heir ]; then
+    say "heir-py is missing (install skipped: it failed before; remove .venv/.ren-no-heir to" \
+        "retry); the tests that run heir-opt will skip"
+else
+    say "pip install -e .[heir] (heir-py, HEIR's compiler; log: .venv/pip-heir.log)"
+    if .venv/bin/python -m pip install --quiet -e ".[heir]" >.venv/pip-heir.log 2>&1; then
+        say "heir-py installed"
+    else
+        touch .venv/.ren-no-heir
+        tail -n 15 .venv/pip-heir.log >&2
+        say "could not install heir-py (see .venv/pip-heir.log; its wheels are for x86-64" \
+            "Linux); going on without it: the tests that run heir-opt will skip"
+    fi
+fi
+
+# 6. chromium, optional, for the tests only (the screenshot of a report)
 if [ "${REN_SETUP_BROWSER:-0}" = 1 ] && ! command -v chromium-browser >/dev/null 2>&1; then
     optional_apt chromium chromium "the screenshot test"
 fi
