@@ -353,12 +353,11 @@ CUDA_DEVICE: Setting[int] = _int(
     "REN_CUDA_DEVICE", 0, 0, None, "a GPU index: an integer >= 0",
     "The index of the GPU the cuda device uses.",
 )  # fmt: skip
+HEIR_OPT: Setting[Path | None] = _path("REN_HEIR_OPT", "The heir-opt ren.interop.heir runs.")
 CC: Setting[str | None] = _str(
     "CC", None, "a C compiler's name or path", "The C compiler (unset: cc, gcc, clang on PATH)."
 )
-XDG_CACHE_HOME: Setting[Path | None] = _path(
-    "XDG_CACHE_HOME", "The user's cache directory (the compile cache goes in its ren/ folder)."
-)
+XDG_CACHE_HOME: Setting[Path | None] = _path("XDG_CACHE_HOME", "The user's cache directory.")
 
 
 def all_settings() -> tuple[Setting[object], ...]:

@@ -68,6 +68,7 @@ DEFAULTS = {
     "REN_THREADS": None,
     "REN_CUDA_EMULATE": False,
     "REN_CUDA_DEVICE": 0,
+    "REN_HEIR_OPT": None,
     "CC": None,
     "XDG_CACHE_HOME": None,
 }
@@ -148,7 +149,7 @@ def test_a_bad_number_names_the_variable_the_value_and_the_range(monkeypatch, na
     assert accepted in str(e.value)
 
 
-@pytest.mark.parametrize("name", ["REN_DUMP", "REN_CACHE_DIR", "XDG_CACHE_HOME"])
+@pytest.mark.parametrize("name", ["REN_DUMP", "REN_CACHE_DIR", "REN_HEIR_OPT", "XDG_CACHE_HOME"])
 def test_paths_are_taken_as_given(monkeypatch, tmp_path, name):
     for raw in [str(tmp_path / "a b"), "relative/dir", str(tmp_path / " lead")]:
         monkeypatch.setenv(name, raw)

@@ -160,8 +160,21 @@ def _slices(op: Op, dynamic: list[Any], rank: int) -> tuple[slice, ...]:
 
 def _extract_slice(_: Any, op: Op, v: list[Any]) -> list[Any]:
     src = v[0]
-    part = src[_slices(op, v[1:], src.ndim)]
-    return [np.array(part).reshape(_shape(op))]
+    part = np.array(src[_slices(op, v[1:], src.ndim)])
+    return [part.reshape(_reduced(part.shape, _shape(op)))]
+
+
+def _reduced(got: tuple[int, ...], want: tuple[int, ...]) -> tuple[int, ...]:
+    """A slice's shape ``got`` as the result type's ``want`` (``-1``: a dynamic size).
+
+    Unit sizes are dropped where the result's rank is smaller (a rank-reducing slice).
+    """
+    dims = list(got)
+    while len(dims) > len(want) and 1 in dims:
+        dims.remove(1)
+    if len(dims) != len(want) or any(w not in (-1, d) for w, d in zip(want, dims, strict=True)):
+        raise MlirError(f"a slice of shape {got} for a result of shape {want}")
+    return tuple(dims)
 
 
 def _insert_slice(_: Any, op: Op, v: list[Any]) -> list[Any]:

@@ -137,15 +137,18 @@ class TensorType:
     element: str
 
 
-_TENSOR = re.compile(r"tensor<((?:\d+x)*)(.+)>\Z", re.S)
+_TENSOR = re.compile(r"tensor<((?:(?:\d+|\?)x)*)(.+)>\Z", re.S)
 
 
 def tensor_type(text: str) -> TensorType | None:
-    """The shape and element type of a ranked tensor type, ``None`` for any other type."""
+    """The shape (``-1``: a dynamic size, ``?``) and element type of a ranked tensor type.
+
+    ``None`` for any other type.
+    """
     m = _TENSOR.match(text.strip())
     if not m:
         return None
-    dims = tuple(int(d) for d in m.group(1).split("x") if d)
-    if math.prod(dims) > LIMITS["elements"]:
+    dims = tuple(-1 if d == "?" else int(d) for d in m.group(1).split("x") if d)
+    if math.prod(d for d in dims if d > 0) > LIMITS["elements"]:
         raise MlirError(f"{text[:80]}: more than {LIMITS['elements']} elements")
     return TensorType(dims, m.group(2))

@@ -83,7 +83,10 @@ class Program(Interpreter):
         self.entry, self.encrypts, self.decrypts = self._roles()
 
     def _roles(self) -> tuple[str, dict[int, str], dict[int, str]]:
-        entry, enc, dec = None, {}, {}
+        entry: str | None = None
+        enc: dict[int, str] = {}
+        dec: dict[int, str] = {}
+        self.zeros: dict[int, str] = {}  # client.encrypt_zero: ciphertexts of 0 the entry takes
         for name, f in self.functions.items():
             info = f.attr("heir.interface") or {}
             roles = info.get("roles", [])
@@ -91,10 +94,11 @@ class Program(Interpreter):
             index = int(given.value if isinstance(given, Typed) else given)
             if "entry" in roles:
                 entry = name
-            if "client.encrypt" in roles:
-                enc[index] = name
-            if "client.decrypt" in roles:
-                dec[index] = name
+                self.arity = len(info.get("input_types", []))
+            for role, table in (("client.encrypt", enc), ("client.decrypt", dec),
+                                ("client.encrypt_zero", self.zeros)):  # fmt: skip
+                if role in roles:
+                    table[index] = name
         if entry is None:
             raise MlirError("the module has no function of role 'entry' (heir.interface)")
         return entry, enc, dec
@@ -102,14 +106,25 @@ class Program(Interpreter):
     def __call__(self, *args: Any) -> Any:
         """The function on ``args`` (arrays shaped like its arguments), encrypted and decrypted.
 
-        The client's encryption functions pack and encrypt each argument, the entry function
-        runs, and the decryption functions give the result, shaped like the function's.
+        The client's encryption functions pack and encrypt each secret argument (the others
+        go as they are), the entry function runs (with the encryptions of zero it asks for),
+        and the decryption functions give each secret result, shaped like the function's.
+
+        Raises:
+            TypeError: a count of arguments other than the function's.
         """
-        if len(args) != len(self.encrypts):
-            raise TypeError(f"the program takes {len(self.encrypts)} arguments, got {len(args)}")
-        cts = [self.call(self.encrypts[i], [np.asarray(a), "pk"])[0] for i, a in enumerate(args)]
-        outs = self.call(self.entry, cts)
-        results = [self.call(self.decrypts[i], [o, "sk"])[0] for i, o in enumerate(outs)]
+        if len(args) != self.arity:
+            raise TypeError(f"the program takes {self.arity} arguments, got {len(args)}")
+        inputs = [
+            self.call(self.encrypts[i], [np.asarray(a), "pk"])[0] if i in self.encrypts else a
+            for i, a in enumerate(args)
+        ]
+        inputs += [self.call(self.zeros[j], ["pk"])[0] for j in sorted(self.zeros)]
+        outs = self.call(self.entry, inputs)
+        results = [
+            self.call(self.decrypts[i], [o, "sk"])[0] if i in self.decrypts else o
+            for i, o in enumerate(outs)
+        ]
         return results[0] if len(results) == 1 else tuple(results)
 
     # -- the scheme's values
@@ -133,7 +148,38 @@ def _int(op: Op, key: str) -> int:
 
 
 def _encode(p: Program, op: Op, v: list[Any]) -> list[Any]:
-    return [Plain(np.asarray(v[0]), _int(op, "level"), _int(op, "scale"))]
+    """``lwe.rlwe_encode``: its ``scale``, else its encoding's ``scaling_factor`` (log2)."""
+    if op.attr("scale") is not None:
+        scale = _int(op, "scale")
+    else:
+        found = re.search(r"scaling_factor = (\d+)", str(getattr(op.attr("encoding"), "text", "")))
+        if found is None:
+            raise MlirError(f"lwe.rlwe_encode at {op.loc}: neither a scale nor a scaling_factor")
+        scale = int(found.group(1))
+    return [Plain(np.asarray(v[0]), _int(op, "level"), scale)]
+
+
+def _with_plain(p: Program, v: list[Any], add: bool, sign: float = 1.0) -> tuple[Any, Any, float]:
+    """``(ciphertext, plaintext, sign)`` of a plaintext op, whichever operand is the plaintext."""
+    if isinstance(v[0], Plain | ckks.Plaintext):
+        ct = v[1]
+        return ct, _plain_for(p, ct, v[0], add), sign
+    return v[0], _plain_for(p, v[0], v[1], add), 1.0
+
+
+def _add_plain(p: Program, op: Op, v: list[Any]) -> list[Any]:
+    ct, pt, _ = _with_plain(p, v, True)
+    return [ct + pt]
+
+
+def _sub_plain(p: Program, op: Op, v: list[Any]) -> list[Any]:
+    ct, pt, sign = _with_plain(p, v, True, -1.0)
+    return [ct - pt if sign > 0 else pt - ct]
+
+
+def _mul_plain(p: Program, op: Op, v: list[Any]) -> list[Any]:
+    ct, pt, _ = _with_plain(p, v, False)
+    return [ckks.multiply(ct, pt, rescale=False)]
 
 
 def _encrypt(p: Program, op: Op, v: list[Any]) -> list[Any]:
@@ -187,12 +233,10 @@ _SCHEME = {
     "ckks.add": lambda p, op, v: [v[0] + _same_scale(v[0], v[1])],
     "ckks.sub": lambda p, op, v: [v[0] - _same_scale(v[0], v[1])],
     "ckks.negate": lambda p, op, v: [-v[0]],
-    "ckks.add_plain": lambda p, op, v: [v[0] + _plain_for(p, v[0], v[1], True)],
-    "lwe.radd_plain": lambda p, op, v: [v[0] + _plain_for(p, v[0], v[1], True)],
-    "ckks.sub_plain": lambda p, op, v: [v[0] - _plain_for(p, v[0], v[1], True)],
-    "ckks.mul_plain": lambda p, op, v: [
-        ckks.multiply(v[0], _plain_for(p, v[0], v[1], False), rescale=False)
-    ],
+    "ckks.add_plain": _add_plain,
+    "lwe.radd_plain": _add_plain,
+    "ckks.sub_plain": _sub_plain,
+    "ckks.mul_plain": _mul_plain,
     "ckks.mul": lambda p, op, v: [
         ckks.multiply(v[0], _same_scale(v[0], v[1]), relinearize=False, rescale=False)
     ],

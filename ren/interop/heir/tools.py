@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ren import settings
 from ren.interop.heir.ir import LIMITS, MlirError
 
 __all__ = ["HeirMissing", "find_heir_opt", "run_heir_opt"]
@@ -25,9 +26,9 @@ class HeirMissing(RuntimeError):
 
 def find_heir_opt() -> Path | None:
     """``heir-opt``: ``REN_HEIR_OPT`` if set, else heir-py's own, else one on ``PATH``."""
-    given = os.environ.get("REN_HEIR_OPT")
-    if given:
-        return Path(given) if Path(given).is_file() else None
+    given = settings.HEIR_OPT.get()
+    if given is not None:
+        return given if given.is_file() else None
     spec = importlib.util.find_spec("heir")
     for folder in (spec.submodule_search_locations or []) if spec else []:
         candidate = Path(folder) / "heir-opt"
