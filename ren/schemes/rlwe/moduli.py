@@ -123,17 +123,12 @@ def set_moduli(
             )
         given_p = ()
     set_ = functools.partial(object.__setattr__, chain)
-    taken = set(avoid) | set(given_q or ()) | set(given_p or ())
-    p_need = chain.p_bits if given_p is None else ()
-    need: dict[int, int] = {}
-    for b in p_need + (chain.q_bits if given_q is None else ()):
-        need[b] = need.get(b, 0) + 1
-    pool = {
-        b: [q for q in ntt_primes(chain.n, b, c + len(taken)) if q not in taken][:c]
-        for b, c in need.items()
-    }
-    set_("p_moduli", tuple(pool[b].pop(0) for b in chain.p_bits) if given_p is None else given_p)
-    set_("q_moduli", tuple(pool[b].pop(0) for b in chain.q_bits) if given_q is None else given_q)
+    taken = tuple(avoid) + tuple(given_q or ()) + tuple(given_p or ())
+    p_found = () if given_p is not None else chain.p_bits
+    q_found = () if given_q is not None else chain.q_bits
+    found = iter(found_moduli(chain.n, p_found, q_found, taken))
+    set_("p_moduli", given_p if given_p is not None else tuple(next(found) for _ in p_found))
+    set_("q_moduli", given_q if given_q is not None else tuple(next(found) for _ in q_found))
     every = chain.p_moduli + chain.q_moduli
     if len(set(every)) != len(every):
         twice = sorted({q for q in every if every.count(q) > 1})
