@@ -40,7 +40,8 @@ def run_page(page: Path, strict: bool = True) -> tuple[dict[str, object], int]:
         if lang == "python":
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                exec(compile(body, str(page), "exec"), namespace)
+                # dont_inherit: no __future__ import of this file's (a reader types the page bare)
+                exec(compile(body, str(page), "exec", dont_inherit=True), namespace)
             printed = out.getvalue()
         elif lang == "text":
             if printed is None:

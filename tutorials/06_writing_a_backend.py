@@ -472,3 +472,10 @@ if broken is not None:
         q, got_word = re.search(r"q=(\d+)\): got word (\d+), expected 0;", failure.message).groups()
         assert q == got_word, failure.message
 print("all checks passed")
+
+# %% [markdown]
+# ## Other compilers' programs
+#
+# Whatever builds the graph, the backend runs it. The programs Google's HEIR compiler lowers to
+# CKKS, BGV or BFV run on Ren op by op, each op a region of the report, checked against the same
+# program in cleartext: [Running HEIR programs on Ren](../guides/heir.md).

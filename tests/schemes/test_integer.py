@@ -51,6 +51,19 @@ def test_arithmetic_equals_numpy_mod_t(scheme):
             assert np.array_equal(ctx.decrypt(ct), np.mod(want, T)), name
 
 
+def test_a_product_left_in_three_parts_is_relinearized_later(scheme):
+    with scheme.Context(small(scheme), seed=2) as ctx:
+        a, b = values(1), values(2)
+        x, y = scheme.encrypt(a), scheme.encrypt(b)
+        three = ctx.multiply(x, y, relinearize=False)
+        assert three.size == 3 and np.array_equal(ctx.decrypt(three), np.mod(a * b, T))
+        summed = ctx.add(three, ctx.multiply(y, y, relinearize=False))  # lazily, as HEIR does
+        two = ctx.relinearize(summed)
+        assert two.size == 2 and np.array_equal(ctx.decrypt(two), np.mod(a * b + b * b, T))
+        words = [p.words() for p in ctx.relinearize(three).parts]
+        assert all(np.array_equal(w, p.words()) for w, p in zip(words, (x * y).parts, strict=True))
+
+
 def test_rotations_move_rows_as_seal_does(scheme):
     with scheme.Context(small(scheme), seed=3) as ctx:
         v = values(3)

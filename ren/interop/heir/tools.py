@@ -12,6 +12,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from ren import settings
@@ -38,11 +39,13 @@ def find_heir_opt() -> Path | None:
     return Path(found) if found else None
 
 
-def run_heir_opt(text: str, *flags: str, timeout: float = 600.0) -> str:
+def run_heir_opt(text: str, *flags: str, timeout: float = 600.0, name: str | None = None) -> str:
     """``heir-opt FLAGS`` on ``text``: its output, the module in MLIR's generic form.
 
     ``--mlir-print-op-generic`` and ``--mlir-print-debuginfo`` are added, so that the reader
-    (``ren.interop.heir.reader``) reads the result and each op keeps its source location.
+    (``ren.interop.heir.reader``) reads the result and each op keeps its source location: in the
+    file ``name`` (a bare file name: the text is written under it in a fresh temporary folder and
+    heir-opt reads it there), else ``<stdin>``.
 
     Raises:
         TypeError: ``text`` or a flag not a string.
@@ -58,13 +61,20 @@ def run_heir_opt(text: str, *flags: str, timeout: float = 600.0) -> str:
             "heir-opt is not installed: pip install -e .[heir] (heir-py, x86-64 Linux wheels), "
             "or set REN_HEIR_OPT to a heir-opt binary"
         )
+    if name is not None and (not name or Path(name).name != name or name.startswith(".")):
+        raise ValueError(f"name must be a bare file name, got {name!r}")
     args = [str(tool), *flags, "--mlir-print-op-generic", "--mlir-print-debuginfo"]
-    try:
-        done = subprocess.run(
-            args, input=text, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise MlirError(f"heir-opt {' '.join(flags)} ran past {timeout:g} s") from None
+    with tempfile.TemporaryDirectory(prefix="ren-heir-") as folder:
+        if name is not None:
+            (Path(folder) / name).write_text(text, encoding="utf-8")
+            args.append(name)
+        try:
+            done = subprocess.run(
+                args, input=None if name else text, capture_output=True, text=True,
+                timeout=timeout, check=False, cwd=folder,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise MlirError(f"heir-opt {' '.join(flags)} ran past {timeout:g} s") from None
     if done.returncode != 0:
         message = done.stderr.strip()[-2000:] or f"exit status {done.returncode}"
         raise MlirError(f"heir-opt {' '.join(flags)} refused the module: {message}")

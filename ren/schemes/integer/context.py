@@ -340,11 +340,12 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
         return a._evolve(parts=tuple(-p for p in a.parts), noise=a.noise)
 
     @in_region("multiply")
-    def multiply(self, a: Ciphertext, b: object) -> Ciphertext:
+    def multiply(self, a: Ciphertext, b: object, *, relinearize: bool = True) -> Ciphertext:
         """``a * b``, relinearized.
 
-        Two ciphertexts are multiplied and relinearized; a plaintext, an int or slot values
-        multiply every part.
+        Two ciphertexts are multiplied and relinearized (``relinearize=False``: left in three
+        parts, for a later ``relinearize``, as a compiler that relinearizes lazily asks); a
+        plaintext, an int or slot values multiply every part.
         """
         a = self._own(a)
         if isinstance(b, Ciphertext):
@@ -352,7 +353,8 @@ class IntContext(RlweContext[Ciphertext, IntParams]):
             for x in (a, b):
                 if x.size != 2:
                     raise ValueError("multiply two-part ciphertexts: relinearize first")
-            return self.relinearize(self._tensor(a, b))
+            product = self._tensor(a, b)
+            return self.relinearize(product) if relinearize else product
         t = self.params.t
         if is_int(b) and not isinstance(b, bool | np.bool_):
             k = int(b) % t
