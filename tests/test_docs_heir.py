@@ -44,8 +44,7 @@ def test_the_page_s_numbers_are_numpy_s(ran):
     assert abs(program.cleartext(x, w) - (np.dot(x, w) + 0.5)) < 1e-12
     lowered = ns["lowered"]
     counted = {
-        name: len(re.findall(rf'"{re.escape(name)}"\(', lowered))
-        for name in program.op_counts()
+        name: len(re.findall(rf'"{re.escape(name)}"\(', lowered)) for name in program.op_counts()
     }
     assert counted == program.op_counts()
     a, b = np.arange(8) - 3, np.arange(8) * 2 + 1
