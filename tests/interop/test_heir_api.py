@@ -180,3 +180,20 @@ def test_diverge_finds_a_planted_wrong_rotation(dot, tmp_path, capsys):
     assert f"ckks.rotate {target}" in out and "departs from the cleartext" in out
     assert main(["diverge", str(path)]) == 0
     assert main(["diverge", str(tmp_path / "absent.mlir")]) == 2
+
+
+@needs_heir
+def test_a_device_gives_the_same_words_as_another():
+    program = heir.compile(DOT_I, "bgv", seed=9)  # one seed: the same keys and draws on each
+    a, b = np.arange(8) - 3, np.arange(8) * 2 + 1
+    words = {}
+    for device in ("python", "cpu"):
+        enc = [
+            program.encrypt(n, v, device=device)
+            for n, v in zip(program.arg_names, (a, b), strict=True)
+        ]
+        out = program.eval(*enc, device=device)
+        words[device] = [p.words() for p in out.values[0].parts]
+        assert out.values[0].parts[0].device == device
+        assert program.decrypt_result(out, device=device) == int(np.dot(a, b)) + 3
+    assert all(np.array_equal(x, y) for x, y in zip(words["python"], words["cpu"], strict=True))
