@@ -4,7 +4,8 @@ HEIR's client functions pack a tensor into slots with loops of ``tensor.extract`
 ``tensor.insert``, and its server functions index tensors of ciphertexts; these run here on
 Python numbers and NumPy arrays (object arrays where the elements are ciphertexts). Each op is a
 function ``(interpreter, op, values) -> results``; ``OPS`` maps the op's name to it. An op outside
-them is refused by the interpreter with its name and location.
+them is refused by the interpreter with its name and location. The packing loops run fast and
+exactly (``ren.interop.heir.vector``): in place, and loops of gathers and scatters on arrays.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ren.interop.heir.ir import Block, Dense, MlirError, Module, Op, Raw, Symbol, Typed, tensor_type
+from ren.interop.heir.ir import Block, Dense, MlirError, Module, Op, Symbol, Typed, tensor_type
+from ren.interop.heir.vector import Lanes, moves
 
 __all__ = ["OPS", "Interpreter", "constant_of"]
 
@@ -68,17 +70,21 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Op, list[Any]], lis
 
 
 def _floordiv(a: Any, b: Any) -> Any:
-    return np.floor_divide(a, b) if isinstance(a, np.ndarray) else a // b
-
-
-def _truncdiv(a: Any, b: Any) -> Any:  # divsi and remsi round toward zero, as C does
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        q = np.trunc(np.divide(a, b)).astype(np.int64)
-        return q
-    return int(a / b) if b else _zero_division()
+        return np.floor_divide(a, b)
+    return a // b if b else _zero_division()
+
+
+def _truncdiv(a: Any, b: Any) -> Any:
+    """``arith.divsi``: the quotient rounded toward zero, as C does (exact on integers)."""
+    if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray) and b == 0:
+        _zero_division()
+    q = _floordiv(a, b)
+    return q + ((a - q * b != 0) & ((a < 0) != (b < 0)))  # the floor, one up where it rounded down
 
 
 def _truncrem(a: Any, b: Any) -> Any:
+    """``arith.remsi``: ``a - b * divsi(a, b)``, of the sign of ``a``."""
     return a - b * _truncdiv(a, b)
 
 
@@ -119,7 +125,7 @@ def _cast(_: Any, op: Op, v: list[Any]) -> list[Any]:
     if _is_float(to):
         return [np.asarray(x, dtype=np.float64) if isinstance(x, np.ndarray) else float(x)]
     if isinstance(x, np.ndarray):
-        return [np.trunc(x).astype(np.int64)]
+        return [(np.trunc(x) if x.dtype.kind in "fc" else x).astype(np.int64)]
     return [int(x)]
 
 
@@ -138,9 +144,9 @@ def _extract(_: Any, op: Op, v: list[Any]) -> list[Any]:
     return [out.item() if isinstance(out, np.generic) else out]
 
 
-def _insert(_: Any, op: Op, v: list[Any]) -> list[Any]:
+def _insert(interp: Any, op: Op, v: list[Any]) -> list[Any]:
     value, t, idx = v[0], v[1], _index(v[2:])
-    out = t.copy()
+    out = t if 1 in interp.taken(op) else t.copy()  # in place where no one sees the old value
     out[idx] = value
     return [out]
 
@@ -177,9 +183,9 @@ def _reduced(got: tuple[int, ...], want: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def _insert_slice(_: Any, op: Op, v: list[Any]) -> list[Any]:
+def _insert_slice(interp: Any, op: Op, v: list[Any]) -> list[Any]:
     src, dest = v[0], v[1]
-    out = dest.copy()
+    out = dest if 1 in interp.taken(op) else dest.copy()
     where = _slices(op, v[2:], dest.ndim)
     out[where] = np.asarray(src, dtype=out.dtype).reshape(out[where].shape)
     return [out]
@@ -201,36 +207,58 @@ def _splat(_: Any, op: Op, v: list[Any]) -> list[Any]:
     return [out]
 
 
-def _constant_map(attr: Any, op: Op) -> int:
-    text = attr.text if isinstance(attr, Raw) else str(attr)
-    m = re.fullmatch(r"affine_map<\(\)\s*->\s*\((-?\d+)\)>", text.strip())
-    if not m:
-        raise MlirError(
-            f"affine.for: a bound {text[:60]} that is not a constant is outside the subset"
-        )
-    return int(m.group(1))
+_NONE: frozenset[int] = frozenset()
+
+
+def _affine_bounds(op: Op) -> tuple[int, int, int]:
+    """An ``affine.for``'s bounds and step ``(lb, ub, step)``, from constant maps."""
+    if [int(x) for x in op.attr("operandSegmentSizes")][:2] != [0, 0]:
+        raise MlirError("affine.for: bounds with operands are outside the subset")
+    bounds = []
+    for key in ("lowerBoundMap", "upperBoundMap"):
+        text = getattr(op.attr(key), "text", str(op.attr(key))).strip()
+        m = re.fullmatch(r"affine_map<\(\)\s*->\s*\((-?\d+)\)>", text)
+        if not m:
+            raise MlirError(f"affine.for: a bound {text[:60]} that is not a constant is outside "
+                            "the subset")  # fmt: skip
+        bounds.append(int(m.group(1)))
+    step = op.attr("step")
+    return bounds[0], bounds[1], int(step.value if isinstance(step, Typed) else step)
 
 
 def _for(interp: Any, op: Op, v: list[Any]) -> list[Any]:
-    """``scf.for`` and ``affine.for`` (constant bounds): the body with the carried values."""
+    """``scf.for`` and ``affine.for`` (constant bounds): the body with the carried values.
+
+    The fast interpreter owns what it carries (a copy of each array it does not take over), runs
+    a nest of gathers and scatters once on arrays (``vector.Lanes``), and copies a yielded array
+    the body does not hand over (a value from outside, one yielded twice) after each iteration.
+    """
     if op.name == "scf.for":
-        lb, ub, step, carried = int(v[0]), int(v[1]), int(v[2]), list(v[3:])
+        lb, ub, step, carried, first = int(v[0]), int(v[1]), int(v[2]), list(v[3:]), 3
     else:
-        sizes = [int(x) for x in op.attr("operandSegmentSizes")]
-        if sizes[:2] != [0, 0]:
-            raise MlirError("affine.for: bounds with operands are outside the subset")
-        lb, ub = (
-            _constant_map(op.attr("lowerBoundMap"), op),
-            _constant_map(op.attr("upperBoundMap"), op),
-        )
-        step_attr = op.attr("step")
-        step, carried = int(step_attr.value if isinstance(step_attr, Typed) else step_attr), list(v)
+        (lb, ub, step), carried, first = _affine_bounds(op), list(v), 0
     if step <= 0:
         raise MlirError(f"{op.name}: a step of {step}")
     (block,) = op.regions[0]
+    if interp.lanes is not None:  # own what is carried; a nest of gathers and scatters at once
+        taken = interp.taken(op)
+        carried = [c.copy() if isinstance(c, np.ndarray) and first + k not in taken else c
+                   for k, c in enumerate(carried)]  # fmt: skip
+        done = interp.lanes.run(op, (lb, ub, step), carried, interp._frames[-1])
+        if done is not None:
+            return done
     for i in range(lb, ub, step):
-        carried = interp.run_block(block, [i, *carried])
+        carried = _owned(interp, block, interp.run_block(block, [i, *carried]))
     return carried
+
+
+def _owned(interp: Any, block: Block, values: list[Any]) -> list[Any]:
+    """What ``block`` yields, each array it does not hand over copied (when writing in place)."""
+    if interp.lanes is None or not block.ops:
+        return values
+    kept = interp.taken(block.ops[-1])
+    return [x.copy() if isinstance(x, np.ndarray) and k not in kept else x
+            for k, x in enumerate(values)]  # fmt: skip
 
 
 def _if(interp: Any, op: Op, v: list[Any]) -> list[Any]:
@@ -238,7 +266,7 @@ def _if(interp: Any, op: Op, v: list[Any]) -> list[Any]:
     region = op.regions[0] if v[0] else op.regions[1]
     if not region:
         return []
-    return interp.run_block(region[0], [])
+    return _owned(interp, region[0], interp.run_block(region[0], []))
 
 
 #: The plain ops, by name.
@@ -295,19 +323,39 @@ class Interpreter:
 
     Values are kept by name, one dictionary a function call (a loop's or an ``if``'s body sees
     the values around it, as in MLIR); ``func.call`` calls another function of the module.
+
+    Args:
+        module: the parsed module.
+        scheme_ops: the ops of a scheme (``lwe``, ``ckks``, ...), by name, as ``OPS``.
+        fast: write a tensor in place where its old value is dead (``vector.moves``) and run
+            loops of gathers and scatters once on arrays (``vector.Lanes``); ``False``: every op
+            one at a time and every insert a copy (the oracle the fast path is tested against).
     """
 
-    def __init__(self, module: Module, scheme_ops: dict[str, OpFn] | None = None) -> None:
+    def __init__(self, module: Module, scheme_ops: dict[str, OpFn] | None = None, *,
+                 fast: bool = True) -> None:  # fmt: skip
         self.module = module
         self.functions = module.functions()
         self.ops = {**OPS, **(scheme_ops or {})}
         self._frames: list[dict[str, Any]] = []
+        self._taken: dict[int, frozenset[int]] = {}
+        self._planned: set[int] = set()
+        arith = {n: f for n, f in self.ops.items() if n.startswith("arith.") and OPS.get(n) is f}
+        self.lanes = Lanes(arith, _affine_bounds) if fast else None
+
+    def taken(self, op: Op) -> frozenset[int]:
+        """The operand positions ``op`` may take over (write into): none unless ``fast``."""
+        return self._taken.get(id(op), _NONE)
 
     def call(self, name: str, args: list[Any]) -> list[Any]:
         """The function ``name`` of the module on ``args``: what it returns."""
         if name not in self.functions:
             raise MlirError(f"func.call of @{name}, which the module does not define")
-        (block,) = self.functions[name].regions[0]
+        function = self.functions[name]
+        (block,) = function.regions[0]
+        if self.lanes is not None and id(block) not in self._planned:  # liveness, once a block
+            self._taken.update(moves(function))
+            self._planned.add(id(block))
         return self.run_block(block, args, {})
 
     def run_block(
