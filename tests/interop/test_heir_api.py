@@ -197,3 +197,16 @@ def test_a_device_gives_the_same_words_as_another():
         assert out.values[0].parts[0].device == device
         assert program.decrypt_result(out, device=device) == int(np.dot(a, b)) + 3
     assert all(np.array_equal(x, y) for x, y in zip(words["python"], words["cpu"], strict=True))
+
+
+@needs_heir
+def test_an_integer_tensor_result_is_an_integer_array():
+    source = (
+        "func.func @ew(%x: tensor<8xi16> {secret.secret}, %y: tensor<8xi16> {secret.secret})"
+        " -> tensor<8xi16> {\n  %0 = arith.muli %x, %y : tensor<8xi16>\n"
+        "  %1 = arith.addi %0, %x : tensor<8xi16>\n  return %1 : tensor<8xi16>\n}\n"
+    )
+    program = heir.compile(source, "bgv", seed=3)
+    a, b = np.arange(8) - 3, np.arange(8) * 2 + 1
+    for got in (program(a, b), program.cleartext(a, b)):
+        assert got.dtype == np.int64 and np.array_equal(got, a * b + a)

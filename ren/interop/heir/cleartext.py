@@ -31,7 +31,11 @@ def constant_of(attr: Any) -> Any:
     if isinstance(attr, Typed):
         return attr.value
     if isinstance(attr, Dense):
-        return np.array(attr.values)
+        values = np.array(attr.values)
+        ints = values.dtype == object and all(isinstance(v, int) for v in values.flat)
+        if ints and all(-(2**63) <= v < 2**63 for v in values.flat):  # an integer tensor
+            return values.astype(np.int64)
+        return values
     if isinstance(attr, bool | int | float):
         return attr
     raise MlirError(f"a constant of a kind outside the subset: {str(attr)[:80]}")
