@@ -69,10 +69,11 @@ class Params(Chain):
         digit_bits: BV only: ``None`` (one digit per ciphertext modulus, as OpenFHE's digit size
             0) or a digit size in bits: a residue of a larger modulus is cut into digits modulo
             primes below ``2^digit_bits`` (more key pairs, less noise).
-        q_moduli, p_moduli: keyword only, the moduli themselves (``None``: found for the bit
+        q_moduli: keyword only, the ciphertext moduli themselves (``None``: found for the bit
             sizes): primes ``1 (mod 2n)`` of 10 to 62 bits, all distinct, kept in the order
             given; the bit sizes then follow from them (``q_bits`` may be left out; given, it
             must agree). Moduli the bit sizes alone would give make the same parameters.
+        p_moduli: keyword only, the special moduli themselves, likewise (``p_bits`` follows).
 
     Raises:
         TypeError: for an argument of the wrong type (a bool where a number is expected

@@ -88,9 +88,10 @@ class IntParams(Chain):
         sigma: the error's standard deviation (at least 3.19 unless ``insecure=True``).
         key_switching: ``"hybrid"`` (the default) or ``"bv"`` (one digit per ciphertext
             modulus, no special modulus), as for CKKS.
-        q_moduli, p_moduli: keyword only, the moduli themselves (``None``: found for the bit
+        q_moduli: keyword only, the ciphertext moduli themselves (``None``: found for the bit
             sizes), as for CKKS: primes ``1 (mod 2n)``, distinct, none equal to ``t``, kept in
             the order given; ``q_bits`` then follows from them.
+        p_moduli: keyword only, the special moduli themselves, likewise (``p_bits`` follows).
 
     Raises:
         TypeError: an argument of the wrong type, named.
