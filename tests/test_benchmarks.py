@@ -800,3 +800,28 @@ def test_circuits_benchmark_predicts_each_rows_precision(tmp_path: Path):
         assert r["check"] == "ok"
         assert abs(r["predicted_bits"] - r["check_bits"]) <= 2, (r["variant"], r)
     assert all("predicted_bits" not in r for r in data["results"] if r["mode"] == "jit")
+
+
+def test_heir_examples_benchmark_writes_its_json(tmp_path: Path):
+    from ren.interop.heir.tools import find_heir_opt
+
+    if find_heir_opt() is None:
+        pytest.skip("heir-opt not installed (pip install -e .[heir])")
+    out = tmp_path / "heir_examples.json"
+    only = "dot_product_8f,cross_level_bgv"
+    printed = bench("heir_examples", "--quick", "--only", only, "--out", str(out), timeout=600)
+    assert "| dot_product_8f | ckks |" in printed
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["benchmark"] == "heir_examples" and data["schemes"] == ["ckks", "bgv"]
+    rows = {(r["example"], r["scheme"]): r for r in data["results"]}
+    assert set(rows) == {(e, s) for e in only.split(",") for s in ("ckks", "bgv")}
+    for r in rows.values():
+        assert {"bench", "backend", "params", "mode", "median_ms", "threads"} <= set(r)
+    # each scheme's figure: CKKS in bits against NumPy, BGV exact; the jitted replay checked too
+    dot, level = rows["dot_product_8f", "ckks"], rows["cross_level_bgv", "bgv"]
+    assert dot["check"] == "ok" and dot["check_bits"] >= 15 and dot["ops"]["ckks.rotate"] == 3
+    assert level["check"] == "ok" and level["mismatches"] == 0 and level["ops_run"]["bgv.mul"] == 3
+    assert dot["jit"]["check"] == "ok" and level["jit"]["check"] == "ok"
+    # a pipeline that refuses a source is a row with heir-opt's reason, not a failure
+    assert rows["dot_product_8f", "bgv"]["check"] == "not lowered"
+    assert "noise analysis" in rows["dot_product_8f", "bgv"]["reason"]

@@ -210,3 +210,22 @@ def test_an_integer_tensor_result_is_an_integer_array():
     a, b = np.arange(8) - 3, np.arange(8) * 2 + 1
     for got in (program(a, b), program.cleartext(a, b)):
         assert got.dtype == np.int64 and np.array_equal(got, a * b + a)
+
+
+@needs_heir
+def test_program_jit_makes_the_encryptions_of_zero_outside_the_capture():
+    from pathlib import Path
+
+    source = Path(__file__).parent / "heir_examples" / "common" / "matvec.mlir"
+    program = heir.compile(source, "ckks", seed=4)
+    assert program.zeros  # this entry takes an encryption of zero: eval alone cannot be jitted
+    run = program.jit()
+    for seed in (1, 2):
+        x = np.random.default_rng(seed).uniform(-1, 1, 16)
+        enc = program.encrypt(program.arg_names[0], x)
+        zeros = program.encrypt_zeros()
+        eager = program.eval(enc, zeros=zeros)
+        jitted = run(enc)
+        want = program.cleartext(x)
+        for got in (eager, jitted):
+            assert np.max(np.abs(program.decrypt_result(got) - want)) < 2.0**-20

@@ -57,9 +57,21 @@ def _decode(run: Any, op: Op, v: list[Any]) -> list[Any]:
     return [decoded(np.asarray(dec.slots), t.shape, t.element, run.engine.t)]
 
 
+def _site(op: Op, indices: list[Any]) -> tuple[int, ...]:
+    """A stored plaintext's key: its ``site_id`` and the loop indices it was stored at."""
+    return (_int(op, "site_id"), *(int(i) for i in indices))
+
+
 def _store(run: Any, op: Op, v: list[Any]) -> list[Any]:
-    v[1][_int(op, "site_id")] = v[0]
+    v[1][_site(op, v[2:])] = v[0]
     return []
+
+
+def _load(run: Any, op: Op, v: list[Any]) -> list[Any]:
+    key = _site(op, v[1:])
+    if key not in v[0]:
+        raise MlirError(f"preprocessing.load of {key} at {op.loc}, which nothing stored")
+    return [v[0][key]]
 
 
 def _sub_plain(run: Any, op: Op, v: list[Any]) -> list[Any]:
@@ -104,7 +116,7 @@ SCHEME_OPS: dict[str, Callable[[Any, Op, list[Any]], list[Any]]] = {
     "lwe.radd_plain": _plain_op("add_plain"),
     "preprocessing.empty": lambda run, op, v: [{}],
     "preprocessing.store": _store,
-    "preprocessing.load": lambda run, op, v: [v[0][_int(op, "site_id")]],
+    "preprocessing.load": _load,
     **{
         f"{s}.{name}": fn
         for s in ("ckks", "bgv")

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ren.capture.function import jit as ren_jit
 from ren.interop.heir.clear import ClearCkks, ClearInt, Slots
 from ren.interop.heir.cleartext import Interpreter
-from ren.interop.heir.ir import MlirError, Module, Op, Typed
+from ren.interop.heir.ir import MlirError, Module, Op, Typed, tensor_type
 from ren.interop.heir.ops import SCHEME_OPS, SHOWN
 from ren.interop.heir.schemes import engine_for, params, scheme_of
 from ren.ir.region import note, noted, region
@@ -192,10 +194,21 @@ class Program:
         out = run.call(self.encrypts[index], [np.asarray(value), "pk"])[0]
         return Encrypted.of(name, out)
 
-    def eval(self, *args: Any, device: str | None = None) -> Any:
+    def encrypt_zeros(self, *, device: str | None = None) -> tuple[Encrypted, ...]:
+        """The encryptions of zero the entry takes (``client.encrypt_zero``), in order."""
+        run = self._run(device)
+        return tuple(
+            Encrypted.of(f"zero{j}", run.call(self.zeros[j], ["pk"])[0]) for j in sorted(self.zeros)
+        )
+
+    def eval(
+        self, *args: Any, device: str | None = None, zeros: tuple[Encrypted, ...] | None = None
+    ) -> Any:
         """The entry function on encrypted (``encrypt_<name>``) and plain arguments.
 
-        Returns the encrypted result (an ``Encrypted``; a tuple of them for several results).
+        Returns the encrypted result (an ``Encrypted``; a tuple for several results; a result the
+        entry computes in the clear as it is). ``zeros``: the encryptions of zero the entry takes
+        (``encrypt_zeros()``; made here when ``None``).
 
         Raises:
             TypeError: a count of arguments other than the function's, a plain value for a
@@ -214,17 +227,43 @@ class Program:
                 inputs.append(a.value())
             else:
                 inputs.append(np.asarray(a) if not np.isscalar(a) else a)
-        inputs += [run.call(self.zeros[j], ["pk"])[0] for j in sorted(self.zeros)]
+        given = self.encrypt_zeros(device=device) if zeros is None else zeros
+        if len(given) != len(self.zeros):
+            raise TypeError(
+                f"the entry takes {len(self.zeros)} encryptions of zero, got {len(given)}"
+            )
+        inputs += [z.value() for z in given]
         outs = run.call(self.entry, inputs)
-        wrapped = tuple(Encrypted.of(f"result{i}", o) for i, o in enumerate(outs))
+        wrapped = tuple(
+            Encrypted.of(f"result{i}", o) if i in self.decrypts else o for i, o in enumerate(outs)
+        )
         return wrapped[0] if len(wrapped) == 1 else wrapped
+
+    def jit(self) -> Callable[..., Any]:
+        """``eval`` under ``ren.jit``: captured on the first call, replayed on the next ones.
+
+        The encryptions of zero the entry takes are made before each call, outside the capture (a
+        jitted function encrypts nothing). The arguments are the encrypted ones; a plain argument
+        is part of the plan's key, so close over one in a function of your own instead.
+        """
+        inner = ren_jit(self._eval_given)
+
+        def run(*args: Any) -> Any:
+            return inner(tuple(args), self.encrypt_zeros())
+
+        return run
+
+    def _eval_given(self, args: tuple[Any, ...], zeros: tuple[Encrypted, ...]) -> Any:
+        return self.eval(*args, zeros=zeros)
 
     def decrypt_result(self, result: Any, *, device: str | None = None) -> Any:
         """``eval``'s result decrypted and decoded, shaped like the function's result."""
         results = result if isinstance(result, tuple) else (result,)
         run = self._run(device)
         out = [
-            run.call(self.decrypts[i], [r.value(), "sk"])[0] if i in self.decrypts else r
+            run.call(self.decrypts[i], [r.value(), "sk"])[0]
+            if isinstance(r, Encrypted)
+            else self._plain_result(i, r)
             for i, r in enumerate(results)
         ]
         return out[0] if len(out) == 1 else tuple(out)
@@ -277,7 +316,9 @@ class Program:
         inputs += [run.call(self.zeros[j], ["pk"])[0] for j in sorted(self.zeros)]
         outs = run.call(self.entry, inputs)
         results = [
-            run.call(self.decrypts[i], [o, "sk"])[0] if i in self.decrypts else o
+            run.call(self.decrypts[i], [o, "sk"])[0]
+            if i in self.decrypts
+            else self._plain_result(i, o)
             for i, o in enumerate(outs)
         ]
         return results[0] if len(results) == 1 else tuple(results)
@@ -290,6 +331,18 @@ class Program:
             engine: Any = engine_for(self.context_on(device or self.device))
             return np.asarray(engine.decrypt(value).slots)
         return None
+
+    def _plain_result(self, i: int, value: Any) -> Any:
+        """A result the entry computes in the clear, shaped as the function's (not packed)."""
+        info = self.functions[self.entry].attr("heir.interface") or {}
+        types = info.get("result_types", [])
+        t = tensor_type(str(getattr(types[i], "text", types[i]))) if i < len(types) else None
+        if t is None or not isinstance(value, np.ndarray) or value.shape == t.shape:
+            return value
+        count = int(np.prod(t.shape))
+        if value.size < count:
+            raise MlirError(f"result {i}: {value.size} values for a {t.shape} tensor")
+        return value.ravel()[:count].reshape(t.shape)  # HEIR packs a tensor row-major from slot 0
 
     def op_counts(self) -> dict[str, int]:
         """The scheme ops the entry function holds, by name (as written: a loop's body once)."""

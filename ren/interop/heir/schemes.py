@@ -308,6 +308,8 @@ def decoded(slots: np.ndarray, shape: tuple[int, ...], element: str, t: int | No
     if bits is None:
         return np.real(head).astype(np.float64).reshape(shape)
     width = int(bits.group(1))
+    if t is None:  # CKKS: the nearest integer (a truncation would take 69.99999 to 69)
+        head = np.rint(np.real(head))
     values = np.asarray(head, dtype=np.int64)
     if t is not None:
         values = np.where(values > t // 2, values - t, values)
