@@ -150,7 +150,7 @@ def _realize(result: Any) -> None:
     import ren
 
     for enc in result if isinstance(result, tuple) else (result,):
-        for ct in enc.values:
+        for ct in getattr(enc, "values", ()):
             if hasattr(ct, "parts"):  # a result the entry computed in the clear stays as it is
                 ren.realize(*ct.parts)
 

@@ -71,6 +71,7 @@ RUN = [
     ("binops", "bgv"),
     ("mult_dep_8", "ckks"),
     ("mult_dep_8", "bgv"),
+    ("mult_dep_8", "bfv"),  # HEIR multiplies two unrelinearized products here
     ("mult_dep_16", "bgv"),
     ("mult_indep_8", "bgv"),
     ("mult_indep_16", "bgv"),

@@ -156,6 +156,7 @@ class CkksEngine:
 
     def mul(self, a: Any, b: Any) -> Any:
         """``a * b``, left in three parts (``*.mul``: HEIR relinearizes with its own op)."""
+        a, b = (x.relinearize() if len(x.parts) > 2 else x for x in (a, b))  # see IntEngine.mul
         return ckks.multiply(a, self._same(a, b), relinearize=False, rescale=False)
 
     def relinearize(self, a: Any) -> Any:
@@ -246,6 +247,9 @@ class IntEngine:
 
     def mul(self, a: Any, b: Any) -> Any:
         """``a * b``, left in three parts (``*.mul``: HEIR relinearizes with its own op)."""
+        # HEIR may multiply products it has not relinearized (degree 4, relinearized from five
+        # parts later); Ren multiplies two-part ciphertexts: the same value, relinearized first
+        a, b = (self.context.relinearize(x) if x.size > 2 else x for x in (a, b))
         return self.context.multiply(a, b, relinearize=False)
 
     def relinearize(self, a: Any) -> Any:
