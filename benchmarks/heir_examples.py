@@ -192,7 +192,7 @@ def run_one(example: Example, scheme: str, text: str, repeat: int, jit: bool) ->
             times.append((time.perf_counter() - start) * 1e3)
         row |= {"median_ms": statistics.median(times), "min_ms": min(times), "times_ms": times}
         row |= check(example, scheme, _result(program, out), want)
-        if jit:
+        if jit and program.encrypts:  # with nothing encrypted there is nothing to capture
             row["jit"] = _jit(program, inputs, repeat, example, scheme, want)
     except Exception as e:  # a row says what Ren could not do; the next example still runs
         row |= {"check": "ERROR", "error": f"{type(e).__name__}: {str(e)[:300]}"}
