@@ -144,12 +144,21 @@ def test_every_scheme_op_is_a_region_with_its_precision(dot):
         for op in program.functions[program.entry].walk()
         if op.name.startswith("ckks.")
     ]
+    # each op named with the source line it came from: the product and the sums are linalg.dot's
+    lines = DOT_F.splitlines()
+    dot, extract = (
+        next(i for i, x in enumerate(lines, 1) if op in x)
+        for op in ("linalg.dot", "tensor.extract")
+    )
+    assert set(program.locations.values()) == {f"dot.mlir:{dot}:8", f"dot.mlir:{extract}:8"}
     with record() as trace:
         program(*_inputs(9))
     measure_precision(trace, progress=False)
     text = text_report(trace, "dot", times=False)
     for label in ops:
-        line = next((x for x in text.splitlines() if x.strip().startswith(label + " ")), None)
+        line = next(
+            (x for x in text.splitlines() if x.strip().startswith(label + " (dot.mlir:")), None
+        )
         assert line is not None, label
         if not label.startswith("ckks.relinearize"):  # a three-part value has no precision
             assert re.search(r"\d+\.\d bits; .*predicted \d+\.\d", line), line
@@ -229,3 +238,19 @@ def test_program_jit_makes_the_encryptions_of_zero_outside_the_capture():
         want = program.cleartext(x)
         for got in (eager, jitted):
             assert np.max(np.abs(program.decrypt_result(got) - want)) < 2.0**-20
+
+
+@needs_heir
+def test_source_locations_are_all_or_nothing(dot):
+    from ren.interop.heir.locations import source_locations
+
+    path, program = dot
+    flags = ("--mlir-to-secret-arithmetic",)
+    secret = heir.parse(heir.tools.run_heir_opt(path.read_text(), *flags, name="dot.mlir"))
+    found = source_locations(program.module, program.entry, secret)
+    assert found == program.locations and len(found) == sum(program.op_counts().values())
+    extra = DOT_F.replace(
+        "  return %1 : f32", "  %2 = arith.addf %1, %1 : f32\n  return %2 : f32"
+    )  # one op more at the secret stage than the program has: they do not pair
+    other = heir.parse(heir.tools.run_heir_opt(extra, *flags))
+    assert source_locations(program.module, program.entry, other) == {}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ren.interop.heir.ir import LIMITS, MlirError, Module
+from ren.interop.heir.locations import source_locations
 from ren.interop.heir.program import Program
 from ren.interop.heir.reader import parse
 from ren.interop.heir.tools import run_heir_opt
@@ -116,11 +117,25 @@ def compile(
     text = text_of(source)
     module = parse(lower(text if _name(source) is None else source, scheme, options))
     made = Program(module, **program)
+    made.locations = _locations(text, _name(source), scheme, options, module, made.entry)
     if "arg_names" not in program:  # the source's own names, where its signature gives them
         names = source_names(text, made.entry)
         if names is not None and len(names) == made.arity:
             made.arg_names = names
     return made
+
+
+def _locations(
+    text: str, name: str | None, scheme: str, options: Any, module: Module, entry: str
+) -> dict[int, str]:
+    """Each scheme op's source location, from the secret-arithmetic stage (``{}``: not found)."""
+    flags = _options(scheme, options)
+    flags[-1] = flags[-1].replace(f"--mlir-to-{scheme}", "--mlir-to-secret-arithmetic", 1)
+    try:
+        secret = parse(run_heir_opt(text, *flags, name=name))
+    except MlirError:  # a stage that refuses what the whole pipeline took: no locations
+        return {}
+    return source_locations(module, entry, secret)
 
 
 def source_names(text: str, function: str) -> list[str] | None:

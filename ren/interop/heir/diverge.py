@@ -33,9 +33,11 @@ DEFAULT_THRESHOLD = 2.0**-10
 class Divergence:
     """The first op an encrypted run departs from the cleartext at.
 
-    ``index`` counts the scheme ops run before it; ``kind`` is ``"value"`` (its slots depart by
-    ``error``) or ``"op"`` (the two runs ran different ops here: ``op`` encrypted, ``reference``
-    in cleartext). ``encrypted`` and ``clear`` are the slots (``None`` for ``"op"``).
+    ``index`` counts the scheme ops run before it; ``source`` is its line in the source where
+    ``heir.compile`` found it (else the op's own location); ``kind`` is ``"value"`` (its slots
+    depart by ``error``) or ``"op"`` (the two runs ran different ops here: ``op`` encrypted,
+    ``reference`` in cleartext). ``encrypted`` and ``clear`` are the slots (``None`` for
+    ``"op"``).
     """
 
     index: int
@@ -45,10 +47,12 @@ class Divergence:
     encrypted: np.ndarray | None
     clear: np.ndarray | None
     reference: Op | None = None
+    source: str | None = None
 
     def __str__(self) -> str:
+        loc = self.source or self.op.loc
         where = f"{self.op.name} {' '.join(self.op.results)} (line {self.op.line}" + (
-            f", {self.op.loc})" if self.op.loc else ")"
+            f", {loc})" if loc else ")"
         )
         if self.kind == "op":
             other = self.reference.name if self.reference else "nothing"
@@ -116,13 +120,15 @@ def diverge(
     ):
         other, want = pair if pair is not None else (None, None)
         if other is None or other.name != op.name:
-            return Divergence(i, op, "op", float("inf"), None, None, other)
+            source = program.locations.get(op.line)
+            return Divergence(i, op, "op", float("inf"), None, None, other, source)
         got, expected = program.slots_of(value, device), (reference or program).slots_of(want)
         if got is None or expected is None:
             continue
         error = _error(program, got, expected)
         if error > (0 if program.scheme != "ckks" else limit):
-            return Divergence(i, op, "value", error, got, expected)
+            source = program.locations.get(op.line)
+            return Divergence(i, op, "value", error, got, expected, None, source)
     return None
 
 

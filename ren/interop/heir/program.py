@@ -71,6 +71,7 @@ class _Run(Interpreter):
         self.engine = engine
         self.trace = trace
         self.regions = not isinstance(engine, ClearCkks)
+        self.locations = program.locations
 
     def run_op(self, op: Op, values: list[Any]) -> list[Any]:
         if op.name not in SHOWN:
@@ -79,6 +80,8 @@ class _Run(Interpreter):
             out = super().run_op(op, values)
         else:
             label = f"{op.name} {op.results[0]}" if op.results else op.name
+            if op.line in self.locations:
+                label += f" ({self.locations[op.line].replace('/', ':')})"
             with region(label):
                 note(mlir_line=op.line, **({"source": op.loc} if op.loc else {}))
                 for value in values:
@@ -121,6 +124,9 @@ class Program:
         self.seed = seed
         self.device = device
         self._contexts: dict[str, Any] = {}
+        #: Each scheme op's source location by its line in the module (``heir.compile`` finds
+        #: them: ``ren.interop.heir.locations``); a region's name gives it where known.
+        self.locations: dict[int, str] = {}
         self._lock = threading.Lock()
         self.functions = module.functions()
         self.entry, self.encrypts, self.decrypts, self.zeros, self.arity = self._roles()
