@@ -8,8 +8,12 @@ problem is a ``MlirError`` with the line and column.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from ren.interop.heir.ir import LIMITS, MlirError
+
+T = TypeVar("T")
 
 __all__ = ["BARE", "NAME", "NUMBER", "Cursor"]
 
@@ -72,6 +76,17 @@ class Cursor:
         """Past ``s``, which must be next."""
         if not self.take(s):
             raise self.error(f"expected {s!r}")
+
+    def items(self, close: str, item: Callable[[], T]) -> list[T]:
+        """``item, item, ... close`` (the opening already past): the items, none for ``close``."""
+        out: list[T] = []
+        if self.take(close):
+            return out
+        while True:
+            out.append(item())
+            if self.take(close):
+                return out
+            self.expect(",")
 
     def enter(self) -> None:
         """One level deeper (a region or an attribute), at most ``LIMITS["depth"]``."""

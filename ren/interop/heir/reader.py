@@ -68,14 +68,7 @@ class _Reader(Cursor):
 
     def type_list(self) -> list[str]:
         self.expect("(")
-        out: list[str] = []
-        if self.take(")"):
-            return out
-        while True:
-            out.append(self.type_())
-            if self.take(")"):
-                return out
-            self.expect(",")
+        return self.items(")", self.type_)
 
     def function_type(self) -> tuple[list[str], list[str]]:
         ins = self.type_list()
@@ -121,14 +114,7 @@ class _Reader(Cursor):
         if self.peek('"'):
             return self.string()
         if self.take("["):
-            items: list[Attr] = []
-            if self.take("]"):
-                return items
-            while True:
-                items.append(self.attribute())
-                if self.take("]"):
-                    return items
-                self.expect(",")
+            return self.items("]", self.attribute)
         if self.take("{"):
             self.pos -= 1
             self.pos += 1
@@ -287,13 +273,7 @@ class _Reader(Cursor):
             self.expect("=")
         name = self.string()
         self.expect("(")
-        operands: list[str] = []
-        if not self.take(")"):
-            while True:
-                operands.append(self.value_name())
-                if self.take(")"):
-                    break
-                self.expect(",")
+        operands = self.items(")", self.value_name)
         if self.peek("["):
             raise self.error("ops with successors (branches) are outside the subset")
         properties = self.attr_dict("}>") if self.take("<{") else {}
