@@ -18,6 +18,19 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { echo "setup: $*" >&2; }
+
+# install_optional EXTRA MARKER NAME WHAT NOTE WITHOUT: pip install -e .[EXTRA], an optional part;
+# on failure .venv/MARKER keeps later runs from trying again, and the set-up goes on without it
+install_optional() {
+    say "pip install -e .[$1] ($4; log: .venv/pip-$1.log)"
+    if .venv/bin/python -m pip install --quiet -e ".[$1]" >".venv/pip-$1.log" 2>&1; then
+        say "$3 installed"
+    else
+        touch ".venv/$2"
+        tail -n 15 ".venv/pip-$1.log" >&2
+        say "could not install $3 (see .venv/pip-$1.log$5); going on without it: $6"
+    fi
+}
 PYTHON=${PYTHON:-python3}
 EXTRAS="dev,viz,docs"
 
@@ -107,15 +120,7 @@ elif [ -e .venv/.ren-no-pycuda ]; then
     say "PyCUDA is missing (install skipped: it failed before; remove .venv/.ren-no-pycuda to" \
         "retry); the gpu tests will skip"
 else
-    say "pip install -e .[cuda] (PyCUDA; log: .venv/pip-cuda.log)"
-    if .venv/bin/python -m pip install --quiet -e ".[cuda]" >.venv/pip-cuda.log 2>&1; then
-        say "PyCUDA installed"
-    else
-        touch .venv/.ren-no-pycuda
-        tail -n 15 .venv/pip-cuda.log >&2
-        say "could not install PyCUDA (see .venv/pip-cuda.log); going on without it:" \
-            "the gpu tests will skip"
-    fi
+    install_optional cuda .ren-no-pycuda PyCUDA "PyCUDA" "" "the gpu tests will skip"
 fi
 
 # 5. heir-py, optional: HEIR's compiler (heir-opt), for the tests of ren.interop.heir
@@ -125,15 +130,8 @@ elif [ -e .venv/.ren-no-heir ]; then
     say "heir-py is missing (install skipped: it failed before; remove .venv/.ren-no-heir to" \
         "retry); the tests that run heir-opt will skip"
 else
-    say "pip install -e .[heir] (heir-py, HEIR's compiler; log: .venv/pip-heir.log)"
-    if .venv/bin/python -m pip install --quiet -e ".[heir]" >.venv/pip-heir.log 2>&1; then
-        say "heir-py installed"
-    else
-        touch .venv/.ren-no-heir
-        tail -n 15 .venv/pip-heir.log >&2
-        say "could not install heir-py (see .venv/pip-heir.log; its wheels are for x86-64" \
-            "Linux); going on without it: the tests that run heir-opt will skip"
-    fi
+    install_optional heir .ren-no-heir heir-py "heir-py, HEIR's compiler" \
+        "; its wheels are for x86-64 Linux" "the tests that run heir-opt will skip"
 fi
 
 # 6. chromium, optional, for the tests only (the screenshot of a report)
