@@ -29,9 +29,14 @@ SCHEMES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _is_text(source: object) -> bool:
+    """Whether ``source`` is MLIR text rather than a path: a ``str`` with a newline or a ``{``."""
+    return isinstance(source, str) and ("\n" in source or "{" in source)
+
+
 def _name(source: object) -> str | None:
     """The file name heir-opt's locations give ``source`` (``None``: text, read as ``<stdin>``)."""
-    if isinstance(source, str) and ("\n" in source or "{" in source):
+    if _is_text(source):
         return None
     if isinstance(source, str | os.PathLike):
         name = Path(source).name
@@ -49,8 +54,8 @@ def text_of(source: str | os.PathLike[str]) -> str:
         FileNotFoundError: a path that does not name a file.
         MlirError: a file past the reader's size limit.
     """
-    if isinstance(source, str) and ("\n" in source or "{" in source):
-        return source
+    if _is_text(source):
+        return str(source)
     if not isinstance(source, str | os.PathLike):
         raise TypeError(f"source must be MLIR text or a path, got {type(source).__name__}")
     path = Path(source)
