@@ -29,13 +29,14 @@ def empty_cache(monkeypatch: pytest.MonkeyPatch):
 
 def test_the_page_runs_and_prints_what_it_shows():
     namespace, checked = pages.run_page(PAGE)
-    assert checked == 3
+    assert checked == 4
     x, y = namespace["x"], namespace["y"]
     Q = 17 * 97
     for c, out in zip((3, 4, 5), ((x * c + y).tolist() for c in (3, 4, 5)), strict=True):
         assert out == [(c * a + b) % Q for a, b in zip(x.tolist(), y.tolist(), strict=True)]
-    loaded = namespace["loaded"]
-    assert loaded(x, y).tolist() == list(evaluate(((x + y) * (x - 1)).node))  # big integers
+    for name in ("loaded", "again"):  # from the file, and from its bytes
+        loaded = namespace[name]
+        assert loaded(x, y).tolist() == list(evaluate(((x + y) * (x - 1)).node))  # big integers
 
 
 def test_the_page_is_in_the_nav():

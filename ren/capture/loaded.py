@@ -1,5 +1,8 @@
 """``ren.load``: a saved plan, read back and replayed without the scheduler or the memory planner.
 
+The plan is read from a file or from its bytes (``ren.capture.planfile.read_bytes``), and with
+``device=`` moved to another device before anything else is checked (``ren.capture.retarget``).
+
 Loading checks everything before anything runs, and each check is a clear error naming what
 differs: the file's size, format version, fingerprint (a changed byte) and the type of each field
 (``ren.capture.planfile.read``); the stored inputs (each named value given, with the spec the
@@ -26,17 +29,20 @@ from typing import Any, cast
 from ren.capture.arguments import Leaf, storage_of, walk
 from ren.capture.constants import const_node, own_constants
 from ren.capture.metadata import Metadata
+from ren.capture.mismatch import fix_for, spec_difference, stored_mismatch
 from ren.capture.plan import CapturedPlan
 from ren.capture.plancheck import check as check_plan
-from ren.capture.planfile import PlanFileError, decode
+from ren.capture.planfile import BYTES, PlanFileError, decode, read_bytes
 from ren.capture.planfile import read as read_file
 from ren.capture.plankernels import decoded_kernels
 from ren.capture.planresult import check_fields, node_parts
+from ren.capture.retarget import devices, moved
 from ren.capture.saved import spec_code, stored_values
 from ren.device import Buffer
 from ren.engine.memory import MemoryPlan
 from ren.engine.realize import ExecUnit, backend, prepare_all, unit_buffers
 from ren.engine.schedule import ScheduledKernel
+from ren.errors import describe
 from ren.ir.facts import is_const
 from ren.ir.node import BufferArg, Node
 from ren.ir.op import Op
@@ -48,41 +54,72 @@ __all__ = ["LoadedPlan", "load"]
 BufferOf = Callable[[list[Any]], Buffer]
 
 
-def load(path: str | os.PathLike[str], stored: Mapping[str, object] | None = None) -> LoadedPlan:
-    """Read the plan file at ``path``: a callable that replays it.
+def load(
+    source: str | os.PathLike[str] | bytes | bytearray | memoryview,
+    stored: Mapping[str, object] | None = None,
+    *,
+    device: str | None = None,
+) -> LoadedPlan:
+    """Read a saved plan: a callable that replays it.
 
     Args:
-        path: a file written by ``JitFunction.save`` or ``export``.
+        source: the path of a file written by ``JitFunction.save`` or ``export``, or that file's
+            bytes (``Path(p).read_bytes()``, sent to another machine).
         stored: the stored inputs the plan reads, by the names it was saved with (the evaluation
             keys of a CKKS plan: ``stored={"keys": ctx.evaluation_keys()}``).
+        device: replay the plan on this device rather than the one it was saved on (every kernel
+            rendered and built again for it, ``ren.capture.retarget``); its stored inputs and
+            call inputs must then be on it. ``"python"`` replays it on NumPy, the reference.
 
     Raises:
+        TypeError: a ``source`` that is neither a path nor bytes, or a ``device`` not a str.
         FileNotFoundError: no such file.
         PlanFileError: a damaged file, another format version, or kernels this Ren renders
             differently (the message names the kernel and both Ren versions).
-        RenError: a device of the plan that is not available here.
+        RenError: a device of the plan (or ``device``) that is not available here.
         ValueError: a stored input missing, or of another spec than the plan's, stored keys
-            that are not the keys the plan was saved with them under, or a result that the
-            context active at load would put under other keys than the stored keys.
+            that are not the keys the plan was saved with them under, a result that the
+            context active at load would put under other keys than the stored keys, or a
+            ``device`` for a plan that runs on more than one device.
     """
-    return LoadedPlan(path, read_file(path), stored)
+    if isinstance(source, bytes | bytearray | memoryview):
+        return LoadedPlan(None, read_bytes(source), stored, device=device)
+    if not isinstance(source, str | os.PathLike):
+        raise TypeError(
+            "ren.load's source must be a plan file's path (str or os.PathLike) or its bytes "
+            f"(bytes, bytearray or memoryview), got {describe(source)}"
+        )
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        raise TypeError("ren.load's source is a path; give a plan's text as bytes (.encode())")
+    return LoadedPlan(source, read_file(source), stored, device=device)
 
 
 class LoadedPlan:
-    """A plan read from a file. Call it as the jitted function it was saved from.
+    """A plan read from a file or its bytes. Call it as the jitted function it was saved from.
 
-    ``plan`` is the ``CapturedPlan`` it replays (units, memory plan); ``data`` the file's fields.
-    Safe to call from several threads at once, as a jitted function is.
+    ``plan`` is the ``CapturedPlan`` it replays (units, memory plan); ``data`` the file's fields
+    (moved to ``device``, if given: ``ren.capture.retarget.moved``); ``path`` the file's path, or
+    ``planfile.BYTES`` for a plan read from bytes (``path=None``); ``moved_from`` the device the
+    plan was saved on when it was moved, else ``None``. Safe to call from several threads at
+    once, as a jitted function is.
     """
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None,
         data: dict[str, Any],
         stored: Mapping[str, object] | None,
+        device: str | None = None,
     ) -> None:
-        self.path, self.data = str(path), data
-        self.name = f"{data.get('function', '?')} (loaded from {Path(self.path).name})"
+        self.path = BYTES if path is None else str(path)
+        where = "bytes" if path is None else Path(self.path).name
+        self.name = f"{data.get('function', '?')} (loaded from {where})"
+        self.moved_from: str | None = None  # and how messages say where its specs are from:
+        self._with, self._for = "the plan was saved with", "the plan was saved for"
+        if device is not None and (new := moved(data, device, self.path)) is not data:
+            self.moved_from, data = devices(data)[0], new
+            self._with = self._for = f"the plan (saved on {self.moved_from!r}, moved) is for"
+        self.data = data
         manifest = data["manifest"]
         self._params = manifest.get("params")
         named = stored_values(stored)
@@ -90,7 +127,7 @@ class LoadedPlan:
         missing = sorted(set(manifest["stored"]) - set(named))
         if missing:
             raise ValueError(
-                f"the plan {self.path} reads the stored inputs {missing}: give them as "
+                f"{self.path} reads the stored inputs {missing}: give them as "
                 "ren.load(path, stored={...}) under the names they were saved with"
             )
         got = {
@@ -99,7 +136,9 @@ class LoadedPlan:
         }
         wrong = [name for name, want in manifest["stored"].items() if got[name] != want]
         if wrong:
-            raise ValueError(_stored_mismatch(wrong, got, manifest["stored"], stored or {}))
+            raise ValueError(
+                stored_mismatch(wrong, got, manifest["stored"], stored or {}, self._with)
+            )
         self._metadata = Metadata(manifest.get("metadata"), self.name, manifest["stored"])
         self._metadata.check_stored(stored)  # the stored keys fix their key group
         self.plan = self._build(data, named)
@@ -202,10 +241,10 @@ class LoadedPlan:
         for (path, p), w in zip(polys, want, strict=True):
             got = spec_code(path, p)
             if got != w["spec"]:
-                have, saved, fields = _spec_difference(got, w["spec"])
-                fix = _fix(fields, w["spec"], None)
+                have, saved, fields = spec_difference(got, w["spec"])
+                fix = fix_for(fields, w["spec"], None)
                 raise ValueError(
-                    f"input {path} of {self.name} is {have}; the plan was saved for {saved}"
+                    f"input {path} of {self.name} is {have}; {self._for} {saved}"
                     + (f": {fix}" if fix else "")
                 )
         for i, value in self.plan.fixed_consts.items():
@@ -239,113 +278,6 @@ class LoadedPlan:
     def __repr__(self) -> str:
         units = len(self.plan.units)
         return f"<LoadedPlan {self.name}: {units} units, runner={self.plan.runner_kind}>"
-
-
-def _spec_text(code: Any) -> str:
-    if code is None:
-        return "a constant"
-    try:
-        value = decode(code)
-    except PlanFileError:
-        return str(code)
-    return ", ".join(str(v) for v in value)
-
-
-#: The fields of a stored value's spec (``ren.capture.arguments.spec``, its path left out).
-_SPEC_FIELDS = ("kind", "ring", "size", "dtype", "device", "domain", "view")
-
-
-def _fields(code: Any) -> dict[str, Any] | None:
-    """A buffer's spec code as ``{field: value}``; ``None`` for a constant or an odd code."""
-    if code is None:
-        return None
-    try:
-        value = decode(code)
-    except PlanFileError:
-        return None
-    if not isinstance(value, tuple) or len(value) != len(_SPEC_FIELDS) or value[0] != "buffer":
-        return None
-    return dict(zip(_SPEC_FIELDS, value, strict=True))
-
-
-def _field_text(field: str, value: Any, verb: bool = False) -> str:
-    """One field of a spec: ``device 'cpu'``; with ``verb``, as said after "is" (``on device``)."""
-    if field == "view":
-        text = "a whole buffer" if value is None else f"a limb view (offset, size) {value}"
-        return text if verb else f"view: {text}"
-    if field == "size":
-        return f"{value} words" if verb else f"size {value} words"
-    value = getattr(value, "value", value) if field == "domain" else value
-    prefix = {"ring": "in ", "device": "on ", "domain": "in ", "dtype": "of "}.get(field, "")
-    return f"{prefix if verb else ''}{field} {value!r}"
-
-
-def _spec_difference(got: Any, want: Any) -> tuple[str, str, list[str]]:
-    """Only the fields of two specs that differ, as text for each side, and their names.
-
-    Every field when one side is a constant (or a code that does not decode as a buffer's).
-    """
-    have, saved = _fields(got), _fields(want)
-    if have is None or saved is None:
-        return _spec_text(got), _spec_text(want), []
-    fields = [f for f in _SPEC_FIELDS if have[f] != saved[f]]
-    return (
-        ", ".join(_field_text(f, have[f], verb=True) for f in fields),
-        ", ".join(_field_text(f, saved[f]) for f in fields),
-        fields,
-    )
-
-
-def _fix(fields: list[str], want: Any, owner: object) -> str:
-    """What makes a value of spec ``want`` out of one differing in ``fields``, when it is one step.
-
-    ``owner`` is the object given in ``stored=`` that holds the value (keys read from bytes), or
-    ``None``.
-    """
-    saved = _fields(want)
-    if saved is None or fields != ["device"]:
-        return ""
-    device = saved["device"]
-    reader = getattr(type(owner), "from_bytes", None)
-    if (
-        owner is not None
-        and reader is not None
-        and "device" in inspect.signature(reader).parameters
-    ):
-        kind = type(owner).__name__
-        return (
-            f"pass device={device!r} to {kind}.from_bytes (its default is $REN_DEVICE), or give "
-            f"{kind} made by a context on {device!r}"
-        )
-    return f"give it on device {device!r} (Poly.to({device!r}), or a context made on {device!r})"
-
-
-def _stored_mismatch(
-    wrong: list[str], got: dict[str, Any], want: dict[str, Any], stored: Mapping[str, object]
-) -> str:
-    """The refusal of stored inputs unlike the plan's: the first, its differing fields, the fix.
-
-    The others of the same ``stored=`` entry that differ in the same way are counted, not listed.
-    """
-    name = wrong[0]
-    have, saved, fields = _spec_difference(got[name], want[name])
-    root = max(
-        (k for k in stored if name == k or name.startswith((f"{k}.", f"{k}["))),
-        key=len,
-        default=None,
-    )
-    same = [
-        n
-        for n in wrong[1:]
-        if root is not None
-        and n.startswith((f"{root}.", f"{root}["))
-        and _spec_difference(got[n], want[n]) == (have, saved, fields)
-    ]
-    also = f" (so are {len(same)} more stored inputs of {root})" if same else ""
-    fix = _fix(fields, want[name], stored.get(root) if root is not None else None)
-    return f"stored input {name} is {have}{also}; the plan was saved with {saved}" + (
-        f": {fix}" if fix else ""
-    )
 
 
 def _rebuild(code: dict[str, Any], buffer: BufferOf, path: str = "result") -> object:

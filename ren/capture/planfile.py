@@ -25,7 +25,7 @@ read back), tuples as lists.
 
 A plan file is hostile until checked: anyone can recompute its fingerprint (and each kernel's
 source hash), which only catches an accidental change. Nothing is pickled, and reading a plan
-file runs no code from it: ``read`` bounds the file and checks the JSON type of every field
+file runs no code from it: ``read_bytes`` bounds the file and checks the JSON type of every field
 (``ren.capture.planshape``); ``decode`` builds each value through its class, which checks its
 fields' types and ranges (``ren.ir.args``), and bounds rings and nesting; ``decode_body`` checks
 a kernel body node by node and as a whole (a body ``kernelize`` writes). What the kernels read
@@ -58,6 +58,7 @@ from ren.ir.spec import verify
 from ren.ring import Domain, RingSpec
 
 __all__ = [
+    "BYTES",
     "FORMAT",
     "FORMAT_VERSION",
     "PlanFileError",
@@ -67,6 +68,7 @@ __all__ = [
     "encode_body",
     "fingerprint",
     "read",
+    "read_bytes",
     "write",
 ]
 
@@ -81,6 +83,8 @@ MAX_DEPTH = 16
 MAX_BODY = 1 << 16
 #: The largest plan file Ren reads, in bytes.
 MAX_FILE_BYTES = 1 << 28
+#: What messages call a plan read from bytes (``read_bytes``) rather than from a file.
+BYTES = "the plan given as bytes"
 
 #: The classes a plan file may name, by name: the IR's arguments (never a buffer: a plan names
 #: its buffers by reference), kernel info, the memory plan.
@@ -307,43 +311,60 @@ def write(path: str | os.PathLike[str], data: dict[str, Any]) -> Path:
 
 
 def read(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The plan in ``path``, checked: its size, format, version, fingerprint and fields' shape.
+    """The plan in the file at ``path``, checked as ``read_bytes`` checks it (its size first).
 
     Raises:
         FileNotFoundError: no such file.
-        PlanFileError: not a plan file (or one past ``MAX_FILE_BYTES``), another format version,
-            a fingerprint that does not match its contents (a changed byte), or a field that is
-            not of the JSON type Ren writes (``ren.capture.planshape``).
+        PlanFileError: as ``read_bytes``, the message naming ``path``.
     """
     size = os.stat(path).st_size
     if size > MAX_FILE_BYTES:
         raise PlanFileError(
             f"{path} holds {size} bytes; Ren reads plan files of at most {MAX_FILE_BYTES} bytes"
         )
-    raw = Path(path).read_bytes()
+    return read_bytes(Path(path).read_bytes(), str(path))
+
+
+def read_bytes(raw: bytes | bytearray | memoryview, name: str = BYTES) -> dict[str, Any]:
+    """The plan in ``raw``, a plan file's bytes, checked: size, format, version, fingerprint, shape.
+
+    Args:
+        raw: the bytes of a file ``write`` wrote (``Path(p).read_bytes()``, sent elsewhere).
+        name: what messages call it: the file's path, or ``BYTES``.
+
+    Raises:
+        PlanFileError: not a plan file (or one past ``MAX_FILE_BYTES``), another format version,
+            a fingerprint that does not match its contents (a changed byte), or a field that is
+            not of the JSON type Ren writes (``ren.capture.planshape``).
+    """
+    size = memoryview(raw).nbytes
+    if size > MAX_FILE_BYTES:
+        raise PlanFileError(
+            f"{name} holds {size} bytes; Ren reads plan files of at most {MAX_FILE_BYTES} bytes"
+        )
     try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        data = json.loads(bytes(raw).decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError) as e:  # JSONDecodeError, an int of 4300 digits
-        raise PlanFileError(f"{path} is not a Ren plan file (not JSON: {e})") from None
+        raise PlanFileError(f"{name} is not a Ren plan file (not JSON: {e})") from None
     except RecursionError:
-        raise PlanFileError(f"{path} is not a Ren plan file (JSON nested too deeply)") from None
+        raise PlanFileError(f"{name} is not a Ren plan file (JSON nested too deeply)") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise PlanFileError(f"{path} is not a Ren plan file (no 'format': {FORMAT!r})")
+        raise PlanFileError(f"{name} is not a Ren plan file (no 'format': {FORMAT!r})")
     version = data.get("version")
     if type(version) is not int or version != FORMAT_VERSION:
         raise PlanFileError(
-            f"{path} is a plan file of format version {str(version)[:20]}; this Ren reads "
+            f"{name} is a plan file of format version {str(version)[:20]}; this Ren reads "
             f"version {FORMAT_VERSION}: save the plan again with this Ren"
         )
     want = data.get("fingerprint")
     got = fingerprint(data)
     if want != got:
         raise PlanFileError(
-            f"{path} does not match its fingerprint (stored {str(want)[:16]}..., contents "
+            f"{name} does not match its fingerprint (stored {str(want)[:16]}..., contents "
             f"{got[:16]}...): the file was changed after it was written"
         )
     if wrong := planshape.problem(data):
-        raise PlanFileError(f"{path} is not a plan file Ren writes: {wrong}")
+        raise PlanFileError(f"{name} is not a plan file Ren writes: {wrong}")
     return data
 
 

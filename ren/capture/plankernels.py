@@ -20,7 +20,7 @@ from ren.errors import RenError
 from ren.ir.node import KernelInfo, Node
 from ren.version import version
 
-__all__ = ["check_device", "decoded_kernels", "plan_kernels"]
+__all__ = ["check_device", "decoded_kernel", "decoded_kernels", "plan_kernels"]
 
 Kernels = list[tuple[Node, KernelInfo]]
 
@@ -40,13 +40,7 @@ def decoded_kernels(
     data: dict[str, Any], path: str | os.PathLike[str], check: Callable[[Kernels], object]
 ) -> Kernels:
     """Each kernel of ``data`` decoded, ``check``-ed, and rendered as the file says it was."""
-    decoded = []
-    for k in data["kernels"]:
-        ast, info = decode_body(k["body"]), decode(k["info"])
-        if not isinstance(info, KernelInfo):
-            raise PlanFileError(f"a kernel's info in {path} is not a KernelInfo")
-        check_device(info.device, path)
-        decoded.append((ast, info))
+    decoded = [decoded_kernel(k, path) for k in data["kernels"]]
     check(decoded)
     for i, (k, (ast, info)) in enumerate(zip(data["kernels"], decoded, strict=True)):
         if source_hash(kernel_source(ast, info)) != k["source_sha256"]:
@@ -56,6 +50,20 @@ def decoded_kernels(
                 "capture and save the plan again with this Ren"
             )
     return decoded
+
+
+def decoded_kernel(kernel: dict[str, Any], path: str | os.PathLike[str]) -> tuple[Node, KernelInfo]:
+    """One kernel of a plan file (``data["kernels"][i]``): its body and info, decoded and checked.
+
+    Raises:
+        PlanFileError: a malformed body, or an info that is not a ``KernelInfo``.
+        RenError: a device that is not available here.
+    """
+    ast, info = decode_body(kernel["body"]), decode(kernel["info"])
+    if not isinstance(info, KernelInfo):
+        raise PlanFileError(f"a kernel's info in {path} is not a KernelInfo")
+    check_device(info.device, path)
+    return ast, info
 
 
 def check_device(device: str, path: str | os.PathLike[str]) -> None:
@@ -68,5 +76,5 @@ def check_device(device: str, path: str | os.PathLike[str]) -> None:
         backend(device)
     except (RenError, ImportError, ValueError) as e:
         raise RenError(
-            f"the plan {path} runs kernels on device {device!r}, which is not available here: {e}"
+            f"{path} runs kernels on device {device!r}, which is not available here: {e}"
         ) from None
