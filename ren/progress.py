@@ -1,6 +1,7 @@
 """One line on standard error while Ren does something slow: keys being made, kernels compiled.
 
-``Progress(label, total)`` prints ``label: i/total (what)`` as steps are done, in place on a
+``Progress(label, total)`` prints ``label: i/total (what)`` (``label: i (what)`` for a total not
+known, ``None``) as steps are done, in place on a
 terminal; elsewhere (a log, a notebook's captured stream) only the lines said and the last one,
 so a log gets a line or two, not one per step. ``show=None`` means: when standard error is a
 terminal; a caller that must always say something (a build of many kernels) passes ``True``.
@@ -19,7 +20,11 @@ class Progress:
     """A progress line for ``total`` steps of ``label`` on ``stream`` (standard error)."""
 
     def __init__(
-        self, label: str, total: int, show: bool | None = None, stream: TextIO | None = None
+        self,
+        label: str,
+        total: int | None,
+        show: bool | None = None,
+        stream: TextIO | None = None,
     ) -> None:
         self.stream = sys.stderr if stream is None else stream
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -35,7 +40,8 @@ class Progress:
         """``done`` of ``total`` steps are done; ``what`` is the one under way (on a terminal)."""
         if self.show and self.tty:
             more = f" ({what})" if what else ""
-            line = f"\r{self.label}: {done}/{self.total}{more}   "
+            of = "" if self.total is None else f"/{self.total}"
+            line = f"\r{self.label}: {done}{of}{more}   "
             print(line, end="", file=self.stream, flush=True)
 
     def finish(self, text: str) -> None:

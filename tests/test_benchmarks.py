@@ -825,3 +825,21 @@ def test_heir_examples_benchmark_writes_its_json(tmp_path: Path):
     # a pipeline that refuses a source is a row with heir-opt's reason, not a failure
     assert rows["dot_product_8f", "bgv"]["check"] == "not lowered"
     assert "noise analysis" in rows["dot_product_8f", "bgv"]["reason"]
+
+
+@pytest.mark.cc
+def test_dist_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "dist.json"
+    bench("dist", "--quick", "--items", "12", "--engines", "local", "--out", str(out), timeout=300)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["benchmark"] == "dist" and data["quick"] is True
+    assert {"items_per_s", "ms_an_item", "replay_ms", "item_bytes", "keys_bytes"} <= set(
+        data["bare"]
+    )
+    assert [(r["engine"], r["workers"]) for r in data["results"]] == [("local", 1), ("local", 2)]
+    for row in data["results"]:
+        assert row["check"] == "ok" and row["items"] == 12 and row["items_per_s"] > 0
+    (goal,) = data["goals"]
+    assert {"speedup_2_over_1", "overhead_1_worker", "driver_peak_bytes", "memory_flat"} <= set(
+        goal
+    )

@@ -40,6 +40,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("schemes", ("ren.schemes",)),
     ("circuits", ("ren.circuits",)),
     ("interop", ("ren.interop",)),
+    ("dist", ("ren.dist",)),
     ("tools", ("ren.testing", "ren.viz")),
     (
         "app",
