@@ -3,10 +3,10 @@
 An engine (Ray's actors, or local processes) makes one ``Worker`` a process, from one ``Job``,
 and hands it batches. The worker:
 
-1. sets ``REN_THREADS=1`` (the process is one of many: one core each), runs the job's
-   ``setup`` (e.g. to register a device of the user's), reads the evaluation keys on the plan's
-   device, makes a context holding them (it cannot decrypt), and loads the plan under them,
-   checking that its fingerprint is the one the driver read;
+1. runs with ``REN_THREADS=1`` (``ONE_CORE``: the process is one of many, a core each), runs
+   the job's ``setup`` (e.g. to register a device of the user's), reads the evaluation keys on
+   the plan's device, makes a context holding them (it cannot decrypt), and loads the plan under
+   them, checking that its fingerprint is the one the driver read;
 2. for each item of a batch: reads it (``ren.dist.values.read_item``), replays the plan, writes the
    result's bytes; an item that fails becomes an outcome naming why, and the batch goes on;
 3. for an item the driver marked for audit, replays it also on the ``python`` device (the same
@@ -27,9 +27,14 @@ from typing import Any
 
 from ren.capture.loaded import LoadedPlan
 from ren.capture.loaded import load as load_plan
+from ren import settings
 from ren.dist import values
 
 __all__ = ["Job", "Outcome", "Worker"]
+
+#: A worker is one of many, a core each: ``REN_THREADS=1`` while it loads and runs (its first
+#: load fixes the cpu kernels' flags for the process: built without OpenMP).
+ONE_CORE = {"THREADS": 1}
 
 #: One item's outcome: its index, its result's bytes (``None`` when it failed), and for a failure
 #: its kind (``"input"``, ``"value"``, ``"run"``, ``"audit"``) and reason.
@@ -66,12 +71,12 @@ class Worker:
         self.error: str | None = None
         self._reference: tuple[Any, Any, LoadedPlan] | None = None
         try:
-            self._start()
+            with settings.override(**ONE_CORE):
+                self._start()
         except Exception as e:  # kept: every batch returns it, and the driver stops with it
             self.error = f"{type(e).__name__}: {e}"
 
     def _start(self) -> None:
-        os.environ["REN_THREADS"] = "1"
         start = time.perf_counter()
         if self.job.setup is not None:
             self.job.setup()
@@ -111,7 +116,8 @@ class Worker:
         """
         if self.error is not None:
             return "setup", self.error
-        return "done", [self._one(index, item, audit) for index, item, audit in batch]
+        with settings.override(**ONE_CORE):
+            return "done", [self._one(index, item, audit) for index, item, audit in batch]
 
     def _one(self, index: int, item: Any, audit: bool) -> Outcome:
         try:
