@@ -308,7 +308,8 @@ def _plan_bytes(plan: object) -> tuple[bytes, str]:
         return bytes(plan), "(the plan bytes)"
     if not isinstance(plan, str | os.PathLike):
         raise TypeError(
-            f"plan must be a saved plan's path, its bytes or a ren.load result, got {describe(plan)}"
+            "plan must be a saved plan's path, its bytes or a ren.load result, got "
+            f"{describe(plan)}"
         )
     path = Path(plan)
     if path.stat().st_size > MAX_FILE_BYTES:

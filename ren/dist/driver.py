@@ -74,8 +74,7 @@ class Run:
     seconds: float = 0.0
 
     def audited_indices(self) -> set[int]:
-        """``audit`` random indices among the items; the first ``audit`` when their number is not
-        known (an iterator)."""
+        """``audit`` random indices among the items (the first ``audit`` of an iterator)."""
         if self.total is None:
             return set(range(self.audit))
         return set(random.sample(range(self.total), min(self.audit, self.total)))
@@ -183,8 +182,10 @@ def stream(engine: Engine, items: Iterable[Any], run: Run) -> Iterator[bytes | A
 
 
 def item_check(limit: int) -> Callable[[Any], str | None]:
-    """What is wrong with an item before it is sent (not bytes, or past ``limit`` bytes), or
-    ``None``; the workers' readers check the rest."""
+    """The check of an item before it is sent: what is wrong with it, or ``None``.
+
+    Not bytes, or past ``limit`` bytes; the workers' readers check the rest.
+    """
 
     def check(item: Any) -> str | None:
         blobs = item if isinstance(item, tuple | list) else (item,)

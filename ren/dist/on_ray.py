@@ -37,8 +37,10 @@ def _ray() -> Any:
 
 
 def actor_options(device: str) -> dict[str, int]:
-    """What an actor asks Ray for: one CPU, and one GPU for a plan on ``cuda``; never restarted
-    by Ray (the driver replaces a dead one, and retries its items itself)."""
+    """What an actor asks Ray for: one CPU, and one GPU for a plan on ``cuda``.
+
+    Ray never restarts it: the driver replaces a dead one, and retries its items itself.
+    """
     return {"num_cpus": 1, "num_gpus": 1 if device == "cuda" else 0, "max_restarts": 0}
 
 
@@ -132,8 +134,7 @@ class RayEngine:
         return ref
 
     def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, str, Any]]:
-        """The handles done within ``timeout``: ``(handle, "ok", reply)`` or ``(handle, "died",
-        why)``."""
+        """The handles done within ``timeout``, each ``"ok"`` with the reply or ``"died"``."""
         ray = self.ray
         ready, _ = ray.wait(handles, num_returns=1, timeout=timeout)
         out = []

@@ -65,8 +65,9 @@ _ACCEPTED = (
 
 
 def keys_blobs(stored: Mapping[str, object] | None) -> tuple[dict[str, bytes], bool]:
-    """The evaluation keys of ``stored`` as blobs by name, and whether they opted in to insecure
-    parameters (keys made for ``insecure=True`` parameters carry that opt-in with them).
+    """The evaluation keys of ``stored`` as blobs by name, and whether they opted in to insecure.
+
+    Keys made for ``insecure=True`` parameters carry that opt-in with them.
 
     Raises:
         TypeError: ``stored`` not a dict of named keys, or a value that is not evaluation keys.
@@ -101,8 +102,9 @@ def keys_blobs(stored: Mapping[str, object] | None) -> tuple[dict[str, bytes], b
 
 
 def check_insecure(blob: bytes, name: str, insecure: bool) -> None:
-    """Refuse keys for parameters marked ``insecure=True`` without the opt-in, before any worker
-    starts (their header is read, after its checksum; the keys themselves are not).
+    """Refuse keys for parameters marked ``insecure=True`` without the opt-in.
+
+    Before any worker starts: the blob's header is read, after its checksum; the keys are not.
 
     Raises:
         ValueError: a keys blob whose parameters are insecure, without ``insecure``; or a blob

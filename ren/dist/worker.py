@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ren import settings
 from ren.capture.loaded import LoadedPlan
 from ren.capture.loaded import load as load_plan
-from ren import settings
 from ren.dist import values
 
 __all__ = ["Job", "Outcome", "Worker"]

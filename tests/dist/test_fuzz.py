@@ -33,7 +33,7 @@ def test_hostile_items_are_refused_one_by_one(cpu: plans.Setup) -> None:
         cpu.plan, items, stored={"keys": cpu.keys}, engine="local", workers=2, progress=False
     )
     assert got[-1] == cpu.expected(good)  # the batch went on
-    for item, result in zip(items[:120], got, strict=False):
+    for result in got[:120]:
         assert isinstance(result, dist.ItemError) and result.kind in ("input", "value"), result
     for item, result in zip(items[120:-1], got[120:-1], strict=True):
         if isinstance(result, dist.ItemError):

@@ -203,6 +203,32 @@ def test_a_loaded_plan_is_taken_only_from_its_file(cpu: plans.Setup) -> None:
 
 def test_insecure_keys_as_bytes_need_the_opt_in(cpu: plans.Setup) -> None:
     blob = {"keys": cpu.keys.to_bytes()}
-    with pytest.raises(ValueError, match="pass insecure=True to ren.dist.map"):
+    with pytest.raises(ValueError, match=r"pass insecure=True to ren\.dist\.map"):
         dist.map(cpu.plan, [], stored=blob, engine="local", workers=1)
     assert dist.map(cpu.plan, [], stored=blob, engine="local", workers=1, insecure=True) == []
+
+
+def test_a_script_without_the_main_guard_is_told_so(cpu: plans.Setup, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "item").write_bytes(cpu.item(0))
+    (tmp_path / "keys").write_bytes(cpu.keys.to_bytes())
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from pathlib import Path\n"
+        "from ren import dist\n"
+        f"folder = Path({str(tmp_path)!r})\n"
+        f"dist.map({str(cpu.plan)!r}, [(folder / 'item').read_bytes()], engine='local',\n"
+        "         workers=1, stored={'keys': (folder / 'keys').read_bytes()}, insecure=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1
+    assert "RenError" in done.stderr and 'if __name__ == "__main__":' in done.stderr
