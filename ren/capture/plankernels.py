@@ -66,8 +66,10 @@ def decoded_kernel(kernel: dict[str, Any], path: str | os.PathLike[str]) -> tupl
     return ast, info
 
 
-def check_device(device: str, path: str | os.PathLike[str]) -> None:
+def check_device(device: str, path: str | os.PathLike[str], what: str = "") -> None:
     """Refuse a plan whose kernels run on a device this process cannot use.
+
+    ``what`` says what was asked of the device (default: ``runs kernels on``).
 
     Raises:
         RenError: naming the device and why it is not available.
@@ -75,6 +77,7 @@ def check_device(device: str, path: str | os.PathLike[str]) -> None:
     try:
         backend(device)
     except (RenError, ImportError, ValueError) as e:
+        did = what or "runs kernels on"
         raise RenError(
-            f"{path} runs kernels on device {device!r}, which is not available here: {e}"
+            f"{path} {did} device {device!r}, which is not available here: {e}"
         ) from None

@@ -24,10 +24,10 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from ren.capture.plankernels import decoded_kernel
+from ren.capture.plankernels import check_device, decoded_kernel
 from ren.capture.saved import kernel_source, source_hash
 from ren.engine.realize import backend
-from ren.errors import RenError, describe
+from ren.errors import describe
 
 __all__ = ["devices", "moved"]
 
@@ -72,12 +72,7 @@ def moved(data: dict[str, Any], device: str, name: str = "the plan") -> dict[str
             f"{name} runs on the devices {names}: only a plan of one device can be moved to "
             f"device {device!r}"
         )
-    try:
-        backend(device)
-    except (RenError, ImportError, ValueError) as e:
-        raise RenError(
-            f"{name} cannot be moved to device {device!r}, which is not available here: {e}"
-        ) from None
+    check_device(device, name, "cannot be moved to")
     new = copy.deepcopy(data)
     for holder, key in _places(new):
         holder[key] = device

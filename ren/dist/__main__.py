@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ren.capture.planfile import PlanFileError
-from ren.dist.api import ENGINES, Pool
+from ren.dist.api import ENGINES, Pool, stored_root
 from ren.dist.driver import ItemError
 from ren.errors import RenError
 
@@ -124,7 +124,7 @@ def _stored_name(plan: Path) -> str:
     """The one name the plan's stored inputs are given under (``keys``)."""
     from ren.capture.planfile import read
 
-    names = {n.split(".", 1)[0].split("[", 1)[0] for n in read(plan)["manifest"]["stored"]}
+    names = {stored_root(n) for n in read(plan)["manifest"]["stored"]}
     if len(names) != 1:
         raise PlanFileError(
             f"the plan {plan} reads stored inputs under {sorted(names) or 'no name'}: "

@@ -23,7 +23,7 @@ from ren.dist.driver import ItemError, Run, item_check, stream
 from ren.dist.worker import Job
 from ren.errors import describe
 
-__all__ = ["ENGINES", "Pool", "imap", "map"]
+__all__ = ["ENGINES", "Pool", "imap", "map", "stored_root"]
 
 #: The engines ``ren.dist`` runs on.
 ENGINES = ("ray", "local")
@@ -100,7 +100,7 @@ class Pool:
         keys, opted_in = values.keys_blobs(stored)
         for key_name, blob in keys.items():
             values.check_insecure(blob, key_name, insecure or opted_in)
-        roots = {_root(n) for n in data["manifest"]["stored"]}
+        roots = {stored_root(n) for n in data["manifest"]["stored"]}
         if missing := sorted(roots - set(keys)):
             raise ValueError(
                 f"the plan {name} reads the stored inputs {missing}; give them as stored={{...}} "
@@ -317,6 +317,6 @@ def _plan_bytes(plan: object) -> tuple[bytes, str]:
     return path.read_bytes(), str(path)
 
 
-def _root(name: str) -> str:
+def stored_root(name: str) -> str:
     """The name given in ``stored=`` of a stored input (``keys`` of ``keys.relin[0].b``)."""
     return name.split(".", 1)[0].split("[", 1)[0]
