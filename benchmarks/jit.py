@@ -224,15 +224,15 @@ def graph_alone(plan: Any, inputs: tuple[Poly, ...]) -> Callable[[], None] | Non
     """The graph runner's C function alone, with the inputs bound in a private copy of its table
     of buffers (``None`` when the plan has no graph runner)."""
     runner = plan.runner
-    if runner is None or not all(hasattr(runner, a) for a in ("fn", "F", "B", "input_slots")):
+    if runner is None or not all(hasattr(runner, a) for a in ("launch", "B", "input_slots")):
         return None
     table = runner.B.copy()  # the runner's own table is left as it is
     for k, slot in runner.input_slots.items():
         table[slot] = stored(inputs[k].node)[0].array.ctypes.data
-    fn, entry_points, buffers = runner.fn, runner.F.ctypes.data, table.ctypes.data
+    launch = runner.launch
 
     def run(table: np.ndarray = table) -> None:  # (the default keeps the table alive)
-        fn(entry_points, buffers)
+        launch(table)
 
     return run
 

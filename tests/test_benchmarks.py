@@ -628,13 +628,14 @@ def test_contention_benchmark_writes_its_json(tmp_path: Path):
     assert data["run"]["tiny"] is True and data["run"]["load_processes"] == 1
     rows = {(r["load"], r["mode"], r["setting"]): r for r in data["results"]}
     loads = ("idle", "busy (1 processes)")
-    settings = ("default", "REN_THREADS=1")
+    settings = ("default", "REN_THREADS=2", "REN_THREADS=1")
     assert set(rows) == {(ld, m, st) for ld in loads for m in ("eager", "jit") for st in settings}
-    for row in rows.values():
+    for (_, _, setting), row in rows.items():
         assert row["check"] == "ok" and row["median_ms"] > 0 and len(row["times_ms"]) == 2
         assert {"bench", "backend", "params", "mode", "median_ms", "threads"} <= set(row)
+        assert row["threads"] == {"default": "default", "REN_THREADS=2": 2}.get(setting, 1)
     assert {(r["load"], r["mode"], r["setting"]) for r in data["ratios"]} == {
-        (ld, m, "default") for ld in loads for m in ("eager", "jit")
+        (ld, m, st) for ld in loads for m in ("eager", "jit") for st in settings[:2]
     }
 
 
@@ -843,3 +844,26 @@ def test_dist_benchmark_writes_its_json(tmp_path: Path):
     assert {"speedup_2_over_1", "overhead_1_worker", "driver_peak_bytes", "memory_flat"} <= set(
         goal
     )
+
+
+@pytest.mark.cc
+def test_threads_benchmark_writes_its_json(tmp_path: Path):
+    """Two rounds of one and two threads in turn; a speed-up is the median of in-round ratios."""
+    out = tmp_path / "threads.json"
+    args = ["--tiny", "--rounds", "2", "--repeat", "2", "--out", str(out)]
+    stdout = bench("threads", *args, timeout=600)
+    assert stdout.strip().splitlines()[-1] == f"wrote {out}"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["run"]["threads"] == [1, 2] and data["run"]["peer_skipped"] == "--no-peer"
+    rows = {(r["bench"], r["threads"], r["round"]): r for r in data["results"]}
+    benches = ("ckks.multiply", "ckks.rotate")
+    assert set(rows) == {(b, t, k) for b in benches for t in (1, 2) for k in (0, 1)}
+    for r in rows.values():
+        assert r["check_bits"] > 15 and r["median_ms"] > 0 and len(r["times_ms"]) == 2
+        assert 1 <= r["team"] <= r["threads"]  # never more than asked, one when REN_THREADS=1
+    for s in data["summary"]:
+        one = [rows[s["bench"], 1, k]["median_ms"] for k in (0, 1)]
+        mine = [rows[s["bench"], s["threads"], k]["median_ms"] for k in (0, 1)]
+        want = sorted(a / b for a, b in zip(one, mine, strict=True))
+        assert s["round_speedups"] == pytest.approx([one[k] / mine[k] for k in (0, 1)])
+        assert s["speedup"] == pytest.approx(sum(want) / 2)  # the median of two

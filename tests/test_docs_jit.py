@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import ren
-from ren import Poly, RingSpec
 from ren.capture.function import JitFunction
 from tests import pages
 
@@ -120,19 +122,40 @@ def _no_digests(source: str) -> str:
     return re.sub(r"_[0-9a-f]{8,}\b", "_<digest>", source).strip()
 
 
+PLAN = """
+import ren
+from ren import Poly, RingSpec
+
+ring = RingSpec(n=8, moduli=(17, 97))
+
+@ren.jit
+def step(x, y):
+    return (x + y) * (x - 1)
+
+x = Poly([1, 2, 3, 4, 5, 6, 7, 8], ring, device="cpu")
+y = Poly([8, 7, 6, 5, 4, 3, 2, 1], ring, device="cpu")
+out = step(x, y)
+assert step.last.runner_kind == "graph"
+assert out.tolist() == [1334, 1370, 1424, 1496, 1586, 45, 171, 315]  # docs/rings.md
+print(step.last.runner.source)
+"""
+
+
+def _plan_source(threads: str | None) -> str:
+    """``plan.runner.source`` of the page's plan, in a process with ``REN_THREADS=threads``."""
+    env = {k: v for k, v in os.environ.items() if k != "REN_THREADS"}
+    if threads is not None:
+        env["REN_THREADS"] = threads
+    done = subprocess.run(
+        [sys.executable, "-c", PLAN], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 @pytest.mark.cc
 def test_the_c_on_the_page_is_what_a_cpu_plan_compiles_to():
-    (shown,) = re.findall(r"```c\n(.*?)```", TEXT, re.DOTALL)
-    ring = RingSpec(n=8, moduli=(17, 97))
-
-    @ren.jit
-    def step(x: Poly, y: Poly) -> Poly:
-        return (x + y) * (x - 1)
-
-    x = Poly([1, 2, 3, 4, 5, 6, 7, 8], ring, device="cpu")
-    y = Poly([8, 7, 6, 5, 4, 3, 2, 1], ring, device="cpu")
-    out = step(x, y)
-    assert step.last.runner_kind == "graph"
-    assert out.tolist() == [1334, 1370, 1424, 1496, 1586, 45, 171, 315]  # docs/rings.md
-    source = step.last.runner.source
-    assert _no_digests(shown) in _no_digests(source)
+    """On one thread, the function every replay calls; with OpenMP, the same calls as tasks."""
+    shown, tasks = re.findall(r"```c\n(.*?)```", TEXT, re.DOTALL)
+    assert _no_digests(shown) in _no_digests(_plan_source("1"))
+    assert _no_digests(tasks) == _no_digests(_plan_source("2"))

@@ -102,10 +102,11 @@ PASS_BUDGET = 150
 #: ceiling, and one that comes back under the budget leaves this table.
 OVER_BUDGET: dict[str, tuple[int, str]] = {
     "ren/codegen/rns_templates.py": (
-        510,
+        530,
         "the C templates of rescale and basis extension: mostly C text, each with the constants "
         "table it reads beside it; basis extension has two forms of its sums (Montgomery "
-        "products, 128-bit sums)",
+        "products, 128-bit sums); each takes a range of coefficients, for the tasks of a "
+        "threaded plan",
     ),
     "ren/codegen/cuda_templates.py": (
         670,

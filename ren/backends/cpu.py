@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ren import settings
-from ren.backends import cpu_graph, cpu_threads, cpu_tiers
+from ren.backends import cpu_graph, cpu_tasks, cpu_threads, cpu_tiers
 from ren.backends import python as interpreter
 from ren.backends.base import BoundRunner, Templates, dispatch, kernel_source
 from ren.backends.cpu_graph import GraphRunner
@@ -43,6 +43,7 @@ __all__ = [
     "forget_kernels",
     "graph_runner",
     "prepare",
+    "reuse_delay",
 ]
 
 RENDERER = CRenderer()
@@ -76,7 +77,10 @@ class CompiledKernel:
     """A built kernel bound to its entry point; call it with the kernel's buffers.
 
     ``offsets`` are byte offsets into each buffer (a whole-polynomial kernel reading a window of
-    limbs); ``tables`` are read-only arrays passed after the buffers.
+    limbs); ``tables`` are read-only arrays passed after the buffers. ``split``, when set, says
+    how a call can run a range of limbs alone (``ren.backends.cpu_tasks``): per argument
+    (buffers, then tables) the bytes to move its pointer by per limb, ``cpu_tasks.RING`` for the
+    ring table, which is replaced by the range's own.
     """
 
     def __init__(
@@ -85,8 +89,10 @@ class CompiledKernel:
         source: str,
         tables: tuple[np.ndarray, ...] = (),
         offsets: tuple[int, ...] = (),
+        split: tuple[int, ...] | None = None,
     ) -> None:
         self.name, self.source, self.tables, self.offsets = name, source, tables, offsets
+        self.split = split
         lib = load_cached(source, flags(), name=name)
         self.fn = getattr(lib, name)
         self.fn.restype = None
@@ -122,14 +128,19 @@ def _elementwise_parts(ast: Node) -> tuple[str, str, tuple[np.ndarray, ...]]:
 @functools.lru_cache(maxsize=4096)
 def _elementwise(ast: Node) -> CompiledKernel | cpu_tiers.Tiered:
     name, source, tables = _elementwise_parts(ast)
+    split = cpu_tasks.elementwise_split(_program(ast), len(tables))
+
+    def built() -> CompiledKernel:
+        return CompiledKernel(name, source, tables, split=split)
+
     future = cpu_tiers.pending(source)
     if future is None:
-        return CompiledKernel(name, source, tables)
+        return built()
 
     def fallback() -> Callable[[tuple[Buffer, ...]], None]:
         return _vm_kernel(ast) or interpreter.compile(ast, None)
 
-    return cpu_tiers.Tiered(name, future, lambda: CompiledKernel(name, source, tables), fallback)
+    return cpu_tiers.Tiered(name, future, built, fallback)
 
 
 def _vm_kernel(ast: Node) -> cpu_tiers.VMKernel | None:
@@ -224,7 +235,8 @@ def _polynomial(info: KernelInfo) -> CompiledKernel:
     kernel, tables = TEMPLATES.template(info)
     prm = info.need_params()
     offsets = (0, prm.limb_offset * prm.source.n * np.dtype(prm.source.np_dtype).itemsize)
-    return CompiledKernel(kernel.name, kernel.source, tuple(tables), offsets)
+    split = cpu_tasks.template_split(info.family, prm.source, len(tables))
+    return CompiledKernel(kernel.name, kernel.source, tuple(tables), offsets, split)
 
 
 def _template(ast: Node, info: KernelInfo) -> CompiledKernel | cpu_tiers.Tiered:
@@ -330,6 +342,14 @@ def compile(ast: Node, info: KernelInfo) -> Callable[[tuple[Buffer, ...]], None]
     return dispatch(
         ast, info, elementwise=_elementwise, copy=_copy, template=lambda i: _template(ast, i)
     )
+
+
+def reuse_delay() -> int:
+    """Kernels a freed arena block waits before it is reused (``ren.engine.memory``).
+
+    With OpenMP a plan runs as tasks, so ``cpu_tasks.REUSE_DELAY``; on one thread, none.
+    """
+    return cpu_tasks.REUSE_DELAY if _threaded() else 0
 
 
 def graph_runner(

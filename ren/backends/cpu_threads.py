@@ -1,23 +1,25 @@
-"""How many OpenMP threads the cpu device's kernels use: the cores other processes leave free.
+"""How many OpenMP threads the cpu device uses: at most the cores other processes leave free.
 
-A kernel that spreads its limbs over two threads is fast only while both threads run. On a machine
-where another process keeps a core busy, the operating system shares that core between the
-process and one of Ren's threads, and every parallel loop ends waiting at its barrier for the
-thread that was switched out: an eager CKKS multiply, about 25 parallel loops, then takes several
-times as long as on one thread. So by default (``REN_THREADS`` unset) the cpu device asks for as
-many threads as there are free cores:
+A kernel or a plan that spreads its work over two threads is fast only while both threads run. On
+a machine where another process keeps a core busy, the operating system shares that core between
+the process and one of Ren's threads, and whatever waits for that thread (the end of a parallel
+loop, the next task of a plan) waits for a whole time slice: an eager CKKS multiply, about 25
+parallel loops, then takes several times as long as on one thread. So the cpu device never asks
+for more threads than there are free cores:
 
-    free cores = cores Ren may use - cores other processes kept busy in the last sample
+    threads = min(setting, cores Ren may use - cores other processes kept busy in the last sample)
+
+The setting is ``REN_THREADS`` when set, else OpenMP's default (``OMP_NUM_THREADS`` when set, else
+every core): ``REN_THREADS=N`` is the most, never more than the free cores, so no setting makes a
+busy machine slower than one thread by more than the share the other process takes.
 
 The busy cores are measured from ``/proc/stat`` (the time every core spent outside idle) minus
 Ren's own process time, over windows of at least ``SAMPLE_S`` seconds; a window where other
 processes used half a core or more counts that core as taken. The first call, with no window yet,
 counts the processes running at that moment. The choice is applied per calling thread with
 ``omp_set_num_threads`` (an OpenMP setting that belongs to the thread), only when it changes.
-Where ``/proc/stat`` does not exist, every core is used.
-
-``REN_THREADS=N`` fixes the number (no measuring); ``REN_THREADS=1`` builds the kernels without
-OpenMP at all (``ren.backends.cpu.flags``). ``OMP_NUM_THREADS``, when set, caps the default.
+Where ``/proc/stat`` does not exist, every core is free. ``REN_THREADS=1`` builds the kernels
+without OpenMP at all (``ren.backends.cpu.flags``) and measures nothing.
 """
 
 from __future__ import annotations
@@ -124,11 +126,12 @@ def free_cores(now: float | None = None) -> int:
 
 def choose() -> int:
     """The team size a cpu kernel started now should use (the rule of the module docstring)."""
-    fixed = settings.THREADS.get()
-    if fixed is not None:
-        return fixed
-    _, default = _load_helper()
-    return max(1, min(default, free_cores()))
+    most = settings.THREADS.get()
+    if most == 1:
+        return 1
+    if most is None:
+        _, most = _load_helper()
+    return max(1, min(most, free_cores()))
 
 
 def decision() -> dict[str, object]:

@@ -22,6 +22,8 @@ from ren.ring.spec import WordArray
 
 __all__ = [
     "BLOCK",
+    "WORDS_ARG",
+    "WORDS_C",
     "CArg",
     "CKernel",
     "basis_change_args",
@@ -30,6 +32,7 @@ __all__ = [
     "frozen_words",
     "ring_table",
     "word_arg",
+    "word_range",
 ]
 
 
@@ -83,15 +86,31 @@ def word_arg(name: str, ring: RingSpec, role: str, shape: tuple[int, ...] | None
 
 
 def basis_change_args(
-    ring: RingSpec, target: RingSpec, c: np.ndarray, q_float: np.ndarray
+    ring: RingSpec, target: RingSpec, c: np.ndarray, q_float: np.ndarray, *_: np.ndarray
 ) -> tuple[CArg, ...]:
-    """``out, in, c, q_float``: a basis change from ``ring`` to ``target`` reading two tables."""
+    """``out, in, c, q_float, words``: a basis change from ``ring`` to ``target`` (three tables)."""
     return (
         word_arg("out", target, "out"),
         word_arg("in", ring, "in"),
         CArg("c", "const uint64_t *", "uint64", c.shape, "table"),
         CArg("q_float", "const double *", "float64", q_float.shape, "table"),
+        WORDS_ARG,
     )
+
+
+#: The last argument of the kernels that loop over blocks of coefficients (rescale, basis
+#: change): the first and the end coefficient to compute, ``[0, n)`` for the whole polynomial.
+#: A threaded graph runner gives each of its tasks a range (``ren.backends.cpu_tasks``).
+WORDS_ARG = CArg("words", "const int64_t *", "int64", (2,), "table")
+
+#: How a kernel reads its ``words`` argument (the range its block loop runs over).
+WORDS_C = "const size_t K_LO = (size_t)words[0], K_HI = (size_t)words[1];"
+
+
+@functools.cache
+def word_range(n: int, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """The ``words`` table ``[lo, hi)`` (default: all ``n`` coefficients); read-only, cached."""
+    return frozen(np.array([lo, n if hi is None else hi], dtype=np.int64))
 
 
 def frozen(arr: np.ndarray) -> np.ndarray:

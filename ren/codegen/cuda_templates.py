@@ -473,6 +473,7 @@ def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CUDAProgram:
         L=ring.L,
         L_out=len(keep),
         n=ring.n,
+        words="",
     )
     body = fill(
         RESCALE,
@@ -609,6 +610,7 @@ def base_convert_program(ring: RingSpec, target: RingSpec) -> CUDAProgram:
         L=ring.L,
         L_out=target.L,
         n=ring.n,
+        words="",
     )
     body = fill(
         BASE_CONVERT,

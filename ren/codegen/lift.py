@@ -18,7 +18,14 @@ import functools
 
 import numpy as np
 
-from ren.codegen.ckernel import CKernel, basis_change_args, block_of, frozen
+from ren.codegen.ckernel import (
+    WORDS_C,
+    CKernel,
+    basis_change_args,
+    block_of,
+    frozen,
+    word_range,
+)
 from ren.codegen.helpers import c_helpers, family_header, family_tag, fill, omp_for_words
 from ren.ring import RingSpec
 
@@ -36,14 +43,16 @@ else a division). A target modulus equal to q gets a copy of the limb.
   c        the table (ren.codegen.lift.lift_tables): F (fresh targets), S (shared), q, q^-1 mod
            2^64, the S rows equal to q, the F fresh rows, then P, P_INV, Q_MOD_P, STEPS (a
            negative step count as its two's complement) and R2, F words each.
-  q_float  (1,) q as a double."""
+  q_float  (1,) q as a double.
+  words    (2,) the coefficients to compute, [words[0], words[1]) ([0, {n}) for all of them)."""
 
 LIFT = """
 enum { B = {block} };
 
 void {name}(uint64_t *restrict out, const uint64_t *restrict in, const uint64_t *restrict c,
-            const double *restrict q_float_)
+            const double *restrict q_float_, const int64_t *restrict words)
 {
+    {words}
     const int64_t n_fresh = (int64_t)c[0], n_shared = (int64_t)c[1];
     const uint64_t q = c[2], q_inv = c[3];
     const uint64_t *restrict SHARED_DST = c + 4, *restrict FRESH_ROWS = SHARED_DST + n_shared;
@@ -54,10 +63,10 @@ void {name}(uint64_t *restrict out, const uint64_t *restrict in, const uint64_t 
     const int64_t L = n_fresh;                          /* the rows the loop below computes */
     (void)L;                                            /* (read by OpenMP's if clause only) */
     for (int64_t s = 0; s < n_shared; ++s)
-        for (size_t k = 0; k < {n}; ++k)
+        for (size_t k = K_LO; k < K_HI; ++k)
             out[(size_t)SHARED_DST[s] * {n} + k] = in[k];
     {omp}
-    for (size_t k0 = 0; k0 < {n}; k0 += B) {
+    for (size_t k0 = K_LO; k0 < K_HI; k0 += B) {
         uint64_t y[B], v[B];
         for (int b = 0; b < B; ++b) {
             y[b] = mont_mul_u64(in[k0 + b], 1, q, q_inv);                  /* plain, in [0, q) */
@@ -120,15 +129,25 @@ def lift_source(ring: RingSpec, target: RingSpec) -> CKernel:
     _check(ring, target)
     name = f"ren_lift_{family_tag(ring)}"
     doc = fill(LIFT_DOC, n=ring.n)
-    body = fill(LIFT, name=name, n=ring.n, omp=omp_for_words(ring.n), block=block_of(ring))
+    body = fill(
+        LIFT,
+        name=name,
+        n=ring.n,
+        omp=omp_for_words(ring.n),
+        block=block_of(ring),
+        words=WORDS_C,
+    )
     source = family_header(f"{name}: basis change of one limb", ring, doc, "ren.codegen.lift")
     args = basis_change_args(ring, target, *lift_tables(ring, target))
     return CKernel(source + c_helpers("u64") + body, name, args)
 
 
 @functools.cache
-def lift_tables(ring: RingSpec, target: RingSpec) -> tuple[np.ndarray, np.ndarray]:
-    """``(c, q_float)`` for :func:`lift_source`: the sizes and constants as words, and ``q``.
+def lift_tables(ring: RingSpec, target: RingSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(c, q_float, words)`` for :func:`lift_source`: constants, ``q`` and every coefficient.
+
+    ``c`` holds the sizes and constants as words, ``words`` the whole range of coefficients
+    (``ren.codegen.ckernel.word_range``).
 
     Read-only and cached.
 
@@ -146,4 +165,5 @@ def lift_tables(ring: RingSpec, target: RingSpec) -> tuple[np.ndarray, np.ndarra
     words += [q % p for p in ps]
     words += [_steps(q, p) % R for p in ps]
     words += [R * R % p for p in ps]
-    return frozen(np.array(words, dtype=np.uint64)), frozen(np.array([float(q)], dtype=np.float64))
+    q_float = frozen(np.array([float(q)], dtype=np.float64))
+    return frozen(np.array(words, dtype=np.uint64)), q_float, word_range(ring.n)

@@ -17,12 +17,15 @@ from typing import Any
 import numpy as np
 
 from ren.codegen.ckernel import (
+    WORDS_ARG,
+    WORDS_C,
     CKernel,
     basis_change_args,
     block_of,
     frozen,
     frozen_words,
     word_arg,
+    word_range,
 )
 from ren.codegen.helpers import (
     WORD,
@@ -52,6 +55,9 @@ __all__ = [
 ]
 
 
+#: The ``words`` argument, as the kernels' comments describe it.
+WORDS_DOC = "  words  (2,) the coefficients to compute, [words[0], words[1]) ([0, n) for all).\n"
+
 # --------------------------------------------------------------------------------------------
 # rescale
 
@@ -65,7 +71,7 @@ x_i <- (x_i - (x mod p)) p^-1 mod q_i, as ren.ring.arith.rescale does. Dropped, 
 
   out  (L - {D}, n) = ({L_out}, {n}) words, the kept limbs in ring order; must not overlap `in`.
   in   (L, n) = ({L}, {n}) words in [0, q), coefficient form.
-{launch}Constants ({constants}, Montgomery form like the words): HALF[i] = h R mod q_i,
+{launch}{words}Constants ({constants}, Montgomery form like the words): HALF[i] = h R mod q_i,
 P_INV[d][i] = p_d^-1 R mod q_i (0 at p_d itself), R2[i] = R^2 mod q_i, Q_INV[i] = q_i^-1 mod R.
 Every intermediate is a Montgomery product or a modular add/sub of values in [0, q_i), so it
 lies in [0, q_i). Dropped rows keep being updated after they are read (their results are never
@@ -76,15 +82,17 @@ typedef {word} word;
 
 enum { B = {block} };   /* coefficients per block: every inner loop runs over one block */
 
-void {name}(word *restrict out, const word *restrict in, const word *restrict c)
+void {name}(word *restrict out, const word *restrict in, const word *restrict c,
+    const int64_t *restrict words)
 {
+    {words}
     /* the constants table (ren.codegen.templates.rescale_tables): its sizes, then each array */
     const int L = (int)c[0], D = (int)c[1], L_out = (int)c[2];
     const word *restrict MODULI = c + 3, *restrict Q_INV = MODULI + L, *restrict R2 = Q_INV + L;
     const word *restrict HALF = R2 + L, *restrict P_INV = HALF + L;     /* P_INV[d L + i] */
     const word *restrict DROP_ROWS = P_INV + (size_t)D * L, *restrict KEEP_ROWS = DROP_ROWS + D;
     {omp}
-    for (size_t k0 = 0; k0 < {n}; k0 += B) {
+    for (size_t k0 = K_LO; k0 < K_HI; k0 += B) {
         word x[L][B], r[B];
         for (int i = 0; i < L; ++i)                                    /* a + h, [0, q_i) */
             for (int b = 0; b < B; ++b)
@@ -197,9 +205,11 @@ def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CKernel:
         L="L",
         L_out="L - D",
         n=ring.n,
+        words=WORDS_DOC,
     )
     body = fill(
         RESCALE,
+        words=WORDS_C,
         omp=omp_for_words(ring.n),
         word=WORD[ring.dtype],
         w=ring.dtype,
@@ -210,7 +220,7 @@ def _rescale_cached(ring: RingSpec, drop: tuple[int, ...]) -> CKernel:
     source = family_header(f"{name}: rescale", ring, doc)
     out = word_arg("out", ring, "out", (len(keep), ring.n))
     table = word_arg("c", ring, "table", (len(_rescale_words(ring, drop)),))
-    args = (out, word_arg("in", ring, "in"), table)
+    args = (out, word_arg("in", ring, "in"), table, WORDS_ARG)
     return CKernel(source + c_helpers(ring.dtype) + body, name, args)
 
 
@@ -225,14 +235,15 @@ def _rescale_words(ring: RingSpec, drop: tuple[int, ...]) -> list[int]:
 
 
 @functools.cache
-def rescale_tables(ring: RingSpec, drop: int | tuple[int, ...]) -> tuple[np.ndarray]:
-    """``(c,)`` for :func:`rescale_source`: the sizes and constants of one rescale, as words.
+def rescale_tables(ring: RingSpec, drop: int | tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``(c, words)`` for :func:`rescale_source`: one rescale's constants, every coefficient.
 
+    ``words`` is the whole range of coefficients (``ren.codegen.ckernel.word_range``); ``c``:
     ``L``, ``D`` (moduli dropped), ``L - D``, then the moduli, ``Q_INV``, ``R2``, ``HALF``,
     ``P_INV`` (``D`` rows of ``L``), the dropped rows and the kept rows (``rescale_constants``).
     Read-only and cached.
     """
-    return (frozen_words(ring, _rescale_words(ring, check_drop(ring, drop))),)
+    return frozen_words(ring, _rescale_words(ring, check_drop(ring, drop))), word_range(ring.n)
 
 
 def rescale_source(ring: RingSpec, drop: int | tuple[int, ...]) -> CKernel:
@@ -272,8 +283,8 @@ axis 0, so v, and every word, is the same as the reference's.{rounding}
 
   out  (L', n) = ({L_out}, {n}) target words; must not overlap `in`.
   in   (L, n) = ({L}, {n}) source words in [0, q), coefficient form.
-{launch}Constants ({constants}): Q_HAT_INV[i] = (Q/q_i)^-1 mod q_i (plain, so one Montgomery product
-decodes and multiplies at once), Q_FLOAT[i] = (double)q_i as exact hex literals,
+{launch}{words}Constants ({constants}): Q_HAT_INV[i] = (Q/q_i)^-1 mod q_i (plain, so one
+Montgomery product decodes and multiplies at once), Q_FLOAT[i] = (double)q_i as exact hex literals,
 C[i][f] = (Q/q_i mod p_f) R_t^2 mod p_f and Q_MOD_P[f] = (Q mod p_f) R_t^2 mod p_f (one
 Montgomery product with a plain value gives its Montgomery form). The float path has only
 divisions and additions, so no contraction into FMAs can change it{fma}."""
@@ -358,8 +369,9 @@ enum {
 };
 
 void {name}(dst_word *restrict out, const src_word *restrict in, const uint64_t *restrict c,
-    const double *restrict Q_FLOAT)
+    const double *restrict Q_FLOAT, const int64_t *restrict words)
 {
+    {words}
     /* the constants table (ren.codegen.templates.base_convert_tables): sizes, then arrays */
     const int L = (int)c[0], N_SHARED = (int)c[1], N_FRESH = (int)c[2], FOLD = (int)c[3];
     const uint64_t *restrict MODULI = c + 4, *restrict Q_INV = MODULI + L;
@@ -378,7 +390,7 @@ void {name}(dst_word *restrict out, const src_word *restrict in, const uint64_t 
         const src_word *restrict src = in + (size_t)SHARED_SRC[s] * {n};
         dst_word *restrict dst = out + (size_t)SHARED_DST[s] * {n};
         const int row = (int)SHARED_SRC[s];
-        for (size_t k = 0; k < {n}; ++k) {
+        for (size_t k = K_LO; k < K_HI; ++k) {
             if (RECODE) {
                 /* decode with the source R, encode with the target R (plain < q < R_t) */
                 src_word plain = mont_mul_{s}(src[k], 1, (src_word)MODULI[row],
@@ -395,7 +407,7 @@ void {name}(dst_word *restrict out, const src_word *restrict in, const uint64_t 
     if (N_FRESH == 0)
         return;
     {omp}
-    for (size_t k0 = 0; k0 < {n}; k0 += B) {
+    for (size_t k0 = K_LO; k0 < K_HI; k0 += B) {
         uint64_t y[L][B], v[B];
         double sum[B];
         for (int b = 0; b < B; ++b)
@@ -456,6 +468,7 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
         L="L",
         L_out="L'",
         n=ring.n,
+        words=WORDS_DOC,
     )
     if wide:
         doc += fill(BASE_CONVERT_WIDE_DOC, fold="FOLD (from the table)")
@@ -474,6 +487,7 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
         block=block_of(ring),
         sum_tables=SUM_TABLES["wide" if wide else "mont"],
         fresh=fill(sums, n=ring.n, **({} if wide else {"t": target.dtype})),
+        words=WORDS_C,
     )
     helpers = "".join(c_helpers(d) for d in sorted({ring.dtype, target.dtype}))
     source = family_header(f"{name}: fast base conversion", ring, doc) + helpers + body
@@ -482,15 +496,17 @@ def base_convert_source(ring: RingSpec, target: RingSpec) -> CKernel:
 
 
 @functools.cache
-def base_convert_tables(ring: RingSpec, target: RingSpec) -> tuple[np.ndarray, np.ndarray]:
-    """``(c, q_float)`` for :func:`base_convert_source`: every size and constant, as words.
+def base_convert_tables(
+    ring: RingSpec, target: RingSpec
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(c, q_float, words)`` for :func:`base_convert_source`: the constants, every coefficient.
 
     ``c`` (``uint64``): ``L``, the shared and fresh target moduli's counts, ``FOLD`` (``u64``
     targets, else 0), then the source moduli, ``Q_INV``, ``Q_HAT_INV``, the shared rows (target,
     source), ``SHARED_R2``, ``SHARED_Q_INV``, the fresh rows, ``P``, ``P_INV``, then the sums'
     constants (``C`` and ``Q_MOD_P``, or for ``u64`` targets ``C_PLAIN``, ``NEG_Q_MOD_P``,
     ``R_MOD_P`` and ``R3``), each as ``base_convert_constants`` gives it; ``q_float`` the source
-    moduli as doubles. Read-only and cached.
+    moduli as doubles; ``words`` the whole range of coefficients. Read-only and cached.
     """
     named: dict[str, Any] = {c[0]: c[2] for c in base_convert_constants(ring, target)}  # by name
     fold = 0
@@ -507,4 +523,5 @@ def base_convert_tables(ring: RingSpec, target: RingSpec) -> tuple[np.ndarray, n
         words += (
             [w for row in values for w in row] if values and isinstance(values[0], list) else values
         )
-    return frozen(np.array(words, dtype=np.uint64)), frozen(np.array(named["Q_FLOAT"]))
+    q_float = frozen(np.array(named["Q_FLOAT"]))
+    return frozen(np.array(words, dtype=np.uint64)), q_float, word_range(ring.n)

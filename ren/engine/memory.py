@@ -24,6 +24,7 @@ from ren import settings
 from ren.device import Buffer
 from ren.engine import debug_level
 from ren.engine.tlsf import ALIGN, TLSF, OutOfMemoryError
+from ren.errors import RenError
 from ren.ir.args import check_device, check_int
 from ren.ir.kernels import Family
 
@@ -273,6 +274,28 @@ def plan_memory(
     return [bind(k, views) for k in schedule], memory
 
 
+#: Where ``reuse_delay`` finds a device's backend: set by ``ren.engine.realize`` (which imports
+#: this module) to its ``backend``; until then every device reuses at once.
+backend_of: Callable[[str], object] | None = None
+
+
+def reuse_delay(device: str) -> int:
+    """How many kernels later a freed block of ``device``'s arena may be reused: 0 (at once).
+
+    A device that runs a plan's independent kernels at the same time says more
+    (``reuse_delay()`` on its backend; the cpu device with OpenMP: ``ren.backends.cpu_tasks``):
+    a kernel that reuses the block a kernel just before it read must wait for that kernel, so
+    reusing at once would chain kernels that are otherwise independent.
+    """
+    if backend_of is None:
+        return 0
+    try:
+        hook = getattr(backend_of(device), "reuse_delay", None)
+    except RenError:  # a device no backend serves plans nothing here
+        return 0
+    return int(hook()) if callable(hook) else 0
+
+
 def _aligned(nbytes: int) -> int:
     """The bytes a buffer takes in an arena: whole ``ALIGN`` granules, at least one."""
     return -(-max(nbytes, 1) // ALIGN) * ALIGN
@@ -291,14 +314,21 @@ def _plan_device(
         ends.setdefault(last, []).append(buf)
         life[id(buf)] = (first, last)
     offsets, events, live, lower = {}, [], 0, 0
+    delay = reuse_delay(device)
+    held: list[tuple[int, int]] = []  # (the step a freed block may be reused at, its offset)
     for step in range(steps):
+        while held and held[0][0] <= step:
+            tlsf.free(held.pop(0)[1])
         for buf in sorted(starts.get(step, ()), key=lambda b: -b.nbytes):  # big blocks first
             offsets[id(buf)] = tlsf.alloc(buf.nbytes, ALIGN)
             events.append(Event("alloc", step, buf.id, offsets[id(buf)], buf.nbytes))
             live += _aligned(buf.nbytes)
         lower = max(lower, live)
         for buf in ends.get(step, ()):
-            tlsf.free(offsets[id(buf)])
+            if delay:
+                held.append((step + 1 + delay, offsets[id(buf)]))
+            else:
+                tlsf.free(offsets[id(buf)])
             events.append(Event("free", step, buf.id, offsets[id(buf)], buf.nbytes))
             live -= _aligned(buf.nbytes)
     arena = Buffer(device, "u8", tlsf.high_water, no_opt=True)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ren import settings
 from ren.device import HOST_DEVICES, Buffer, registered_backend
-from ren.engine import debug_level, schedule_cache
+from ren.engine import debug_level, memory, schedule_cache
 from ren.engine.hits import run_as_graph
 from ren.engine.memory import MemoryPlan
 from ren.engine.observe import active, notify
@@ -139,6 +139,9 @@ def backend(device: str) -> Backend:
                     "'python' (Poly(..., device='python') or REN_DEVICE=python)"
                 ) from None
         return _backends[device]
+
+
+memory.backend_of = backend  # the memory planner asks a device's backend how soon to reuse
 
 
 def unit_buffers(kernel: ScheduledKernel) -> tuple[Buffer, ...]:

@@ -1,4 +1,4 @@
-"""The cpu device's team size: the cores other processes leave free, or ``REN_THREADS``.
+"""The cpu device's team size: ``REN_THREADS`` or OpenMP's default, at most the free cores.
 
 Oracle: the rule written out (free = cores - round(others' busy cores)) on simulated samples of
 ``/proc/stat``; OpenMP's own ``omp_get_max_threads`` in the calling thread for what ``apply``
@@ -70,13 +70,24 @@ def test_without_proc_stat_every_core_is_used(fresh):
     assert cpu_threads.free_cores() == 6
 
 
-def test_ren_threads_fixes_the_count_without_measuring(fresh):
-    fresh.setenv("REN_THREADS", "3")
+@pytest.mark.parametrize(
+    ("setting", "free", "threads"), [(3, 4, 3), (3, 2, 2), (2, 1, 1), (8, 8, 8)]
+)
+def test_ren_threads_is_a_most_never_past_the_free_cores(fresh, setting, free, threads):
+    """``REN_THREADS=N`` on a busy machine: a core another process keeps is never asked for."""
+    fresh.setenv("REN_THREADS", str(setting))
+    fresh.setattr(cpu_threads, "free_cores", lambda now=None: free)
+    assert cpu_threads.choose() == threads
+
+
+def test_one_thread_measures_nothing(fresh):
+    fresh.setenv("REN_THREADS", "1")
     fresh.setattr(cpu_threads, "free_cores", lambda now=None: pytest.fail("measured"))
-    assert cpu_threads.choose() == 3
+    assert cpu_threads.choose() == 1
 
 
 def test_apply_sets_the_calling_threads_openmp_team_size(fresh):
+    fresh.setattr(cpu_threads, "free_cores", lambda now=None: 4)
     fresh.setenv("REN_THREADS", "3")
     cpu_threads.apply()
     assert omp_max_threads() == 3

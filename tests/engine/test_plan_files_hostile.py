@@ -34,6 +34,7 @@ from ren.capture.planfile import (
 )
 from ren.capture.saved import kernel_source, source_hash
 from ren.codegen.batch import UNIT_MARK
+from ren.engine import memory as memory_module
 
 RING = RingSpec(n=8, moduli=(17, 97))
 X = [1, 2, 3, 4, 5, 6, 7, 8]
@@ -43,6 +44,13 @@ DEVICES = ["python", pytest.param("cpu", marks=pytest.mark.cc)]
 
 def step(x: Poly, y: Poly) -> Poly:
     return (x + y) * (x - 1)
+
+
+@pytest.fixture(autouse=True)
+def _one_layout(monkeypatch):
+    """Plans saved here are laid out as on one thread, whatever the device: the crafted offsets
+    and sizes below name that layout (a threaded cpu plan reuses arena blocks later)."""
+    monkeypatch.setattr(memory_module, "reuse_delay", lambda device: 0)
 
 
 def saved(tmp_path: Path, device: str = "python") -> tuple[Path, dict]:
