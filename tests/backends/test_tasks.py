@@ -126,12 +126,18 @@ def reference(seed: int) -> bytes:
         return program(x, y).realize().to_bytes()
 
 
+def captured():
+    """``program`` under ``ren.jit``, captured on the cpu device (in the caller's context): the
+    function, its inputs and its plan's runner."""
+    fn = ren.jit(program)
+    x, y = values("cpu", 1)
+    fn(x, y)
+    return fn, x, y, fn.last.runner
+
+
 def test_a_plan_as_tasks_gives_the_python_devices_words(team):
     with ckks.Context(PARAMS, seed=7, device="cpu"):
-        fn = ren.jit(program)
-        x, y = values("cpu", 1)
-        fn(x, y)
-        runner = fn.last.runner
+        fn, x, y, runner = captured()
         assert runner is not None and runner.threaded and runner.arrays is not None
         tasks = len(runner.tasks.names)
         assert tasks == len(runner.arrays["tasks"]) and f"run as {tasks} tasks" in runner.source
@@ -173,10 +179,7 @@ def test_many_python_threads_replay_one_plan_each_on_its_own_team(team):
 def test_a_traced_replay_starts_each_task_after_the_kernels_it_waits_for(team):
     """The trace's times against the dependencies: no task began before its inputs were done."""
     with ckks.Context(PARAMS, seed=7, device="cpu"):
-        fn = ren.jit(program)
-        x, y = values("cpu", 1)
-        fn(x, y)
-        runner = fn.last.runner
+        fn, x, y, runner = captured()
         graph = runner.tasks
         runner.trace = np.zeros((len(graph.names), 4))
         assert fn(x, y).realize().to_bytes() == reference(1)
@@ -198,13 +201,11 @@ def test_a_traced_replay_starts_each_task_after_the_kernels_it_waits_for(team):
 
 def test_a_trace_must_be_a_writable_float64_array(team):
     with ckks.Context(PARAMS, seed=7, device="cpu"):
-        fn = ren.jit(program)
-        x, y = values("cpu", 1)
-        fn(x, y)
-        fn.last.runner.trace = np.zeros((len(fn.last.runner.tasks.names), 4), dtype=np.float32)
+        fn, x, y, runner = captured()
+        runner.trace = np.zeros((len(runner.tasks.names), 4), dtype=np.float32)
         with pytest.raises(ValueError, match="float64"):
             fn(x, y)
-        fn.last.runner.trace = np.zeros((1, 4))
+        runner.trace = np.zeros((1, 4))
         with pytest.raises(ValueError, match=r"needs \(\d+, 4\) floats"):
             fn(x, y)
 
