@@ -183,7 +183,10 @@ def main() -> None:
     if args.worker:
         print(json.dumps(worker(args.worker, args.repeat, args.tiny, args.sets)))
         return
-    sets = _machine.names(args.sets, tuple(SETS), "--sets")
+    try:
+        sets = _machine.names(args.sets, tuple(SETS), "--sets")
+    except argparse.ArgumentTypeError as e:
+        parser.error(str(e))
     repeat = 11 if args.quick else args.repeat
     started = time.perf_counter()
     pinned = ", pinned" if args.pin else ""

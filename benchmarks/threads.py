@@ -268,9 +268,15 @@ def main() -> None:
         _machine.switch_off()
         print(json.dumps(worker(args.worker, args.repeat, args.seconds)))
         return
-    sets = ["tiny"] if args.tiny else _machine.names(args.sets, ("a", "b"), "--sets")
-    boots = _machine.names(args.bootstrap, PRESETS, "--bootstrap") if args.bootstrap else []
-    counts = sorted({1, *(int(t) for t in args.threads.split(","))})
+    try:
+        sets = ["tiny"] if args.tiny else _machine.names(args.sets, ("a", "b"), "--sets")
+        boots = _machine.names(args.bootstrap, PRESETS, "--bootstrap") if args.bootstrap else []
+    except argparse.ArgumentTypeError as e:
+        parser.error(str(e))
+    words = [t.strip() for t in args.threads.split(",") if t.strip()]
+    if not words or not all(t.isdigit() and int(t) >= 1 for t in words):
+        parser.error(f"--threads must be positive integers, comma-separated; got {args.threads!r}")
+    counts = sorted({1, *(int(t) for t in words)})
     python, why = None, "--no-peer" if args.no_peer or args.tiny else None
     if why is None:
         python = openfhe_peer.find_python()

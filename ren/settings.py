@@ -344,7 +344,8 @@ COMPILE_JOBS: Setting[int | None] = _int(
 )  # fmt: skip
 THREADS: Setting[int | None] = _int(
     "REN_THREADS", None, 1, None, "a positive integer (the number of threads)",
-    "The cpu backend's threads (unset: Ren's default; 1: no OpenMP).",
+    "The cpu backend's most threads, never past the free cores (unset: every free core; 1: no "
+    "OpenMP).",
 )  # fmt: skip
 CUDA_EMULATE: Setting[bool] = _bool(
     "REN_CUDA_EMULATE", False, "Run the rendered CUDA C on the host emulator (no GPU)."
