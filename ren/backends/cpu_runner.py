@@ -238,7 +238,7 @@ def profile(graph: TaskGraph, trace: np.ndarray) -> dict[str, Any]:
     finish = [0.0] * len(graph.deps)
     longest = [0.0] * len(graph.deps)
     for t, k in enumerate(graph.kernel_of):
-        busy, wait = (end[t] - start[t]) / 1e3, (start[t] - took[t]) / 1e3
+        busy, wait = float(end[t] - start[t]) / 1e3, float(start[t] - took[t]) / 1e3
         mine = threads.setdefault(int(trace[t, 0]), {"tasks": 0, "busy_ms": 0.0, "wait_ms": 0.0})
         kind = kinds.setdefault(graph.names[t], {"tasks": 0, "busy_ms": 0.0, "wait_ms": 0.0})
         for row in (mine, kind):

@@ -193,6 +193,8 @@ def test_a_traced_replay_starts_each_task_after_the_kernels_it_waits_for(team):
             assert t[task, 2] >= ends[d], (task, graph.names[task], d)
     prof = cpu_runner.profile(graph, t)
     assert sum(v["tasks"] for v in prof["threads"].values()) == len(graph.names)
+    figures = [v for row in prof["threads"].values() for k, v in row.items() if k != "tasks"]
+    assert all(type(v) is float for v in figures)  # plain floats, as a reader prints them
     assert set(prof["threads"]) <= {0, 1, 2, 3}
     assert prof["work_ms"] == pytest.approx(float((t[:, 3] - t[:, 2]).sum()) / 1e3)
     assert 0 < prof["span_ms"] <= prof["work_ms"] and prof["parallelism"] >= 1
