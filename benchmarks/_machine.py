@@ -31,6 +31,14 @@ DEBUG_VARS = (
 )
 
 
+#: The CKKS sets the thread benchmarks share (``contention.py``, ``threads.py``): ``ckks.Params``
+#: keywords (scale ``2^40`` added by the caller), and how a row names the set.
+THREAD_SETS = {
+    "a": ({"n": 8192, "q_bits": (60, 40, 40), "p_bits": (60,)}, "set a n=8192"),
+    "b": ({"n": 16384, "q_bits": (60, *[40] * 6), "p_bits": (60,)}, "set b n=16384"),
+}
+
+
 def switch_off(variables: tuple[str, ...] = DEBUG_VARS) -> dict[str, str | None]:
     """Unset ``variables`` (call it before Ren reads them); returns what the caller had set."""
     return {var: os.environ.pop(var, None) for var in variables}

@@ -41,11 +41,7 @@ sys.path.insert(0, str(HERE))
 
 import _machine  # noqa: E402
 
-#: The parameter sets: ``ckks.Params`` keywords, and how a row names them.
-SETS = {
-    "a": ({"n": 8192, "q_bits": (60, 40, 40), "p_bits": (60,)}, "set a n=8192"),
-    "b": ({"n": 16384, "q_bits": (60, *[40] * 6), "p_bits": (60,)}, "set b n=16384"),
-}
+SETS = _machine.THREAD_SETS
 
 
 def worker(mode: str, repeat: int, tiny: bool, name: str = "a") -> dict:

@@ -63,10 +63,9 @@ import openfhe_peer  # noqa: E402
 DEFAULT_OUT = HERE / "results" / "threads.json"
 MIN_BITS = 15.0
 
-#: The sets: ``ckks.Params`` keywords and how a row names them.
+#: The sets: ``ckks.Params`` keywords and how a row names them (a and b as ``contention.py``'s).
 SETS = {
-    "a": ({"n": 8192, "q_bits": (60, 40, 40), "p_bits": (60,)}, "set a n=8192"),
-    "b": ({"n": 16384, "q_bits": (60, *[40] * 6), "p_bits": (60,)}, "set b n=16384"),
+    **_machine.THREAD_SETS,
     "tiny": ({"n": 256, "q_bits": (40, 30), "p_bits": (40,), "insecure": True}, "tiny n=256"),
 }
 PRESETS = ("boot-toy", "boot-n12", "boot-n16")

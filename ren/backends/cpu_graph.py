@@ -265,16 +265,18 @@ def graph_runner(
     accesses: list[list[cpu_tasks.Access]] = []
     # the ring tables and coefficient ranges of tasks, given slots after every other root (as
     # ``rebound`` wants); until then a task names one as slot -1 - its index here
-    windows: dict[tuple[int, int, int], np.ndarray] = {}
+    windows: dict[tuple[int, int, int], tuple[int, np.ndarray]] = {}  # key -> (index, table)
 
     def window(table: np.ndarray, lo: int, hi: int, stride: int) -> tuple[int, int]:
         key = (id(table), lo, hi)
         if key not in windows:
-            if stride == cpu_tasks.RING:
-                windows[key] = cpu_tasks.ring_window(table, lo, hi)
-            else:
-                windows[key] = word_range(int(table[1]), lo, hi)
-        return (-1 - list(windows).index(key), 0)
+            made = (
+                cpu_tasks.ring_window(table, lo, hi)
+                if stride == cpu_tasks.RING
+                else word_range(int(table[1]), lo, hi)
+            )
+            windows[key] = (len(windows), made)
+        return (-1 - windows[key][0], 0)
 
     for i, unit in enumerate(units):
         args = []
@@ -316,16 +318,18 @@ def graph_runner(
             (ds, do), (ss, so) = args
             nbytes = unit.bufs[0].nbytes
             so += fn.offset * (nbytes // fn.size)  # the window's first word, in bytes
-            where = f"B[{c_int(ds)}] + {c_int(do)}, B[{c_int(ss)}] + {c_int(so)}"
-            calls.append(f"memcpy({where}, {c_int(nbytes)});  /* copy */")
-            tasks.add(i, -1, [(ds, do), (ss, so)], nbytes)
-            names.append("copy")
+            if not threaded:
+                where = f"B[{c_int(ds)}] + {c_int(do)}, B[{c_int(ss)}] + {c_int(so)}"
+                calls.append(f"memcpy({where}, {c_int(nbytes)});  /* copy */")
+            else:
+                tasks.add(i, -1, [(ds, do), (ss, so)], nbytes)
+                names.append("copy")
         else:
             return None
     arrays = None
     if threaded:
         deps = cpu_tasks.dependencies(accesses)
-        slots = [slot_of(w, id(w)) for w in windows.values()]
+        slots = [slot_of(w, id(w)) for _, w in windows.values()]
         arrays = tasks.finish(deps)
         pairs = arrays["args"].reshape(-1, 2)
         named = pairs[:, 0] < 0
@@ -344,7 +348,7 @@ def graph_runner(
         )
     keep = [u.fn for u in units]
     runner = GraphRunner(source, name, fns, roots, input_slots, keep, arrays)
-    runner.windows = list(windows.values())
+    runner.windows = [w for _, w in windows.values()]
     if arrays is not None:
         kernel_of = tuple(int(k) for k in arrays["tasks"][:, 0]) if names else ()
         graph = (kernel_of, tuple(tuple(d) for d in deps), tuple(names))

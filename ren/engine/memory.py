@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
@@ -315,10 +316,10 @@ def _plan_device(
         life[id(buf)] = (first, last)
     offsets, events, live, lower = {}, [], 0, 0
     delay = reuse_delay(device)
-    held: list[tuple[int, int]] = []  # (the step a freed block may be reused at, its offset)
+    held: deque[tuple[int, int]] = deque()  # (the step a freed block may be reused at, offset)
     for step in range(steps):
         while held and held[0][0] <= step:
-            tlsf.free(held.pop(0)[1])
+            tlsf.free(held.popleft()[1])
         for buf in sorted(starts.get(step, ()), key=lambda b: -b.nbytes):  # big blocks first
             offsets[id(buf)] = tlsf.alloc(buf.nbytes, ALIGN)
             events.append(Event("alloc", step, buf.id, offsets[id(buf)], buf.nbytes))
