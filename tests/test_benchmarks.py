@@ -869,3 +869,23 @@ def test_threads_benchmark_writes_its_json(tmp_path: Path):
         want = sorted(a / b for a, b in zip(one, mine, strict=True))
         assert s["round_speedups"] == pytest.approx([one[k] / mine[k] for k in (0, 1)])
         assert s["speedup"] == pytest.approx(sum(want) / 2)  # the median of two
+
+
+@pytest.mark.cc
+def test_pairs_benchmark_writes_its_json(tmp_path: Path):
+    out = tmp_path / "pairs.json"
+    stdout = bench("pairs", "--sets", "q", "--pairs", "3", "--out", str(out), timeout=300)
+    assert stdout.strip().splitlines()[-1] == f"wrote {out}"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["benchmark"] == "pairs" and data["pairs"] == 3
+    if not data["peer"]["available"]:  # SEAL is not installed: said, and nothing timed
+        assert data["results"] == [] and "SEAL is not installed" in stdout
+        return
+    rows = {r["bench"]: r for r in data["results"]}
+    assert set(rows) == {"ckks.multiply", "ckks.rotate"}
+    for row in rows.values():
+        # both results were decrypted and compared with NumPy before a pair was timed
+        assert row["params"] == "q" and row["check"] == "ok"
+        assert row["ren_bits"] > 20 and row["seal_bits"] > 12
+        assert row["ren_ms"] > 0 and row["seal_ms"] > 0
+        assert 0 < row["ratio_q1"] <= row["ratio"] <= row["ratio_q3"]

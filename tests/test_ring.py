@@ -10,6 +10,7 @@ and bit reversal from ``tests/oracles.py``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 import re
 
@@ -28,6 +29,7 @@ from ren.ring import (
     ntt_primes,
     primitive_root_2n,
 )
+from ren.ring.tables import lift_exact, lift_threshold
 from tests.oracles import automorphism, brv, ntt_slots, slot_point, smallest_root_brute
 
 # --------------------------------------------------------------------------------------------
@@ -626,3 +628,33 @@ def test_a_ring_pickles_without_its_cached_hash():
         back = pickle.loads(pickle.dumps(value))
         assert "_hash" in value.__dict__ and "_hash" not in back.__dict__
         assert back == value and hash(back) == hash(value)
+
+
+@pytest.mark.parametrize("q", [3, 5, 97, 2**31 - 1, ntt_primes(256, 44, 1)[0], 2**61 - 1])
+def test_the_lift_threshold_is_where_the_float_rounding_turns_to_one(q):
+    """``lift_threshold``: a one-limb basis change's ``v`` is 0 just below it and 1 at it.
+
+    The oracle is the float64 expression itself, evaluated with Python floats (IEEE doubles, as
+    NumPy's and C's), on both sides; where doubles hold ``q`` exactly it is ``y > q/2``.
+    """
+    t = lift_threshold(q)
+
+    def v(y: int) -> int:
+        return math.floor(float(y) / float(q) + 0.5)
+
+    assert v(t) == 1 and v(t - 1) == 0
+    assert (
+        q // 2 - 2**10 <= t <= q // 2 + 1
+    )  # within float rounding of q/2 (exactly q/2 + 1 when small)
+    if q < 2**52:
+        assert t == q // 2 + 1  # exact in double: y / q + 1/2 >= 1 iff y > q/2
+
+
+def test_a_one_limb_lift_is_exact_below_52_bits_and_not_at_60():
+    """``lift_exact``: the float correction is the comparison with ``q/2`` for the moduli CKKS
+    scales by, not for a 60-bit one (where ``(q - 1) / 2`` rounds to one half)."""
+    for bits in (30, 40, 50, 52):
+        assert lift_exact(ntt_primes(1024, bits, 1)[0])
+    q = ntt_primes(1024, 60, 1)[0]
+    assert not lift_exact(q)
+    assert math.floor(float((q - 1) // 2) / float(q) + 0.5) == 1  # the reason, in Python floats

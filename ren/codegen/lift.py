@@ -5,11 +5,19 @@ moduli by its centered lift: ``y`` in ``[0, q)`` is ``y - q`` when past ``q/2``.
 kernel computes the same words through the 128-bit sums of a fast base conversion with ``L``
 terms; with ``L = 1`` every sum has one term and ``Q/q = 1``, so the words are
 
-  v   = floor(y / q + 1/2)          in double, 0 or 1: the same float64 operations as the generic
-                                    kernel and ren.ring.arith.base_convert, so the same v
-  out = (y mod p) - v (q mod p)     mod p, then one Montgomery product by R^2 mod p
+  v   = floor(y / q + 1/2)          in double, 0 or 1: the generic kernel's and
+                                    ren.ring.arith.base_convert's float64 operations
+  out = (y - v q) R mod p           in Montgomery form
 
-one Montgomery product per word where the generic kernel takes three and two 128-bit products.
+Both steps are cheaper here than they look. Each float64 operation of ``v`` rounds
+monotonically, so ``v`` is 1 exactly from a threshold ``T`` on, which the table holds
+(``ren.ring.tables.lift_threshold``, found by bisection with those same operations):
+``v = y >= T``, no division. And ``y < 2^64``, ``R^2 mod p < p`` make ``y (R^2 mod p) < p R``, in
+range for one Montgomery product: ``y R mod p`` is that product, with no ``y mod p`` before it (a
+64-bit division where ``q`` is much larger than ``p``). The ``- v q`` goes in before it as
+``+ v (-q mod p)``, which keeps the sum below ``q + p < 2^64`` and the loop free of branches. So a
+word is one Montgomery product, an add and an and; the generic kernel takes three products and
+two 128-bit ones.
 """
 
 from __future__ import annotations
@@ -28,22 +36,23 @@ from ren.codegen.ckernel import (
 )
 from ren.codegen.helpers import c_helpers, family_header, family_tag, fill, omp_for_words
 from ren.ring import RingSpec
+from ren.ring.tables import lift_threshold
 
 __all__ = ["applies", "lift_source", "lift_tables"]
 
 LIFT_DOC = """\
 Basis change of one limb (q, from the table) to the table's target moduli: the centered value
 a_c mod each target modulus, the words of the fast base conversion (ren.ring.arith.base_convert)
-with L = 1: y = a R^-1 mod q plain, v = floor(y / q + 1/2) in double (0 or 1), out = (y mod p) -
-v (q mod p) mod p in Montgomery form (y mod p by conditional subtractions of 2^k p where q < 32p,
-else a division). A target modulus equal to q gets a copy of the limb.
+with L = 1: y = a R^-1 mod q plain, v = floor(y / q + 1/2) in double (0 or 1: the table's T is the
+least y where it is 1), out = (y - v q) R mod p = mont(y + v (-q mod p), R^2 mod p). A
+target modulus equal to q gets a copy of the limb.
 
   out      (L', {n}) target words; must not overlap `in`.
   in       (1, {n}) source words in [0, q), coefficient form.
   c        the table (ren.codegen.lift.lift_tables): F (fresh targets), S (shared), q, q^-1 mod
-           2^64, the S rows equal to q, the F fresh rows, then P, P_INV, Q_MOD_P, STEPS (a
-           negative step count as its two's complement) and R2, F words each.
-  q_float  (1,) q as a double.
+           2^64, T, the S rows equal to q, the F fresh rows, then P, P_INV, MINUS_Q (-q mod p)
+           and R2 (R^2 mod p), F words each.
+  q_float  (1,) q as a double (the basis-change family's argument; T stands for it here).
   words    (2,) the coefficients to compute, [words[0], words[1]) ([0, {n}) for all of them)."""
 
 LIFT = """
@@ -54,14 +63,13 @@ void {name}(uint64_t *restrict out, const uint64_t *restrict in, const uint64_t 
 {
     {words}
     const int64_t n_fresh = (int64_t)c[0], n_shared = (int64_t)c[1];
-    const uint64_t q = c[2], q_inv = c[3];
-    const uint64_t *restrict SHARED_DST = c + 4, *restrict FRESH_ROWS = SHARED_DST + n_shared;
+    const uint64_t q = c[2], q_inv = c[3], T = c[4];
+    const uint64_t *restrict SHARED_DST = c + 5, *restrict FRESH_ROWS = SHARED_DST + n_shared;
     const uint64_t *restrict P = FRESH_ROWS + n_fresh, *restrict P_INV = P + n_fresh;
-    const uint64_t *restrict Q_MOD_P = P_INV + n_fresh, *restrict STEPS = Q_MOD_P + n_fresh;
-    const uint64_t *restrict R2 = STEPS + n_fresh;
-    const double q_float = q_float_[0];
+    const uint64_t *restrict MINUS_Q = P_INV + n_fresh, *restrict R2 = MINUS_Q + n_fresh;
     const int64_t L = n_fresh;                          /* the rows the loop below computes */
     (void)L;                                            /* (read by OpenMP's if clause only) */
+    (void)q_float_;
     for (int64_t s = 0; s < n_shared; ++s)
         for (size_t k = K_LO; k < K_HI; ++k)
             out[(size_t)SHARED_DST[s] * {n} + k] = in[k];
@@ -70,39 +78,17 @@ void {name}(uint64_t *restrict out, const uint64_t *restrict in, const uint64_t 
         uint64_t y[B], v[B];
         for (int b = 0; b < B; ++b) {
             y[b] = mont_mul_u64(in[k0 + b], 1, q, q_inv);                  /* plain, in [0, q) */
-            v[b] = (uint64_t)((double)y[b] / q_float + 0.5);              /* as the reference */
+            v[b] = 0 - (uint64_t)(y[b] >= T);             /* all ones where y / q rounds to 1 */
         }
         for (int64_t f = 0; f < n_fresh; ++f) {
-            const uint64_t p = P[f], p_inv = P_INV[f], q_mod_p = Q_MOD_P[f], r2 = R2[f];
-            const int64_t steps = (int64_t)STEPS[f];
+            const uint64_t p = P[f], p_inv = P_INV[f], minus_q = MINUS_Q[f], r2 = R2[f];
             uint64_t *restrict dst = out + (size_t)FRESH_ROWS[f] * {n} + k0;
-            uint64_t r[B];
-            if (steps < 0) {                                /* q >= 32p: y mod p by division */
-                for (int b = 0; b < B; ++b)
-                    r[b] = y[b] % p;
-            } else {               /* q < 2^(s+1) p: subtract 2^k p where it fits, k = s .. 0 */
-                for (int b = 0; b < B; ++b)
-                    r[b] = y[b];
-                for (int64_t k = steps; k >= 0; --k)
-                    for (int b = 0; b < B; ++b)
-                        r[b] = r[b] >= (p << k) ? r[b] - (p << k) : r[b];
-            }
-            for (int b = 0; b < B; ++b)
-                dst[b] = mont_mul_u64(sub_mod_u64(r[b], q_mod_p & (0 - v[b]), p), r2, p, p_inv);
+            for (int b = 0; b < B; ++b)                    /* y + v (-q mod p) < q + p < 2^64 */
+                dst[b] = mont_mul_u64(y[b] + (minus_q & v[b]), r2, p, p_inv);
         }
     }
 }
 """
-
-
-def _steps(q: int, p: int) -> int:
-    """How the kernel reduces ``y < q`` mod ``p``: ``s`` conditional subtractions, or -1 (a ``%``).
-
-    ``s`` is the largest with ``2**s p <= q - 1`` (0 when ``q <= 2p``): subtracting ``2**k p``
-    where it fits, ``k = s .. 0``, leaves ``y mod p``. Past ``s = 4`` (``q >= 32p``) a division.
-    """
-    s = max(0, ((q - 1) // p).bit_length() - 1)
-    return s if s <= 4 else -1
 
 
 def applies(ring: RingSpec, target: RingSpec) -> bool:
@@ -160,10 +146,9 @@ def lift_tables(ring: RingSpec, target: RingSpec) -> tuple[np.ndarray, np.ndarra
     fresh = [k for k, p in enumerate(target.moduli) if p != q]
     shared = [k for k, p in enumerate(target.moduli) if p == q]
     ps = [target.moduli[k] for k in fresh]
-    words = [len(fresh), len(shared), q, pow(q, -1, R), *shared, *fresh, *ps]
+    words = [len(fresh), len(shared), q, pow(q, -1, R), lift_threshold(q), *shared, *fresh, *ps]
     words += [pow(p, -1, R) for p in ps]
-    words += [q % p for p in ps]
-    words += [_steps(q, p) % R for p in ps]
+    words += [-q % p for p in ps]
     words += [R * R % p for p in ps]
     q_float = frozen(np.array([float(q)], dtype=np.float64))
     return frozen(np.array(words, dtype=np.uint64)), q_float, word_range(ring.n)

@@ -7,6 +7,14 @@ Rules (``c`` is a constant, ``x``, ``y`` are not):
   inputs are pushed toward NTT).
 * ``AUTOMORPHISM(x)``: ``x`` in NTT form (a permutation of slots).
 * ``RESCALE(x)`` and a basis-extending ``TO_RING(x)``: ``x`` in coefficient form.
+* ``NTT(RESCALE(x))``, ``x`` in NTT form, dividing by one modulus ``q`` whose dropping leaves a
+  contiguous run: stays in NTT form. Only ``q``'s limb goes to coefficients: its centered residue
+  ``r`` is extended to the kept moduli and brought back to NTT form, and the result is
+  ``(x - r) q^-1`` slot by slot. ``x - r`` is the multiple of ``q`` nearest to ``x`` (``q`` is odd:
+  no ties), so the words are the rescale's, for one inverse NTT of a limb where the rescale needs
+  one of every limb (a CKKS rescale's shape). Only where the extension from ``q`` is exact for
+  every value (``ren.ring.tables.lift_exact``: ``q`` below about ``2^52``; a 60-bit ``q`` keeps the
+  rescale, whose words no float decides).
 * ``MUL(x, c)``, ``ADD(x, c)``, ``SUB``: never change a domain: a constant is lowered later in
   whatever domain its user computes in.
 
@@ -20,12 +28,14 @@ computes); only its sources are converted.
 
 from __future__ import annotations
 
-from ren.ir.facts import domain_of, is_const, is_view
-from ren.ir.node import Node
+from ren.ir.facts import domain_of, is_const, is_view, need_ring
+from ren.ir.node import Node, ToRingArg
 from ren.ir.op import Op
 from ren.ir.rewrite import Pat, Rules, graph_rewrite
 from ren.passes import ScheduleContext, make
+from ren.passes.simplify import const_like
 from ren.ring import Domain
+from ren.ring.tables import lift_exact
 
 __all__ = ["rules", "run"]
 ESTABLISHES: frozenset[str] = frozenset({"domains"})  # what the verifier checks from here on
@@ -59,8 +69,35 @@ def source_to_coeff(node: Node) -> Node | None:
     return None if src == node.src else node.replace(src=src)
 
 
+RESCALE_OF_INTT = Pat(Op.RESCALE, src=(Pat(Op.INTT, src=(Pat.var("x"),)),), name="rescale")
+
+
+def rescale_in_ntt(rescale: Node, x: Node) -> Node | None:
+    """A rescale by one modulus between NTT forms, computed in NTT form (see the module).
+
+    ``ntt(rescale(intt(x))) -> (view(x) - ntt(to_ring(intt(x mod q)))) * q^-1``
+    """
+    (q,) = rescale.arg.moduli if len(rescale.arg.moduli) == 1 else (None,)
+    if q is None or x.op is Op.NTT:  # intt(ntt(y)) folds away: the coefficient rescale is cheaper
+        return None
+    if not lift_exact(q):
+        return None
+    ring, out = need_ring(x), need_ring(rescale)
+    if ring.contiguous_offset(out) is None or out.n < 2:
+        return None
+    one = ring.with_moduli((q,))
+    if ring.contiguous_offset(one) is None:
+        return None
+    dropped = make(Op.INTT, Node(Op.TO_RING, x.dtype, (x,), ToRingArg(one)))
+    r = make(Op.NTT, Node(Op.TO_RING, rescale.dtype, (dropped,), ToRingArg(out)))
+    kept = Node(Op.TO_RING, rescale.dtype, (x,), ToRingArg(out))
+    inverse = const_like(pow(q, -1, out.Q), rescale, Domain.COEFF)
+    return make(Op.MUL, make(Op.SUB, kept, r), inverse)
+
+
 rules = Rules(
     [
+        (Pat(Op.NTT, src=(RESCALE_OF_INTT,)), rescale_in_ntt),
         (Pat((Op.MUL, Op.ADD, Op.SUB, Op.AUTOMORPHISM), name="node"), sources_to_ntt),
         (Pat((Op.RESCALE, Op.TO_RING), name="node"), source_to_coeff),
     ]

@@ -22,6 +22,8 @@ __all__ = [
     "automorphism_ntt_table",
     "bit_reverse",
     "galois_for_rotation",
+    "lift_exact",
+    "lift_threshold",
     "modulus_powers",
     "modulus_tables",
     "ring_tables",
@@ -240,3 +242,42 @@ def ring_tables(ring: RingSpec) -> RingTables:
         psi_inv_rev=psi_inv_rev,
         brv=brv,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# the basis change of one limb
+
+
+@functools.cache
+def lift_threshold(q: int) -> int:
+    """The least ``y`` in ``[0, q)`` with ``floor(double(y) / double(q) + 0.5) = 1`` in float64.
+
+    That is the correction ``v`` of a basis change from the one modulus ``q``
+    (``ren.ring.arith.base_convert`` with ``L = 1``): each float64 operation rounds monotonically
+    in ``y``, so ``v`` is 0 below this and 1 from it on, and a kernel can compare where the
+    reference divides. Found by bisection with NumPy's float64 operations, which are the C
+    kernels' and the reference's.
+    """
+    qf = np.float64(q)
+
+    def rounds_up(y: int) -> bool:
+        return bool(np.floor(np.float64(np.uint64(y)) / qf + 0.5) >= 1.0)
+
+    lo, hi = 0, q - 1  # rounds_up(q - 1) holds: (q - 1) / q + 1/2 > 1 for every q > 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if rounds_up(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def lift_exact(q: int) -> bool:
+    """Whether the basis change from the one modulus ``q`` is exact for every value.
+
+    It is when the float correction turns to 1 exactly past ``q/2`` (``lift_threshold``): true
+    for moduli below about ``2^52``, where the doubles hold ``y`` and ``q``; at 60 bits a value
+    within about ``2^-53 q`` of ``q/2`` lifts to the other side (the docs of ``base_convert``).
+    """
+    return lift_threshold(q) == q // 2 + 1

@@ -168,11 +168,11 @@ def test_kernel_counts_follow_the_algorithm(ctx, xs):
     d = sum(1 for digit in PARAMS.digits if any(i <= ct.level for i in digit))
     kinds = kernels.kinds
     # ModUp once for the baby steps and once per giant step; ModDown twice per rotation;
-    # the rescale: an inverse NTT, a RESCALE and an NTT per part
+    # the rescale, in NTT form: per part the dropped limb's inverse NTT, its extension, an NTT
     assert kinds["intt"] == 1 + 2 * babies + 3 * giants + 2
-    assert kinds["base_convert"] == d + 2 * babies + (d + 2) * giants
+    assert kinds["base_convert"] == d + 2 * babies + (d + 2) * giants + 2
     assert kinds["ntt"] == d + 2 * babies + (d + 2) * giants + 2
-    assert kinds["rescale"] == 2
+    assert kinds.get("rescale", 0) == 0
 
 
 def test_jit_gives_the_eager_result(ctx, xs):

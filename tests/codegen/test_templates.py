@@ -397,9 +397,9 @@ def _lift_cases() -> list[tuple[RingSpec, RingSpec]]:
     small, big = ntt_primes(n, 30, 1)[0], ntt_primes(n, 62, 1)[0]
     return [
         (RingSpec(n, (q44,)), RingSpec(n, (ntt_primes(n, 44, 2)[1], q44, q60))),  # p <, =, > q
-        (RingSpec(n, (q60,)), RingSpec(n, (small, big, *ntt_primes(n, 58, 2)))),  # q > 2p: a %
+        (RingSpec(n, (q60,)), RingSpec(n, (small, big, *ntt_primes(n, 58, 2)))),  # q >> p, q < p
         (RingSpec(n, (big,)), RingSpec(n, (q60, q44))),
-        # q / p from about 2 to about 32: 0 to 4 conditional subtractions of 2^k p, and a %
+        # q / p from about 1 to about 32
         (
             RingSpec(n, (ntt_primes(n, 48, 1)[0],)),
             RingSpec(
@@ -418,14 +418,16 @@ def test_the_one_limb_lift_gives_the_generic_words(build, ring, target):
     """The fast path for one source limb against the reference, near q/2 and at the ends.
 
     At 60 and 62 bits ``y / q`` rounds to 1/2 next to ``q/2``, so ``v`` is the float's, not the
-    exact comparison's: both kernels must agree with ``ren.ring.arith.base_convert`` there too.
+    exact comparison's: both kernels must agree with ``ren.ring.arith.base_convert`` there too,
+    on both sides of the lift's threshold.
     """
     from ren.codegen import lift
+    from ren.ring.tables import lift_threshold
 
     assert lift.applies(ring, target)
     (q,) = ring.moduli
-    h = q // 2
-    coeffs = [0, 1, q - 1, h, h + 1, h - 1, h + 2, h - 2]
+    h, t = q // 2, lift_threshold(q)
+    coeffs = [0, 1, q - 1, h, h + 1, h - 1, h + 2, h - 2, t - 2, t - 1, t, t + 1]
     coeffs += [int(x) for x in np.random.default_rng(3).integers(0, q, ring.n - len(coeffs))]
     a = rk.encode_coeffs(ring, coeffs)
     want = rk.base_convert(ring, a, target)

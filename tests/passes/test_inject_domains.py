@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from ren.ir.facts import domain_of, facts, is_const
@@ -9,17 +11,22 @@ from ren.ir.node import Node
 from ren.ir.op import DType, Op
 from ren.ir.spec import verify
 from ren.poly import Poly
-from ren.ring import Domain, RingSpec
+from ren.ring import Domain, RingSpec, ntt_primes
 from tests.passes.helpers import (
     RING,
+    RING3,
     apply,
     check_realizes,
     check_value_unchanged,
     coeff_input,
+    coeffs,
+    front_value,
     graph_after,
     ntt_input,
     prepare,
+    realized,
     rules_fired,
+    value,
 )
 
 A = [1, 2, 3, 4, 5, 6, 7, 8]
@@ -157,3 +164,93 @@ def test_establishes(seed):
             assert domain_of(n.src[0]) is Domain.COEFF
     for old, new in zip(before.src, after.src, strict=True):
         assert facts(new) == facts(old)
+
+
+# --------------------------------------------------------------------------------------------
+# a rescale between NTT forms: only the dropped limb goes to coefficients
+
+WIDE = RingSpec(8, tuple(ntt_primes(8, 50, 3)))  # u64 words, 50-bit moduli
+
+
+def _rounded(coeffs: list[int], ring: RingSpec, q: int) -> list[int]:
+    """``round(a_c / q)`` (ties up) modulo the kept moduli, in Python integers: the oracle."""
+    Q, kept = ring.Q, ring.Q // q
+    out = []
+    for a in coeffs:
+        a %= Q
+        centered = a - Q if a > Q // 2 else a
+        out.append(((2 * centered + q) // (2 * q)) % kept)  # floor(a_c / q + 1/2)
+    return out
+
+
+def _values(rnd: random.Random, ring: RingSpec, q: int) -> list[int]:
+    """Random coefficients whose residues modulo ``q`` include the centered lift's edges."""
+    edges = (0, 1, q - 1, q // 2, q // 2 + 1, q // 2 - 1)  # residue r modulo q, any value above
+    out = [rnd.randrange(ring.Q // q) * q + r for r in edges]
+    return out + [rnd.randrange(ring.Q) for _ in range(ring.n - len(out))]
+
+
+@pytest.mark.parametrize("ring", [RING3, RingSpec(8, (17, 97)), WIDE], ids=["u32", "two", "u64"])
+@pytest.mark.parametrize("drop", ["last", "first"])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_rescale_between_ntt_forms_stays_in_ntt_form_with_the_rescales_words(ring, drop, seed):
+    """``ntt(rescale(x))`` for an NTT-form ``x``: one limb to coefficients, and the same value.
+
+    Oracles: Python integers' ``round(a_c / q)``, the reference evaluator before and after, and
+    the realized words on the python device.
+    """
+    rnd = random.Random(seed)
+    q = ring.moduli[-1] if drop == "last" else ring.moduli[0]
+    coeffs = _values(rnd, ring, q)
+    b = ntt_input(coeffs, ring)
+    p = b.rescale(q).ntt()
+    want = (_rounded(coeffs, ring, q),)
+    assert front_value([p]) == want
+    before, ctx = prepare(p, upto="inject_domains")
+    after = apply("inject_domains", before, ctx)
+    assert rules_fired(ctx, "inject_domains") == ["source_to_coeff", "rescale_in_ntt"]
+    seen = after.toposort()
+    assert Op.RESCALE not in {n.op for n in seen}
+    (intt,) = [n for n in seen if n.op is Op.INTT]  # the dropped limb alone
+    assert facts(intt).ring == RingSpec(8, (q,))
+    assert value(after) == want
+    assert tuple(realized(after, ctx, "inject_domains")) == want
+
+
+def test_a_rescale_in_ntt_form_keeps_other_users_of_the_rescale_right():
+    """A rescale read in coefficient form too is computed both ways, each with its value."""
+    rnd = random.Random(7)
+    b = ntt_input(coeffs(rnd, RING3), RING3)
+    r = b.rescale()
+    want = front_value([r.ntt(), r])
+    before, ctx = prepare(r.ntt(), r, upto="inject_domains")
+    after = apply("inject_domains", before, ctx)
+    assert "rescale_in_ntt" in rules_fired(ctx, "inject_domains")
+    assert value(after) == want
+    assert tuple(realized(after, ctx, "inject_domains")) == want
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda b, c: b.rescale((97, 113)).ntt(),  # two moduli: the extension is not exact
+        lambda b, c: b.rescale(97).ntt(),  # keeps (17, 113): not a view of b
+        lambda b, c: b.rescale(),  # read in coefficient form
+        lambda b, c: c.ntt().rescale().ntt(),  # intt(ntt(c)) folds: c's rescale is cheaper
+        lambda b, c: None,  # a 60-bit modulus: its one-limb extension is not exact
+    ],
+    ids=["two-moduli", "middle", "coefficient-result", "folds", "60-bit"],
+)
+def test_other_rescales_keep_the_coefficient_rescale(make):
+    rnd = random.Random(3)
+    b, c = ntt_input(coeffs(rnd, RING3), RING3), coeff_input(coeffs(rnd, RING3), RING3)
+    p = make(b, c)
+    if p is None:
+        wide = RingSpec(8, tuple(ntt_primes(8, 60, 3)))
+        p = ntt_input(coeffs(rnd, wide), wide).rescale().ntt()
+    want = front_value([p])
+    before, ctx = prepare(p, upto="inject_domains")
+    after = apply("inject_domains", before, ctx)
+    assert "rescale_in_ntt" not in rules_fired(ctx, "inject_domains")
+    assert Op.RESCALE in {n.op for n in after.toposort()}
+    assert value(after) == want

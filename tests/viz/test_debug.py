@@ -195,11 +195,12 @@ def test_run_one_unit_writes_what_the_reference_computes():
     with pytest.raises(ValueError, match="not written yet"):
         st.limbs(1)
 
-    # the product, back in coefficient form (the intt kernel), against the schoolbook product
+    # the rescale runs in NTT form: the intt kernel brings the product's last limb back to
+    # coefficients, against the schoolbook product modulo that limb's modulus
     intt = next(i for i, k in enumerate(st.realization.kernels) if k.info.kind == "intt")
     st.run(intt + 1 - st.ran)
-    product = reference.evaluate((a2 * b2).node)
-    assert st.coeffs(intt) == [reference.centered(x, RING.Q) for x in product]
+    product, q = reference.evaluate((a2 * b2).node), RING.moduli[-1]
+    assert st.coeffs(intt) == [reference.centered(x % q, q) for x in product]
     shown = re.search(r"first 8 of 16\n  ([-\d ]+)", st.buffer(f"k{intt}")).group(1)
     assert [int(x) for x in shown.split()[:8]] == st.coeffs(intt)[:8]
 
@@ -564,24 +565,24 @@ def test_a_terminal_session(tmp_path):
 
         kernels = term.send("kernels")
         rows = kernel_rows(kernels)
-        assert len(rows) == 7 and not any(ran for _, ran, _ in rows)
-        assert kernels.startswith("7 kernels, 0 ran, next: 0")
+        assert len(rows) == 8 and not any(ran for _, ran, _ in rows)
+        assert kernels.startswith("8 kernels, 0 ran, next: 0")
 
         source = term.send("source 0")
         assert source.startswith("STORE void\n  SLOT u32 #0\n  NTT u32")
 
         ran = term.send("run")
         assert ran.startswith("ran   0  ntt_n16_L2_u32 ")
-        assert "1 of 7 units ran; next: 1" in ran
+        assert "1 of 8 units ran; next: 1" in ran
 
         limbs = term.send("buffer k0 limbs")
         rows = re.findall(r"^  mod\s+(\d+): ([\d ]+) \.\.\. \(8 more\)", limbs, re.M)
         assert [int(q) for q, _ in rows] == list(RING.moduli)
         assert [[int(x) for x in row.split()] for _, row in rows] == ntt_a[:, :8].tolist()
-        assert "not written yet: kernel 6" in term.send("buffer b8")
+        assert "not written yet: kernel 7" in term.send("buffer b9")
 
         arena = term.send("arena")
-        assert "memory before kernel 1 (ntt_n16_L2_u32); 1 of 7 ran" in arena
+        assert "memory before kernel 1 (ntt_n16_L2_u32); 1 of 8 ran" in arena
         assert "^ kernel 1 runs next" in arena
         assert "holding data a later kernel reads:" in arena
 
@@ -599,7 +600,7 @@ def test_a_terminal_session(tmp_path):
         if term.proc.poll() is None:
             term.proc.kill()
     assert code == 0, rest
-    assert "7 of 7 units ran: done" in rest
+    assert "8 of 8 units ran: done" in rest
     assert "the program goes on" in rest
     assert f"result {result}" in rest
     assert "second" in rest  # the second realization ran without stopping
