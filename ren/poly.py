@@ -256,6 +256,12 @@ class Poly:
     def __repr__(self) -> str:
         return f"<Poly {self.ring.short()} {self.domain.value} {self.device} {self.node.op.name}>"
 
+    def _repr_html_(self) -> str:
+        """The notebook's display (``ren.display.poly_html``): computes nothing."""
+        from ren.display import poly_html
+
+        return poly_html(self)
+
     # --- a value: comparison, hashing, NumPy, pickling, copies --------------------------------
     #: NumPy defers every operator with an array to ``Poly``, whose operators refuse arrays, so
     #: ``a + np.arange(n)`` and ``np.ones(n) * a`` are Python's ``TypeError`` (not an array of

@@ -35,7 +35,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("codegen", ("ren.codegen",)),
     ("backends", ("ren.backends",)),
     ("engine", ("ren.engine",)),
-    ("front", ("ren.poly", "ren.repoint", "ren.hooks", "ren.capture")),
+    ("front", ("ren.poly", "ren.repoint", "ren.hooks", "ren.display", "ren.capture")),
     ("rlwe", ("ren.schemes.rlwe",)),
     ("schemes", ("ren.schemes",)),
     ("circuits", ("ren.circuits",)),

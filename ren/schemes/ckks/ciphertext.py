@@ -14,7 +14,7 @@ from ren.ring import RingSpec
 from ren.schemes.ckks.active import context_arg, current, plan_fields
 from ren.schemes.ckks.encoding import precision_bits
 from ren.schemes.ckks.noise import Noise
-from ren.schemes.ckks.params import Params, read_value
+from ren.schemes.ckks.params import Params, read_value, scale_text
 from ren.schemes.ckks.ranges import expectations, out_of_range
 from ren.schemes.ckks.registry import circuit
 from ren.schemes.ckks.shadow import Shadow, observe
@@ -166,6 +166,19 @@ class Ciphertext(RlweCiphertext):
         breaks; ``None`` without a shadow (``ren.schemes.ckks.shadow.observe``).
         """
         return observe(self)
+
+    def _display_rows(self) -> list[tuple[str, object]]:
+        """The display's CKKS rows: the scale, the slots, the precision the noise model predicts."""
+        rows: list[tuple[str, object]] = [
+            ("scale", scale_text(self.scale)),
+            ("slots", f"{self._params().slots}, {'real' if self.real else 'complex'}"),
+        ]
+        if self.noise is not None:
+            from ren.schemes.ckks.api import predicted_precision  # it imports this module
+
+            bits = predicted_precision(self)
+            rows.append(("predicted precision", f"{bits:.1f} bits (the noise model, nothing run)"))
+        return rows
 
     def __ren_region_notes__(self, side: str) -> dict[str, Any]:
         """What a region notes of it as input (``side="in"``) or output: level and scale."""

@@ -229,6 +229,10 @@ class Params(Chain):
         """The default scale, ``2**scale_bits``."""
         return float(2**self.scale_bits)
 
+    def _display_rows(self) -> list[tuple[str, object]]:
+        """The display's CKKS rows (``rlwe.display``): the default scale and the slots."""
+        return [("scale", f"2^{self.scale_bits}"), ("slots", f"{self.slots} complex")]
+
     # --- serialization ------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
         """The parameters in Ren's versioned, checksummed CKKS format."""

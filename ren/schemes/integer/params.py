@@ -151,6 +151,11 @@ class IntParams(Chain):
         """The number of integers a plaintext holds: ``n`` (two rows of ``n/2`` when batching)."""
         return self.n
 
+    def _display_rows(self) -> list[tuple[str, object]]:
+        """The display's rows (``rlwe.display``): the plaintext modulus and what it holds."""
+        held = f"{self.n} slots (batching)" if self.batching else "a polynomial mod t"
+        return [("t", f"{self.t} ({self.t.bit_length()} bits): {held}")]
+
     @functools.cached_property
     def plain_ring(self) -> RingSpec:
         """``Z_t[X]/(X^n + 1)``, whose NTT gives the slots (only when :attr:`batching`)."""

@@ -244,6 +244,18 @@ class Ciphertext(RlweCiphertext):
         name = self.params.scheme if self.params is not None else "integer"
         return f"<{name}.Ciphertext n={self.parts[0].ring.n} level={self.level} parts={self.size}>"
 
+    def _display_rows(self) -> list[tuple[str, object]]:
+        """The display's rows: ``t``, and the noise budget the estimate predicts (no key read)."""
+        rows: list[tuple[str, object]] = []
+        if self.params is not None:
+            rows.append(("t", self.params.t))
+        if self.noise is not None and self.params is not None:
+            from ren.schemes.integer.noise import predicted_budget
+
+            budget = f"{predicted_budget(self):.1f} bits (the noise model, nothing run)"
+            rows.append(("predicted noise budget", budget))
+        return rows
+
     def __ren_region_notes__(self, side: str) -> dict[str, Any]:
         """What a region notes of it as input (``side="in"``) or output: its level."""
         return {f"level_{side}": self.level}

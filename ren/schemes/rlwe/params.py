@@ -144,6 +144,12 @@ class Chain:
             shown.append(f"q_moduli={self.q_moduli!r}, p_moduli={self.p_moduli!r}")
         return f"{type(self).__qualname__}({', '.join(shown)})"
 
+    def _repr_html_(self) -> str:
+        """The notebook's display: the arguments and the modulus chain (``rlwe.display``)."""
+        from ren.schemes.rlwe.display import chain_html
+
+        return chain_html(self)
+
     def _check_chain(self, avoid: tuple[int, ...] = ()) -> None:
         """Check the shared arguments, find the moduli, check the digits and the security.
 

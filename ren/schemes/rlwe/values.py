@@ -97,6 +97,16 @@ class RlweCiphertext:
         memo[id(self)] = new
         return new
 
+    def _repr_html_(self) -> str:
+        """The notebook's display (``rlwe.display``): level, ring, the scheme's rows; no slot."""
+        from ren.schemes.rlwe.display import ciphertext_html
+
+        return ciphertext_html(self)
+
+    def _display_rows(self) -> list[tuple[str, object]]:
+        """What the scheme adds to the display: none here (a scheme's class overrides it)."""
+        return []
+
     def __mul__(self, other: object) -> Self:
         return self._ctx().multiply(self, other)
 

@@ -1,0 +1,161 @@
+"""Rich displays: the HTML a Ren object shows itself as in a notebook.
+
+Jupyter (and any front end that reads ``_repr_html_``) shows a ``Poly``, a ciphertext or a
+parameter set as a small box: a title line, a table of what it is, and for a lazy value the graph
+it will compute. This module holds the pieces every display is made of, and the ``Poly``'s own:
+
+* each display is plain HTML with inline styles and, at most, an inline SVG: no script, no link,
+  no font or style fetched, so it shows the same offline and in an exported page;
+* each is at most ``LIMIT`` bytes: tables show the first words, a graph past ``GRAPH_NODES`` nodes
+  is counted by op instead of drawn, and a display that would still be larger is cut with a note;
+* a display never computes: a lazy ``Poly`` shows its graph, not its value, and a ciphertext its
+  level and scale, never its slots (those take a decryption, which the user asks for).
+
+Graphs are drawn by Graphviz's ``dot`` when it is installed (the same drawing as ``REN_DUMP``);
+without it a display lists the graph's ops and says why there is no picture.
+"""
+
+from __future__ import annotations
+
+import collections
+import html
+import shutil
+import subprocess
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ren.ir.dot import to_dot
+from ren.ir.node import Node, toposort
+
+if TYPE_CHECKING:
+    from ren.poly import Poly
+
+__all__ = ["GRAPH_NODES", "LIMIT", "box", "esc", "fields", "graph", "poly_html", "table"]
+
+#: The most bytes one display takes; past it the display is cut and says so.
+LIMIT = 200_000
+#: The most nodes a lazy value's graph is drawn with; past it, a count of its ops.
+GRAPH_NODES = 60
+#: Words and limbs a ``Poly`` display shows (the first of each).
+WORDS, LIMBS = 8, 6
+
+_BOX = (
+    "border:1px solid #b0bec5;border-radius:4px;padding:6px 10px;margin:4px 0;"
+    "font-family:sans-serif;font-size:13px;max-width:100%;overflow-x:auto"
+)
+_CELL = "border:1px solid #cfd8dc;padding:2px 6px;text-align:right;font-family:monospace"
+_HEAD = "border:1px solid #cfd8dc;padding:2px 6px;background:#eceff1;text-align:left"
+
+
+def esc(value: object) -> str:
+    """``str(value)`` escaped for HTML text and attributes."""
+    return html.escape(str(value), quote=True)
+
+
+def table(header: Sequence[object], rows: Sequence[Sequence[object]], caption: str = "") -> str:
+    """An HTML table: ``header`` cells, then ``rows``, every cell escaped."""
+    head = "".join(f'<th style="{_HEAD}">{esc(h)}</th>' for h in header)
+    body = "".join(
+        "<tr>" + "".join(f'<td style="{_CELL}">{esc(c)}</td>' for c in row) + "</tr>"
+        for row in rows
+    )
+    cap = f'<caption style="text-align:left;color:#546e7a">{esc(caption)}</caption>'
+    return (
+        f'<table style="border-collapse:collapse;margin:4px 0">{cap if caption else ""}'
+        f"<tr>{head}</tr>{body}</table>"
+    )
+
+
+def fields(pairs: Sequence[tuple[str, object]]) -> str:
+    """A two-column table of names and values, the names as row headers."""
+    rows = "".join(
+        f'<tr><th style="{_HEAD}">{esc(k)}</th><td style="{_CELL};text-align:left">{esc(v)}</td>'
+        "</tr>"
+        for k, v in pairs
+    )
+    return f'<table style="border-collapse:collapse;margin:4px 0">{rows}</table>'
+
+
+def box(title: str, *parts: str) -> str:
+    """A display: ``title`` in bold over ``parts`` (HTML), cut to ``LIMIT`` bytes with a note."""
+    text = f'<div style="{_BOX}"><b>{esc(title)}</b>{"".join(parts)}</div>'
+    if len(text.encode()) <= LIMIT:
+        return text
+    note = (
+        f'<div style="{_BOX}"><b>{esc(title)}</b><p>(this display is larger than {LIMIT} bytes '
+        "and is not shown whole; print the object, or look with ren.viz)</p></div>"
+    )
+    return note
+
+
+def graph(root: Node, limit: int = GRAPH_NODES) -> str:
+    """The graph below ``root`` as an inline SVG (Graphviz's drawing).
+
+    Past ``limit`` nodes, or without Graphviz, a table of how many nodes of each op it holds
+    and why it is not drawn.
+    """
+    nodes = toposort(root)
+    why = ""
+    if len(nodes) > limit:
+        why = f"{len(nodes)} nodes, more than the {limit} a display draws"
+    elif shutil.which("dot") is None:
+        why = "Graphviz's dot is not installed (apt-get install graphviz)"
+    else:
+        try:
+            done = subprocess.run(
+                ["dot", "-Tsvg"], input=to_dot(root), capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.SubprocessError) as e:
+            why = f"dot failed: {e}"
+        else:
+            if done.returncode == 0 and "<svg" in done.stdout:
+                return _svg_only(done.stdout)
+            why = f"dot failed: {done.stderr.strip()[:200]}"
+    counts = collections.Counter(n.op.name for n in nodes)
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return table(("op", "nodes"), rows, caption=f"the graph, not drawn: {why}")
+
+
+def _svg_only(svg: str) -> str:
+    """The ``<svg>`` element of Graphviz's output: no XML declaration, no doctype, no comments."""
+    start = svg.index("<svg")
+    body = svg[start:]
+    while "<!--" in body:
+        a = body.index("<!--")
+        b = body.index("-->", a) + 3
+        body = body[:a] + body[b:]
+    return f'<div style="max-width:100%;overflow-x:auto">{body}</div>'
+
+
+def poly_html(p: Poly) -> str:
+    """A ``Poly``'s display (``Poly._repr_html_``): what it is, and its words or its graph.
+
+    A stored value shows the first ``WORDS`` residues of its first ``LIMBS`` limbs (plain, as
+    ``limbs()`` gives them; memory holds them in Montgomery form). A lazy value shows the graph
+    it will compute; nothing is computed.
+    """
+    ring = p.ring
+    bits = " + ".join(str(q.bit_length()) for q in ring.moduli)
+    state = "stored" if p.realized else f"lazy ({p.node.op.name}: computed when needed)"
+    info = fields(
+        [
+            ("ring", f"n = {ring.n}, {ring.L} moduli ({bits} bits), {ring.dtype} words"),
+            ("domain", p.domain.value),
+            ("device", p.device),
+            ("value", state),
+        ]
+    )
+    if not p.realized:
+        return box("Poly", info, graph(p.node))
+    residues = p.limbs()
+    shown = min(WORDS, ring.n)
+    header = ["modulus", *(f"[{k}]" for k in range(shown))] + (["..."] if ring.n > shown else [])
+    rows: list[list[object]] = [
+        [q, *(int(x) for x in residues[i, :shown])] + (["..."] if ring.n > shown else [])
+        for i, q in enumerate(ring.moduli[:LIMBS])
+    ]
+    if ring.L > LIMBS:
+        rows.append([f"... {ring.L - LIMBS} more limbs", *[""] * (len(header) - 1)])
+    where = "slots in NTT order" if p.domain.value == "ntt" else "coefficients"
+    words = table(header, rows, caption=f"residues mod each q_i ({where}), the first {shown}")
+    return box("Poly", info, words)
