@@ -51,3 +51,19 @@ from ren.circuits import ckks as _circuits  # noqa: F401
 # their blobs and pickles by the scheme's name without importing them.
 from ren.schemes import bfv as _bfv  # noqa: F401
 from ren.schemes import bgv as _bgv  # noqa: F401
+
+
+def _memory_picture(plan: object, kernels: list[str], title: str) -> str:
+    """The memory plan's picture for the displays (``ren.display.LENT``), ``ren.viz`` on first use.
+
+    The app floor lends it: ``ren.display`` sits below ``ren.viz`` and cannot import it, and
+    importing ``ren.viz`` with ``ren`` would slow every start.
+    """
+    from ren.viz.memory import plan_svg
+
+    return plan_svg(plan, kernels, title)  # type: ignore[arg-type]  # a DevicePlan
+
+
+from ren import display as _display  # noqa: E402
+
+_display.LENT["memory_plan"] = _memory_picture

@@ -21,16 +21,30 @@ import collections
 import html
 import shutil
 import subprocess
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
 
 if TYPE_CHECKING:
+    from ren.capture.plan import CapturedPlan
     from ren.poly import Poly
 
-__all__ = ["GRAPH_NODES", "LIMIT", "box", "esc", "fields", "graph", "poly_html", "table"]
+__all__ = [
+    "GRAPH_NODES",
+    "LENT",
+    "LIMIT",
+    "box",
+    "esc",
+    "fields",
+    "graph",
+    "jit_html",
+    "loaded_html",
+    "plan_html",
+    "poly_html",
+    "table",
+]
 
 #: The most bytes one display takes; past it the display is cut and says so.
 LIMIT = 200_000
@@ -38,6 +52,11 @@ LIMIT = 200_000
 GRAPH_NODES = 60
 #: Words and limbs a ``Poly`` display shows (the first of each).
 WORDS, LIMBS = 8, 6
+
+#: Pictures lent by the floors above, by kind: ``"memory_plan"``, ``(DevicePlan, kernel names,
+#: title) -> SVG``, which ``ren`` registers from ``ren.viz`` (imported on first use). A display
+#: whose picture is not lent says so and shows its table.
+LENT: dict[str, Callable[..., str]] = {}
 
 _BOX = (
     "border:1px solid #b0bec5;border-radius:4px;padding:6px 10px;margin:4px 0;"
@@ -159,3 +178,62 @@ def poly_html(p: Poly) -> str:
     where = "slots in NTT order" if p.domain.value == "ntt" else "coefficients"
     words = table(header, rows, caption=f"residues mod each q_i ({where}), the first {shown}")
     return box("Poly", info, words)
+
+
+def plan_html(plan: CapturedPlan, rows: Sequence[tuple[str, object]], title: str) -> str:
+    """A captured plan's display: ``rows``, its kernels by family, its arena and its picture.
+
+    The picture is the memory plan's (``LENT["memory_plan"]``, the one ``python -m ren.viz
+    memory`` draws) for the first device; one past half of ``LIMIT`` is left out with a note.
+    """
+    kinds = collections.Counter(u.kernel.info.kind for u in plan.units)
+    info = [
+        *rows,
+        ("exec units", f"{len(plan.units)}: " + ", ".join(f"{k} {n}" for k, n in kinds.items())),
+        ("inputs", f"{sum(plan.inputs)} buffers, {len(plan.inputs) - sum(plan.inputs)} constants"),
+        ("runner", plan.runner_kind),
+    ]
+    arenas = [
+        (d.device, d.arena_bytes, d.lower_bound_bytes, d.unshared_bytes, len(d.buffers))
+        for d in plan.memory.devices
+    ]
+    parts = [fields(info)]
+    if arenas:
+        head = ("device", "arena bytes", "lower bound", "unshared", "buffers")
+        parts.append(table(head, arenas, caption="the arena: temporaries packed by the planner"))
+        draw = LENT.get("memory_plan")
+        if draw is None:
+            parts.append("<p>(the memory picture: import ren)</p>")
+        else:
+            names = [u.kernel.info.name for u in plan.units]
+            svg = draw(plan.memory.devices[0], names, f"memory plan: {title}")
+            if len(svg.encode()) <= LIMIT // 2:
+                parts.append(f'<div style="max-width:100%;overflow-x:auto">{svg}</div>')
+            else:
+                parts.append(
+                    f"<p>(the memory picture takes {len(svg.encode())} bytes, more than a display "
+                    "shows: python -m ren.viz memory draws it to a file)</p>"
+                )
+    return box(title, *parts)
+
+
+def jit_html(fn: Any) -> str:
+    """A ``ren.jit`` function's display: its captures and replays, and its latest plan."""
+    hits, misses, most, held = fn.cache_info()
+    rows = [("calls", f"{misses} captured, {hits} replayed; {held} plans held (at most {most})")]
+    if fn.last is None:
+        return box(f"ren.jit {fn.name}", fields([*rows, ("latest plan", "none: not called yet")]))
+    return plan_html(fn.last, rows, f"ren.jit {fn.name}")
+
+
+def loaded_html(loaded: Any) -> str:
+    """A loaded plan's display (``ren.load``): its fingerprint and manifest, then the plan."""
+    data, manifest = loaded.data, loaded.data["manifest"]
+    rows = [
+        ("saved by", f"Ren {data['ren']} (format {data['version']})"),
+        ("fingerprint", data["fingerprint"]),
+        ("manifest", f"{len(manifest['inputs'])} inputs, {len(manifest['outputs'])} outputs, "
+         f"stored: {', '.join(manifest['stored']) or 'none'}"),
+    ]  # fmt: skip
+    loaded.memory  # noqa: B018  (read from the file on first use)
+    return plan_html(loaded.plan, rows, loaded.name)

@@ -111,3 +111,45 @@ def test_the_graph_summary_names_why(limit):
     a = Poly(COEFFS, RING).realize()
     html = display.graph((a + a).node, limit=limit)
     assert "more than the" in html and "<svg" not in html
+
+
+# --------------------------------------------------------------------------------------------
+# a ren.jit function and a loaded plan
+
+
+def _product(a: Poly, b: Poly) -> Poly:
+    return (a * b).rescale()
+
+
+def test_a_jit_function_shows_its_calls_its_plan_and_its_memory(tmp_path, monkeypatch):
+    import ren
+
+    f = ren.jit(_product)
+    assert cells(f._repr_html_(), "latest plan") == ["none: not called yet"]
+    a, b = Poly(COEFFS, RING).realize(), Poly(COEFFS[::-1], RING).realize()
+    f(a, b)
+    f(b, a)
+    html = f._repr_html_()
+    offline(html)
+    assert cells(html, "calls") == ["1 captured, 1 replayed; 1 plans held (at most 8)"]
+    # the product in NTT form (two NTTs, one pointwise kernel), back to coefficients, rescaled
+    assert cells(html, "exec units") == ["5: ntt 2, elementwise 1, intt 1, rescale 1"]
+    device = f.last.memory.devices[0]
+    assert cells(html, "python") == [
+        str(device.arena_bytes), str(device.lower_bound_bytes), str(device.unshared_bytes),
+        str(len(device.buffers)),
+    ]  # fmt: skip
+    assert "<svg" in html and "memory plan: ren.jit" in html
+
+    loaded = ren.load(f.save(tmp_path / "product.plan"))
+    shown = loaded._repr_html_()
+    offline(shown)
+    assert cells(shown, "fingerprint") == [loaded.data["fingerprint"]]
+    assert cells(shown, "manifest") == ["2 inputs, 1 outputs, stored: none"]
+    assert "<svg" in shown
+
+    monkeypatch.setattr(display, "LENT", {})  # no picture lent: the tables, and a note
+    assert "(the memory picture: import ren)" in f._repr_html_()
+    monkeypatch.setattr(display, "LIMIT", 20_000)  # a picture past half the limit is left out
+    monkeypatch.setattr(display, "LENT", {"memory_plan": lambda *args: "<svg>" + "x" * 10_001})
+    assert "more than a display shows" in f._repr_html_()

@@ -275,6 +275,12 @@ class LoadedPlan:
             self.plan.memory = memory
         return self.plan.memory
 
+    def _repr_html_(self) -> str:
+        """The notebook's display (``ren.display.loaded_html``): fingerprint, manifest, memory."""
+        from ren.display import loaded_html
+
+        return loaded_html(self)
+
     def __repr__(self) -> str:
         units = len(self.plan.units)
         return f"<LoadedPlan {self.name}: {units} units, runner={self.plan.runner_kind}>"

@@ -282,7 +282,13 @@ class _Jitted(Protocol):
 
 
 class Saving:
-    """``save`` and ``export`` of a jitted function (``JitFunction`` inherits them)."""
+    """``save`` and ``export`` of a jitted function, and its display (``JitFunction`` inherits)."""
+
+    def _repr_html_(self) -> str:
+        """The notebook's display (``ren.display.jit_html``): calls, latest plan, its memory."""
+        from ren.display import jit_html
+
+        return jit_html(self)
 
     def save(
         self: _Jitted, path: str | os.PathLike[str], *, stored: Mapping[str, object] | None = None

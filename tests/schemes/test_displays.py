@@ -88,3 +88,21 @@ def secret_free(ctx, shown, values, decrypted) -> None:
         assert not words & numbers, "a secret key word is in a display"
         for slot in slots:
             assert slot not in text, f"a slot value ({slot}) is in a display"
+
+
+def test_a_context_shows_which_keys_it_holds_not_their_words():
+    values = np.array([0.123456789, -0.987654321])
+    with ckks.Context(CKKS, seed=1) as ctx:
+        ctx.rotation_key(1)
+        html = ctx._repr_html_()
+        offline(html)
+        assert cells(html, "keys")[0].startswith("the secret key: it can decrypt")
+        assert cells(html, "relinearization key") == ["made"]
+        assert cells(html, "Galois keys") == [f"1: [{pow(5, 1, 2 * CKKS.n)}]"]
+        assert cells(html, "fingerprint") == [ctx.key_fingerprint]
+        assert cells(html, "q_0")[0] == str(CKKS.q_moduli[0])  # the parameters below
+        ct = ckks.encrypt(values).realize()
+        secret_free(ctx, [ctx, ct], values, ckks.decrypt(ct))
+        public = ckks.Context(CKKS, keys=ctx.evaluation_keys())
+    shown = public._repr_html_()
+    assert cells(shown, "keys") == ["evaluation keys only: it cannot decrypt"]

@@ -209,6 +209,12 @@ class RlweContext(abc.ABC, Generic[CT, P]):
         keys = self.keychain
         return "secret" if keys.secret is not None else "evaluation" if keys.public else "no"
 
+    def _repr_html_(self) -> str:
+        """The notebook's display (``rlwe.display``): its keys by name, never their words."""
+        from ren.schemes.rlwe.display import context_html
+
+        return context_html(self)
+
     @property
     def _secret(self) -> Poly | None:
         return self.keychain.secret

@@ -16,10 +16,11 @@ from ren.ir.region import region_of
 from ren.schemes.rlwe.security import SECURITY_BOUNDS
 
 if TYPE_CHECKING:
+    from ren.schemes.rlwe.context import RlweContext
     from ren.schemes.rlwe.params import Chain
     from ren.schemes.rlwe.values import RlweCiphertext
 
-__all__ = ["chain_html", "ciphertext_html"]
+__all__ = ["chain_html", "ciphertext_html", "context_html"]
 
 
 def _scheme(value: object) -> str:
@@ -82,3 +83,28 @@ def chain_html(chain: Chain) -> str:
     moduli += [(f"p_{j}", p, p.bit_length(), "special") for j, p in enumerate(chain.p_moduli)]
     chain_table = table(("", "modulus", "bits", "role"), moduli, caption="the modulus chain")
     return box(f"{_scheme(chain).upper()} parameters", fields(rows), chain_table)
+
+
+def context_html(ctx: RlweContext) -> str:
+    """A context's display: its device and the keys it holds, by name, then its parameters.
+
+    Which keys, never their words: whether it holds the secret key (it can decrypt) or only
+    evaluation keys, the relinearization key, and the rotations (Galois elements) with keys made.
+    """
+    keys = ctx.keychain
+    if keys.secret is not None:
+        held = "the secret key: it can decrypt (export_secret_key writes it; no display shows it)"
+    elif keys.public is not None:
+        held = "evaluation keys only: it cannot decrypt"
+    else:
+        held = "no keys yet"
+    galois = sorted(keys.galois)
+    rows: list[tuple[str, object]] = [
+        ("device", ctx.device),
+        ("keys", held),
+        ("relinearization key", "made" if keys.relin is not None else "not made"),
+        ("Galois keys", f"{len(galois)}: {galois[:12]}{' ...' if len(galois) > 12 else ''}"),
+    ]
+    if keys.fingerprint is not None:
+        rows.append(("fingerprint", keys.fingerprint))
+    return box(f"{_scheme(ctx.params).upper()} context", fields(rows), chain_html(ctx.params))
