@@ -180,12 +180,17 @@ def poly_html(p: Poly) -> str:
     return box("Poly", info, words)
 
 
-def plan_html(plan: CapturedPlan, rows: Sequence[tuple[str, object]], title: str) -> str:
+def plan_html(
+    plan: CapturedPlan, rows: Sequence[tuple[str, object]], title: str, memory: Any = None
+) -> str:
     """A captured plan's display: ``rows``, its kernels by family, its arena and its picture.
 
     The picture is the memory plan's (``LENT["memory_plan"]``, the one ``python -m ren.viz
     memory`` draws) for the first device; one past half of ``LIMIT`` is left out with a note.
+    ``memory`` is the plan's ``MemoryPlan`` when not ``plan.memory`` (a loaded plan's, read from
+    its file).
     """
+    devices = (plan.memory if memory is None else memory).devices
     kinds = collections.Counter(u.kernel.info.kind for u in plan.units)
     info = [
         *rows,
@@ -195,7 +200,7 @@ def plan_html(plan: CapturedPlan, rows: Sequence[tuple[str, object]], title: str
     ]
     arenas = [
         (d.device, d.arena_bytes, d.lower_bound_bytes, d.unshared_bytes, len(d.buffers))
-        for d in plan.memory.devices
+        for d in devices
     ]
     parts = [fields(info)]
     if arenas:
@@ -206,7 +211,7 @@ def plan_html(plan: CapturedPlan, rows: Sequence[tuple[str, object]], title: str
             parts.append("<p>(the memory picture: import ren)</p>")
         else:
             names = [u.kernel.info.name for u in plan.units]
-            svg = draw(plan.memory.devices[0], names, f"memory plan: {title}")
+            svg = draw(devices[0], names, f"memory plan: {title}")
             if len(svg.encode()) <= LIMIT // 2:
                 parts.append(f'<div style="max-width:100%;overflow-x:auto">{svg}</div>')
             else:
@@ -235,5 +240,4 @@ def loaded_html(loaded: Any) -> str:
         ("manifest", f"{len(manifest['inputs'])} inputs, {len(manifest['outputs'])} outputs, "
          f"stored: {', '.join(manifest['stored']) or 'none'}"),
     ]  # fmt: skip
-    loaded.memory  # noqa: B018  (read from the file on first use)
-    return plan_html(loaded.plan, rows, loaded.name)
+    return plan_html(loaded.plan, rows, loaded.name, loaded.memory)

@@ -77,16 +77,13 @@ def rescale_in_ntt(rescale: Node, x: Node) -> Node | None:
 
     ``ntt(rescale(intt(x))) -> (view(x) - ntt(to_ring(intt(x mod q)))) * q^-1``
     """
-    (q,) = rescale.arg.moduli if len(rescale.arg.moduli) == 1 else (None,)
-    if q is None or x.op is Op.NTT:  # intt(ntt(y)) folds away: the coefficient rescale is cheaper
+    moduli = rescale.arg.moduli
+    if len(moduli) != 1 or x.op is Op.NTT:  # intt(ntt(y)) folds: the coefficient rescale is cheaper
         return None
-    if not lift_exact(q):
-        return None
+    (q,) = moduli
     ring, out = need_ring(x), need_ring(rescale)
-    if ring.contiguous_offset(out) is None or out.n < 2:
-        return None
     one = ring.with_moduli((q,))
-    if ring.contiguous_offset(one) is None:
+    if not lift_exact(q) or None in (ring.contiguous_offset(out), ring.contiguous_offset(one)):
         return None
     dropped = make(Op.INTT, Node(Op.TO_RING, x.dtype, (x,), ToRingArg(one)))
     r = make(Op.NTT, Node(Op.TO_RING, rescale.dtype, (dropped,), ToRingArg(out)))
