@@ -35,6 +35,7 @@ __all__ = [
     "GRAPH_NODES",
     "LENT",
     "LIMIT",
+    "Display",
     "box",
     "esc",
     "fields",
@@ -64,6 +65,29 @@ _BOX = (
 )
 _CELL = "border:1px solid #cfd8dc;padding:2px 6px;text-align:right;font-family:monospace"
 _HEAD = "border:1px solid #cfd8dc;padding:2px 6px;background:#eceff1;text-align:left"
+
+
+class Display:
+    """A display on its own: its HTML for a notebook, its text for a terminal and a script.
+
+    What ``ren.viz`` returns for a notebook to show (a pass's graphs before and after, a memory
+    plan, a debugger's step): the last line of a cell shows ``html``; ``print`` and ``repr`` give
+    ``text``, so the same line in a script prints something readable.
+    """
+
+    __slots__ = ("html", "text")
+
+    def __init__(self, html: str, text: str) -> None:
+        self.html = html
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
 
 
 def esc(value: object) -> str:
