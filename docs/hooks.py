@@ -9,11 +9,13 @@ environment MkDocs runs in (``pip install -e .``). Nothing here touches the netw
   reason the tuple gives for its position, and the first line of the pass module's docstring.
 - **The tutorials.** ``on_files`` turns every ``tutorials/NN_name.py`` (a jupytext notebook in the
   percent format) into the page ``tutorials/NN_name.md``: markdown cells as text, code cells as
-  Python blocks, each followed by what it printed, plus an index page ``tutorials/index.md``. The
-  notebooks are executed while the site builds, each in a subprocess of its own (``python
-  docs/hooks.py --run PATH OUT`` writes the cells' outputs to ``OUT`` as JSON); a notebook that
-  fails fails the build. ``REN_DOCS_EXECUTE=0`` skips running them (the pages then show code
-  only), which keeps ``mkdocs serve`` quick while writing.
+  Python blocks, each followed by what it printed and by the rich displays it showed (a Ren
+  object's HTML or SVG, inline, as the notebook shows it), plus an index page
+  ``tutorials/index.md``. The notebooks are executed as notebooks while the site builds: jupytext
+  reads each as an ``.ipynb`` and ``nbclient`` runs it in a Jupyter kernel, each in a subprocess
+  of its own (``python docs/hooks.py --run PATH OUT`` writes the cells' outputs to ``OUT`` as
+  JSON); a notebook that fails fails the build, naming its line. ``REN_DOCS_EXECUTE=0`` skips
+  running them (the pages then show code only), which keeps ``mkdocs serve`` quick while writing.
 - **Formulas.** A page writes ``$...$`` (inline) or ``$$...$$`` (display) in LaTeX;
   ``pymdownx.arithmatex`` keeps them apart from Markdown, and ``on_page_content`` turns each into
   MathML with ``latex2mathml`` while the site builds, which browsers draw themselves: no script,
@@ -25,10 +27,8 @@ environment MkDocs runs in (``pip install -e .``). Nothing here touches the netw
 
 from __future__ import annotations
 
-import contextlib
 import html
 import inspect
-import io
 import json
 import os
 import re
@@ -148,27 +148,84 @@ def read_cells(text: str) -> list[Cell]:
     return cells
 
 
-def run_cells(path: Path) -> list[str]:
-    """Execute the notebook's code cells in order in one namespace; what each one printed.
+#: One output of a code cell, as a page shows it: ``("text", what it printed)`` or ``("html",
+#: a rich display)`` (a Ren object's ``_repr_html_``, or an ``image/svg+xml``).
+Output = tuple[str, str]
 
-    Runs as the tutorial test does: from the repository root, as ``__main__``. An exception in a
-    cell propagates (the caller, a subprocess, then exits non-zero with the traceback).
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def notebook_outputs(cell: Any) -> list[Output]:
+    """The outputs of one executed code cell (an ``nbformat`` cell), in order, for the page.
+
+    Printed text (``stdout``) and a plain result are ``"text"``, consecutive ones joined; a
+    display with ``text/html`` or ``image/svg+xml`` is ``"html"``; ``stderr`` (progress bars) is
+    left out.
     """
-    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(path)}
-    outputs = []
-    for cell in read_cells(path.read_text(encoding="utf-8")):
-        if cell.kind != "code":
+    out: list[Output] = []
+    for o in cell.get("outputs", []):
+        if o["output_type"] == "stream":
+            item = ("text", o["text"]) if o["name"] == "stdout" else None
+        elif o["output_type"] in ("execute_result", "display_data"):
+            data = o.get("data", {})
+            rich = data.get("text/html") or data.get("image/svg+xml")
+            item = ("html", rich) if rich else ("text", data.get("text/plain", "") + "\n")
+        else:
+            item = None
+        if item is None:
             continue
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            # padded so that a traceback names the notebook's own line numbers
-            code = "\n" * (cell.line - 1) + cell.source
-            exec(compile(code, str(path), "exec"), namespace)
-        outputs.append(out.getvalue())
-    return outputs
+        if item[0] == "text" and out and out[-1][0] == "text":
+            out[-1] = ("text", out[-1][1] + item[1])
+        else:
+            out.append(item)
+    return out
 
 
-def executed(paths: list[Path]) -> dict[Path, list[str] | None]:
+def execute_notebook(path: Path, timeout: int = 600) -> Any:
+    """The notebook ``path`` (jupytext's percent format), executed in a Jupyter kernel.
+
+    jupytext reads it as an ``nbformat`` notebook; ``nbclient`` runs its code cells in order in a
+    fresh IPython kernel (this Python's), from the repository root, as a reader's Jupyter would.
+    Returns the executed notebook, every cell with its outputs.
+
+    Raises:
+        RuntimeError: a cell failed; the message names the notebook's line (not the cell's) and
+            holds the traceback.
+    """
+    import jupytext
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = jupytext.read(path)
+    manager = KernelManager(kernel_name="python3", transport="ipc")
+    client = NotebookClient(
+        notebook, timeout=timeout, km=manager, resources={"metadata": {"path": str(ROOT)}}
+    )
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            manager.connection_file = str(Path(tmp) / "kernel.json")
+            manager.ip = str(Path(tmp) / "kernel")
+            client.execute()
+    except CellExecutionError as e:
+        starts = [c.line for c in read_cells(path.read_text(encoding="utf-8")) if c.kind == "code"]
+        code = [c for c in notebook.cells if c.cell_type == "code"]
+        failed = next(i for i, c in enumerate(code) if any(
+            o["output_type"] == "error" for o in c.get("outputs", [])))  # fmt: skip
+        trace = _ANSI.sub("", str(e))
+        lines = [int(n) for n in re.findall(r"^-*> *(\d+)", trace, re.M)] or [1]
+        where = starts[failed] + lines[-1] - 1
+        raise RuntimeError(f"{path.name} failed at line {where}:\n{trace}") from None
+    return notebook
+
+
+def run_cells(path: Path) -> list[list[Output]]:
+    """Execute the notebook as a notebook (``execute_notebook``); each code cell's outputs."""
+    notebook = execute_notebook(path)
+    return [notebook_outputs(c) for c in notebook.cells if c.cell_type == "code"]
+
+
+def executed(paths: list[Path]) -> dict[Path, list[list[Output]] | None]:
     """Each notebook's code-cell outputs, run in parallel subprocesses (``None``: not run).
 
     Raises:
@@ -178,7 +235,7 @@ def executed(paths: list[Path]) -> dict[Path, list[str] | None]:
         return dict.fromkeys(paths)
     env = {k: v for k, v in os.environ.items() if k not in ("REN_DEBUG", "REN_DUMP")}
 
-    def one(path: Path) -> list[str]:
+    def one(path: Path) -> list[list[Output]]:
         with tempfile.TemporaryDirectory() as tmp:
             result = Path(tmp) / "outputs.json"
             done = subprocess.run(
@@ -193,7 +250,8 @@ def executed(paths: list[Path]) -> dict[Path, list[str] | None]:
                 raise RuntimeError(
                     f"tutorial {path.name} failed while building the docs:\n{done.stderr}"
                 )
-            return json.loads(result.read_text(encoding="utf-8"))
+            cells = json.loads(result.read_text(encoding="utf-8"))
+            return [[(kind, body) for kind, body in cell] for cell in cells]
 
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
         return dict(zip(paths, pool.map(one, paths), strict=True))
@@ -212,8 +270,19 @@ def _cut(output: str) -> str:
     return "\n".join([*lines[:MAX_OUTPUT_LINES], f"... ({left} more lines)"])
 
 
-def tutorial_markdown(path: Path, outputs: list[str] | None, rel: str | None = None) -> str:
-    """The page of one tutorial: its cells, each code cell followed by its output (if any).
+def _html_block(body: str) -> str:
+    """A rich display as a raw HTML block of the page: no blank line (which would end it)."""
+    lines = [line for line in body.strip().split("\n") if line.strip()]
+    return '<div class="ren-output">\n' + "\n".join(lines) + "\n</div>"
+
+
+def tutorial_markdown(
+    path: Path, outputs: list[list[Output]] | None, rel: str | None = None
+) -> str:
+    """The page of one tutorial: its cells, each code cell followed by its outputs (if any).
+
+    Printed text is a text block (cut past ``MAX_OUTPUT_LINES``); a rich display (the HTML or
+    SVG of a Ren object, as the notebook showed it) is inline HTML.
 
     ``rel`` is the notebook's path as the page names it (default: relative to the repository).
     """
@@ -234,8 +303,11 @@ def tutorial_markdown(path: Path, outputs: list[str] | None, rel: str | None = N
                 parts.append(note)
             continue
         parts.append(_fence(cell.source, "python"))
-        if outputs is not None and outputs[code].strip():
-            parts.append(_fence(_cut(outputs[code]), "text"))
+        for kind, body in outputs[code] if outputs is not None else ():
+            if kind == "html":
+                parts.append(_html_block(body))
+            elif body.strip():
+                parts.append(_fence(_cut(body), "text"))
         code += 1
     return "\n\n".join(parts) + "\n"
 
@@ -260,17 +332,40 @@ def tutorials_index(paths: list[Path]) -> str:
     out = [
         "# Tutorials",
         "",
-        "Eight notebooks, in order: each builds on the one before, runs in seconds on a laptop, "
-        "and ends by checking its results against an independent reference (Python integers, "
-        "the reference evaluator or NumPy). They live in `tutorials/` as jupytext percent-format "
-        "`.py` files: run one with `python tutorials/NAME.py`, or open it in Jupyter with "
-        "`jupytext --to ipynb tutorials/NAME.py`. The test suite runs every one.",
+        f"{_count(len(paths))} notebooks, in order: each builds on the one before, runs in "
+        "seconds to minutes on a laptop, and ends by checking its results against an independent "
+        "reference (Python integers, the reference evaluator or NumPy). They live in "
+        "`tutorials/` as jupytext percent-format `.py` files: run one with `python "
+        "tutorials/NAME.py`, or open it in Jupyter with `jupytext --to ipynb tutorials/NAME.py`, "
+        "where Ren's values show themselves as tables and pictures ([Ren in "
+        "notebooks](../notebooks.md)). The test suite runs every one both ways, as a script and "
+        "as a notebook, and the pages below are the notebooks as they ran, displays included.",
         "",
     ]
     for path in paths:
         title, summary = title_and_summary(path)
         out.append(f"- [{title}]({path.stem}.md): {summary}")
     return "\n".join(out) + "\n"
+
+
+def _count(k: int) -> str:
+    """``k`` in words up to twelve (``"Ten"``), else in digits."""
+    words = [
+        "Zero",
+        "One",
+        "Two",
+        "Three",
+        "Four",
+        "Five",
+        "Six",
+        "Seven",
+        "Eight",
+        "Nine",
+        "Ten",
+        "Eleven",
+        "Twelve",
+    ]
+    return words[k] if k < len(words) else str(k)
 
 
 def tutorial_paths() -> list[Path]:
@@ -295,7 +390,10 @@ def on_files(files: Any, config: Any) -> Any:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--run":
         sys.path.insert(0, str(ROOT))
-        outputs = run_cells(Path(sys.argv[2]).resolve())
+        try:
+            outputs = run_cells(Path(sys.argv[2]).resolve())
+        except RuntimeError as e:
+            sys.exit(str(e))
         Path(sys.argv[3]).write_text(json.dumps(outputs), encoding="utf-8")
     else:
         sys.exit("usage: python docs/hooks.py --run tutorials/NN_name.py OUTPUT.json")

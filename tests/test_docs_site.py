@@ -294,12 +294,37 @@ def test_a_notebook_page_keeps_every_cell_and_its_output(tmp_path: Path):
     path = tmp_path / "01_demo.py"
     path.write_text(NOTEBOOK, encoding="utf-8")
     outputs = hooks.run_cells(path)
-    assert outputs == ["42\n", "", "43\n"]
+    assert outputs == [[("text", "42\n")], [], [("text", "43\n")]]
     text = hooks.tutorial_markdown(path, outputs, rel=path.name)
     assert text.startswith("# A title\n\nSome text.\n\n!!! note")
     assert "```python\nx = 6 * 7\nprint(x)\n```\n\n```text\n42\n```" in text
     assert "```python\ny = x + 1\n```\n\n## More" in text  # no output block for a silent cell
     assert text.rstrip().endswith("```text\n43\n```")
+
+
+def test_a_rich_display_is_kept_as_html_on_the_page(tmp_path: Path):
+    """A cell ending in a Ren value shows its ``_repr_html_`` in the kernel, and on the page."""
+    hooks = load_hooks()
+    path = tmp_path / "01_poly.py"
+    path.write_text(
+        NOTEBOOK.split("# %%\n", 1)[0]
+        + "# %%\nfrom ren.poly import Poly\nfrom ren.ring import RingSpec, ntt_primes\n"
+        + "a = Poly(list(range(16)), RingSpec(16, ntt_primes(16, 30, 1))).realize()\n"
+        + "print('made')\na\n",
+        encoding="utf-8",
+    )
+    outputs = hooks.run_cells(path)
+    assert [kind for kind, _ in outputs[0]] == ["text", "html"]
+    (_, printed), (_, shown) = outputs[0]
+    assert printed == "made\n"
+    from ren.poly import Poly
+    from ren.ring import RingSpec, ntt_primes
+
+    want = Poly(list(range(16)), RingSpec(16, ntt_primes(16, 30, 1))).realize()._repr_html_()
+    assert shown == want
+    page = hooks.tutorial_markdown(path, outputs, rel=path.name)
+    block = page.split('<div class="ren-output">\n', 1)[1].split("\n</div>", 1)[0]
+    assert block.replace("\n", "") == want.replace("\n", "") and "\n\n" not in block
 
 
 def test_long_outputs_are_cut():
@@ -312,7 +337,7 @@ def test_long_outputs_are_cut():
 def test_a_failing_notebook_fails_the_build(tmp_path: Path):
     path = tmp_path / "01_broken.py"
     path.write_text(NOTEBOOK.replace("assert y == 43", "assert y == 44, 'wrong y'"), "utf-8")
-    with pytest.raises(RuntimeError, match=r"(?s)01_broken\.py failed.*line 26.*wrong y"):
+    with pytest.raises(RuntimeError, match=r"(?s)01_broken\.py failed at line 26.*wrong y"):
         load_hooks().executed([path])
 
 

@@ -368,3 +368,23 @@ def test_the_docs_page_is_a_guide():
     at = next(i for i, line in enumerate(nav) if line.endswith(": backends.md"))
     assert nav[at].strip() == "- Writing a backend: backends.md"
     assert guides < at < nav.index("  - Reference:")
+
+
+def test_a_report_shows_its_families_and_failures_in_a_notebook():
+    """The HTML display against a report made by hand: counts per family, verdict, failures."""
+    from ren.testing.run import CaseResult, Report
+
+    results = [
+        CaseResult("ntt", "ntt-1", "n=8", True, 0.5, kernels=("ntt",)),
+        CaseResult("ntt", "ntt-2", "n=8", False, 0.25, "word 3: 7 != 8 <bad>", ("ntt",)),
+        CaseResult("intt", "intt-1", "n=8", True, 1.0, kernels=("intt",)),
+    ]
+    shown = Report("mydev", seed=4, quick=True, results=results)._repr_html_()
+    rows = re.findall(r"<tr>(.*?)</tr>", shown)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
+    assert ["ntt", "1", "1", "2", "0.75", "ntt"] in cells
+    assert ["intt", "1", "0", "1", "1.00", "intt"] in cells
+    assert "FAILED: 1 of 3 cases" in shown and "word 3: 7 != 8 &lt;bad&gt;" in shown
+    assert "<bad>" not in shown and "<script" not in shown
+    ok = Report("mydev", results=results[:1])._repr_html_()
+    assert "OK: all 1 cases match" in ok and "<pre>" not in ok

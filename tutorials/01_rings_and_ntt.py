@@ -121,6 +121,13 @@ print(pb.limbs())
 assert pb.limbs().tolist() == rows_b
 
 # %% [markdown]
+# In a notebook, a `Poly` on the last line of a cell shows itself: its ring, its domain, whether
+# it is stored or still a graph, and its first residues as a table, one row per limb.
+
+# %%
+pb
+
+# %% [markdown]
 # ## 4. The root of unity `psi`
 #
 # Modulo a prime `q = 1 (mod 2n)`, the polynomial `X^n + 1` has `n` roots. They are the
@@ -201,6 +208,13 @@ print(A.limbs())
 assert A.limbs().tolist() == slots_a
 
 # %% [markdown]
+# A value not computed yet shows the graph it will run instead of words (nothing runs to show
+# it): here the slot-by-slot product of the two NTTs.
+
+# %%
+pa.ntt() * pb.ntt()
+
+# %% [markdown]
 # ### 5b. The same with butterflies
 #
 # Evaluating at `n` points one by one costs `n^2` multiplications. The Cooley-Tukey NTT does it
@@ -213,17 +227,24 @@ assert A.limbs().tolist() == slots_a
 
 
 # %%
-def ntt_butterflies(coeffs: list[int], q: int) -> list[int]:
-    """Cooley-Tukey negacyclic NTT with merged twiddles; output in Ren's slot order."""
+def ntt_butterflies(coeffs: list[int], q: int, stages: list | None = None) -> list[int]:
+    """Cooley-Tukey negacyclic NTT with merged twiddles; output in Ren's slot order.
+
+    ``stages``, when given, gets ``(m, twiddles, array)`` after each stage.
+    """
     x = [coeff % q for coeff in coeffs]
     m, t = 1, n
     while m < n:
         t //= 2
+        twiddles = []
         for i in range(m):
             w = pow(psi[q], brv(m + i), q)
+            twiddles.append(w)
             for j in range(2 * i * t, 2 * i * t + t):
                 u, v = x[j], x[j + t] * w % q
                 x[j], x[j + t] = (u + v) % q, (u - v) % q
+        if stages is not None:
+            stages.append((m, twiddles, list(x)))
         m *= 2
     return x
 
@@ -231,6 +252,25 @@ def ntt_butterflies(coeffs: list[int], q: int) -> list[int]:
 for q, row in zip(moduli, slots_a, strict=True):
     assert ntt_butterflies(a, q) == row
 print("butterflies == definition for every modulus")
+
+# %% [markdown]
+# The stages one under another, for the first modulus: each row is the array after a stage, with
+# the stage's twiddles. `ren.display` makes the same small tables Ren's own displays are made
+# of; `Display(html, text)` shows the HTML in a notebook and the text in a script.
+
+# %%
+from ren.display import Display, box, table
+
+q = moduli[0]
+stages: list = []
+ntt_butterflies(a, q, stages)
+rows = [["input", "", *[x % q for x in a]]]
+rows += [[f"m = {m}", " ".join(map(str, ws)), *x] for m, ws, x in stages]
+assert stages[-1][2] == slots_a[0]
+Display(
+    box(f"the butterflies of a, mod {q}", table(["stage", "twiddles", *range(n)], rows)),
+    "\n".join(f"{r[0]:>8}: {r[2:]}" for r in rows),
+)
 
 # %% [markdown]
 # ## 6. Products slot by slot, and the inverse

@@ -174,6 +174,14 @@ def show_plan(plan) -> None:
 show_plan(plan)
 
 # %% [markdown]
+# In a notebook the jitted function shows the same at a glance: its captures and replays, the
+# latest plan's units by family, its inputs and runner, the arena and the picture of the memory
+# plan (one column a kernel, one box a buffer, its height its bytes).
+
+# %%
+fast_mac
+
+# %% [markdown]
 # Each NTT temporary is `L * n = 16` words of 4 bytes. All three are alive when the product
 # reads them, so they cannot share bytes: the arena is three of them side by side. In a longer
 # plan, temporaries whose lifetimes do not overlap share the same bytes (`docs/memory.md`).

@@ -57,6 +57,13 @@ for q in params.q_moduli + params.p_moduli:
     assert q % (2 * n) == 1 and pow(3, q - 1, q) == 1
 
 # %% [markdown]
+# In a notebook the parameters show their chain as a table: each modulus, its bits and its role,
+# with `log2 QP` beside the HE standard's bound for `n` (far above it here: insecure).
+
+# %%
+params
+
+# %% [markdown]
 # ## 2. Encoding by hand
 #
 # A plaintext is a polynomial `m` with integer coefficients. Slot `j` is the value of `m / Delta`
@@ -170,6 +177,14 @@ with ctx:
     r = y.rotate(1)
     c = y.conjugate()
 print("levels:", x.level, "->", y.level, f"| scale of y: 2^{np.log2(y.scale):.6f}")
+
+# %% [markdown]
+# `y` is still a graph: nothing has run. Its display says what it is without running it: its
+# level, its scale, the slots, the precision the noise model predicts for it, and the region it
+# was made in. It shows no slot: that takes the secret key, which `decrypt` asks for.
+
+# %%
+y
 
 # %% [markdown]
 # ## 5. Decrypt and check

@@ -86,6 +86,13 @@ print("devices:", devices())
 a = Poly.uniform(ring, rng=1, device="spy")
 b = Poly.uniform(ring, rng=2, device="spy")
 c = (a * b + 3).rescale()
+c
+
+# %% [markdown]
+# `c` is a graph on the device `spy`: nothing has asked `spy` for a kernel yet. Reading it runs
+# the realization, which asks for one kernel at a time:
+
+# %%
 print(c.tolist())
 
 # %% [markdown]
@@ -378,6 +385,12 @@ if compiler is not None:
 # %%
 report = run_conformance("tinyc", quick=True)
 print(report.table())
+
+# %% [markdown]
+# In a notebook the report shows itself as a table:
+
+# %%
+report
 
 # %% [markdown]
 # `report.ok` says whether all passed; `report.families` has the counts, `report.failures` the

@@ -62,6 +62,13 @@ assert round(math.log2(math.prod(params.q_moduli + params.p_moduli)), 1) == 218.
 assert Q.bit_length() == 174 and t.bit_length() == 17
 
 # %% [markdown]
+# In a notebook the parameters show the chain, `log2 QP` against the standard's bound at this
+# `n`, and `t`:
+
+# %%
+params
+
+# %% [markdown]
 # Encrypting takes `n` integers (fewer: the rest are 0) and reduces them mod `t`. `decrypt`
 # gives them back in `[0, t)`, so a negative value `v` comes back as `t + v`; reading the values
 # above `t/2` as negative (`signed` below) undoes that while `|v| < t/2`.
@@ -144,6 +151,17 @@ print("p(x) by NumPy :", (3 * x**3 - 5 * x + 7)[:8])
 assert np.array_equal(got, want)
 # |p(x)| <= 24107 < t/2 for |x| <= 20: the signed values are p(x) itself, not just mod t
 assert np.array_equal(signed(got), 3 * x**3 - 5 * x + 7)
+
+# %% [markdown]
+# The last step before it was realized is still a graph. Its display gives what the noise model
+# predicts for it without running it or decrypting: its level, `t`, and the noise budget it
+# will have left (`bfv.predicted_noise_budget`, a bound: a little below what `noise_budget`
+# measures with the secret key).
+
+# %%
+with ctx:
+    lazy = steps["(3x^2 - 5) * x"] + 7
+lazy
 
 # %% [markdown]
 # Each product of two ciphertexts costs about `log2(n t)` bits (here 13 + 17 = 30, a little less

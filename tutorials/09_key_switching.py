@@ -66,6 +66,14 @@ assert isinstance(ctx.key_switcher, Hybrid) and len(relin.parts) == hybrid_param
 assert relin.parts[0][0].ring == hybrid_params.key_ring  # P, then Q
 
 # %% [markdown]
+# In a notebook the context shows what it holds by name (the secret key, the relinearization
+# key, the Galois elements of the rotation keys made so far) with their fingerprint, and its
+# parameters; never a word of a key.
+
+# %%
+ctx
+
+# %% [markdown]
 # ## 2. BV by hand
 #
 # BV keeps no special modulus. With `T_i = (Q/q_i) [(Q/q_i)^-1]_{q_i}` (1 modulo `q_i`, 0

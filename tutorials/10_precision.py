@@ -79,6 +79,13 @@ print(f"measured  {measured:.1f} bits")
 assert abs(predicted - measured) <= 2
 
 # %% [markdown]
+# The result's display shows the prediction beside its level and scale, before anything runs
+# and without the secret key; here `update` has run, and the display reads the same.
+
+# %%
+update
+
+# %% [markdown]
 # The prediction sits a little below the measure: it takes the values at their largest for what
 # products add. It follows how large a sum of slots can be from the sizes encoded (the
 # features' and weights' sums), so with features and weights of one sign, as here, the bound is
@@ -94,6 +101,12 @@ assert abs(predicted - measured) <= 2
 # %%
 chosen = ckks.Params.for_program(step, features, precision_bits=20)
 print(chosen.explain())
+
+# %% [markdown]
+# The chosen parameters, as a notebook shows them: the chain as a table.
+
+# %%
+chosen
 
 # %% [markdown]
 # ## 3. The check

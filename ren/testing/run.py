@@ -265,6 +265,34 @@ class Report:
                 lines += ["  " + (ln if len(ln) <= 400 else ln[:400] + " ...") for ln in body[:8]]
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """The report in a notebook: the families as a table, the verdict, the first failures."""
+        from ren.display import box, esc, fields, table
+
+        stats = self.families
+        rows = [
+            (name, s.passed, s.failed, s.total, f"{s.seconds:.2f}",
+             ", ".join(sorted({k for r in self.results if r.family == name for k in r.kernels})))
+            for name, s in stats.items()
+        ]  # fmt: skip
+        failed = self.failures
+        verdict = (
+            "no case ran" if not self.results
+            else f"OK: all {len(self.results)} cases match the python backend word for word"
+            if self.ok else f"FAILED: {len(failed)} of {len(self.results)} cases"
+        )  # fmt: skip
+        head = ("family", "passed", "failed", "total", "seconds", "kernels run on the device")
+        parts = [
+            fields([("device", self.device), ("suite", "quick" if self.quick else "full"),
+                    ("seed", self.seed), ("verdict", verdict)]),
+            table(head, rows, caption="against the python backend, word for word"),
+            *(f"<pre>[{esc(r.family)}] {esc(r.name)} ({esc(r.ring)})\n"
+              f"{esc(chr(10).join(r.message.splitlines()[:8]))}</pre>" for r in failed[:8]),
+        ]  # fmt: skip
+        if len(failed) > 8:
+            parts.append(f"<p>... and {len(failed) - 8} more failures (report.failures)</p>")
+        return box(f"Ren conformance: {self.device}", *parts)
+
     def to_json(self) -> dict[str, object]:
         """The report as plain JSON data: the run, counts per family, and every case."""
         return {

@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 
+import ren
 from ren.schemes import bfv, bgv, ckks
 from tests.test_display import cells, offline
 
@@ -48,6 +49,9 @@ def test_a_ckks_ciphertext_shows_level_scale_and_prediction_not_its_slots():
         ]
         assert cells(html, "scale") == [ckks.params.scale_text(product.scale)]
         assert cells(html, "made in region") == ["multiply/rescale"]
+        with ren.region("elsewhere"):
+            product.realize()
+        assert ">made in region<" not in product._repr_html_()  # a stored value: no region
         secret_free(ctx, [product, ct.realize(), CKKS], values, ckks.decrypt(product))
 
 

@@ -46,7 +46,8 @@ def ciphertext_html(ct: RlweCiphertext) -> str:
         rows += ct._display_rows()
     except ValueError as e:  # a prediction refused (a value it cannot estimate): said, not raised
         rows.append(("note", str(e)))
-    region = region_of(first.node)
+    # a stored part's node is the buffer its realization made, in whatever region read it
+    region = () if first.realized else region_of(first.node)
     if region:
         rows.append(("made in region", "/".join(region)))
     if ct.key_fingerprint is not None:
