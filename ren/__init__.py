@@ -57,11 +57,12 @@ def _memory_picture(plan: object, kernels: list[str], title: str) -> str:
     """The memory plan's picture for the displays (``ren.display.LENT``), ``ren.viz`` on first use.
 
     The app floor lends it: ``ren.display`` sits below ``ren.viz`` and cannot import it, and
-    importing ``ren.viz`` with ``ren`` would slow every start.
+    importing ``ren.viz`` with ``ren`` would slow every start. It is the compact picture, which
+    keeps a ``boot-toy`` bootstrap's arena (1267 buffers) within what a display shows.
     """
     from ren.viz.memory import plan_svg
 
-    return plan_svg(plan, kernels, title)  # type: ignore[arg-type]  # a DevicePlan
+    return plan_svg(plan, kernels, title, compact=True)  # type: ignore[arg-type]  # a DevicePlan
 
 
 from ren import display as _display  # noqa: E402

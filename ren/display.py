@@ -209,8 +209,9 @@ def plan_html(
 ) -> str:
     """A captured plan's display: ``rows``, its kernels by family, its arena and its picture.
 
-    The picture is the memory plan's (``LENT["memory_plan"]``, the one ``python -m ren.viz
-    memory`` draws) for the first device; one past half of ``LIMIT`` is left out with a note.
+    The picture is the memory plan's (``LENT["memory_plan"]``: ``ren.viz.plan_svg`` in its
+    compact form, every buffer drawn with a tooltip on the largest only) for the first device;
+    one past half of ``LIMIT`` is left out with a note.
     ``memory`` is the plan's ``MemoryPlan`` when not ``plan.memory`` (a loaded plan's, read from
     its file).
     """

@@ -889,3 +889,25 @@ def test_pairs_benchmark_writes_its_json(tmp_path: Path):
         assert row["ren_bits"] > 20 and row["seal_bits"] > 12
         assert row["ren_ms"] > 0 and row["seal_ms"] > 0
         assert 0 < row["ratio_q1"] <= row["ratio"] <= row["ratio_q3"]
+
+
+def test_displays_benchmark_writes_its_json(tmp_path: Path):
+    from ren.engine.schedule import PASSES
+
+    out = tmp_path / "displays.json"
+    stdout = bench("displays", "--quick", "--repeat", "1", "--out", str(out), timeout=300)
+    assert stdout.strip().splitlines()[-1] == f"wrote {out}"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    keys = {"benchmark", "machine", "device", "quick", "repeat", "limit_bytes", "results"}
+    assert keys <= set(data)
+    assert data["benchmark"] == "displays" and data["device"] == "python"
+    assert data["quick"] is True and data["repeat"] == 1 and data["limit_bytes"] == 200_000
+    passes = [f"trace.before_after({p.__name__.rsplit('.', 1)[-1]!r})" for p, _ in PASSES]
+    shown = ["ciphertext", "ciphertext.parts[0]", "context", "params", "jit", "trace"]
+    shown += ["trace.memory()", *passes, "debugger (prepare)", "debugger.overview()"]
+    shown += ["debugger.next_region()"]
+    assert [row["display"] for row in data["results"]] == shown
+    for row in data["results"]:  # the times are there, never checked
+        assert {"display", "bytes", "min_s", "median_s", "offline", "under_limit"} == set(row)
+        assert row["bytes"] > 0 and row["offline"] is True
+        assert row["under_limit"] is (row["bytes"] <= data["limit_bytes"])

@@ -47,7 +47,9 @@ from ren.passes import ScheduleContext
 # Two polynomials over three moduli, and a program that uses most kinds of operation: sums,
 # a subtraction of a constant, products, a change back to coefficient form, a rotation (an
 # automorphism `X -> X^5`), a rescale (divide by the last modulus and round), a change to the
-# ring of the first two moduli, and a Python `sum`, which starts from the integer `0`.
+# ring of the first two moduli, and a Python `sum`, which starts from the integer `0`. The two
+# `ren.region` blocks name its halves: they change nothing in what is computed, and the
+# trace of section 5 shows each as a box.
 
 # %%
 ring = RingSpec(n=8, moduli=(17, 97, 113))
@@ -55,9 +57,11 @@ small = RingSpec(n=8, moduli=(17, 97))  # the first two moduli of `ring`
 a = Poly([1, 2, 3, 4, 5, 6, 7, 8], ring)
 b = Poly([2, 7, -1, 8, -2, 8, 1, -8], ring)
 
-x = (a + b) * (a - 1)  # a product: Ren computes it in NTT form
-y = x.intt() * b  # back to coefficients, then another product
-out = sum([y.rotate(1).rescale(), 2 * b.to_ring(small)])
+with ren.region("products"):
+    x = (a + b) * (a - 1)  # a product: Ren computes it in NTT form
+    y = x.intt() * b  # back to coefficients, then another product
+with ren.region("finish"):
+    out = sum([y.rotate(1).rescale(), 2 * b.to_ring(small)])
 print(out, "| realized:", out.realized)
 
 # %% [markdown]
@@ -68,6 +72,13 @@ print(out, "| realized:", out.realized)
 
 # %%
 print(out.node)
+
+# %% [markdown]
+# In a notebook, the value itself draws the same graph (Graphviz): one box a node, an arrow from
+# each source to its user. It stays a graph: showing it computes nothing.
+
+# %%
+out
 
 # %% [markdown]
 # Before scheduling anything, the reference evaluator gives the exact value of the graph: one
@@ -272,6 +283,23 @@ with ren.viz.record() as trace:
 for p in rec.passes:
     print(f"{p.step:2d} {p.name:<19} {len(p.created):3d} new nodes  {p.rule_counts()}")
 print([u.name for u in rec.units])
+
+# %% [markdown]
+# The trace shows itself as the report's region boxes: one a `ren.region`, with its kernels,
+# its time and the bytes it wrote (click a box to open it). `ren.viz.record("name.html")` would
+# also write the whole report, every graph and kernel source, beside the notebook.
+
+# %%
+trace
+
+# %% [markdown]
+# And one pass, before and after: here `inject_domains`, which made the domains explicit (the
+# nodes it created have a thick red border). Compare it with the printed graphs of section 3.
+
+# %%
+shown = trace.before_after("inject_domains")
+assert shown.text.startswith("pass 3 of 12: inject_domains")
+shown
 
 # %% [markdown]
 # After the realization `out` is repointed to the buffer that holds its value, so reading it

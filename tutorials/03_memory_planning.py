@@ -242,6 +242,15 @@ print(svg.splitlines()[1])
 print(len(svg), "characters of SVG,", svg.count('class="buffer"'), "buffers drawn")
 
 # %% [markdown]
+# In a notebook, `Display` shows the picture itself (hover a buffer for its name, bytes and
+# lifetime):
+
+# %%
+from ren.display import Display
+
+Display(svg, ren.viz.plan_text(arena))
+
+# %% [markdown]
 # ## 5. Checks
 #
 # **No overlap.** Recompute from the plan alone: any two temporaries whose lifetimes share a
@@ -321,3 +330,10 @@ def shape(plan_of_device):
 assert shape(recorded) == shape(arena) and recorded.arena_bytes == arena.arena_bytes
 assert out.tolist() == want
 print("all checks passed")
+
+# %% [markdown]
+# The recorded plan as a notebook shows it, `trace.memory()`: the arena's numbers over its
+# picture (the compact drawing, light enough for the plan of a bootstrap).
+
+# %%
+trace.memory()

@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 
+import ren.viz
 from ren import Poly
 from ren.circuits.ckks import dft
 from ren.circuits.ckks.modraise import mod_raise
@@ -530,12 +531,62 @@ with ctx:
     ctx.bootstrap_keys(progress=False)
     print("rotation steps:", plan.rotations)
     fresh = ckks.bootstrap(ct)
+    with ren.viz.record() as trace:
+        fresh.realize()
     got = ckks.decrypt(fresh)
     squared = fresh * fresh  # a level used, one left
     again = squared.bootstrap()
     got_again = ckks.decrypt(again)
 print(f"bootstrap: level {ct.level} -> {fresh.level}, scale 2^{math.log2(fresh.scale):.4f}")
 print(f"square: level {squared.level}; bootstrapped again: level {again.level}")
+
+# %% [markdown]
+# The bootstrap as it ran, from `ren.viz.record()`: its stages as nested boxes, in the order the
+# report draws them (`bootstrap`, then `mod_raise`, `coeff_to_slot`, `eval_mod` and
+# `slot_to_coeff` inside it), each with its kernels, time, the bytes it wrote and the key bytes
+# it read, and for CKKS its level and scale. Click a box to open it.
+
+# %%
+trace
+
+# %% [markdown]
+# ## 6. Stepping through a bootstrap
+#
+# `ren.viz.debug.notebook` prepares the same realization without running it, then runs it one
+# region at a time. `watch` gives it the slots the output should hold, so the last step shows
+# the precision of the result against them (that decrypts it: the watch is the request). In
+# Jupyter, with `ipywidgets` installed, the debugger shows buttons (*next region*, *next pass*,
+# *run unit*, *finish*); `widgets=False` shows the plain steps, as this page does.
+
+# %%
+with ctx:
+    stepped = ckks.bootstrap(ct)  # lazy: nothing has run
+dbg = ren.viz.debug.notebook(stepped, widgets=False).watch(stepped, ctx, z, label="out")
+dbg
+
+# %% [markdown]
+# The first step runs the first region, ModRaise, and shows what ran, region by region, as a table.
+
+# %%
+dbg.next_region()
+
+# %% [markdown]
+# `dbg.steps()` runs on region by region to the end, a step each (in a notebook, each is a box
+# as above; here the first line of each). The last shows the watched output's slots against `z`.
+
+# %%
+for step in dbg.steps():
+    print(step.text.splitlines()[0])
+dbg.latest
+
+# %% [markdown]
+# The stepped realization is the one `realize` runs: its output decrypts as `fresh` did.
+
+# %%
+with ctx:
+    stepped_bits = ckks.precision_bits(ckks.decrypt(stepped), z)
+print(f"stepped bootstrap: {stepped_bits:.1f} bits")
+assert stepped_bits > 25 and dbg.done
 
 # %% [markdown]
 # Options not used here: `BootstrapConfig(slots=...)` bootstraps a message of fewer slots (its

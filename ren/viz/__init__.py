@@ -18,6 +18,10 @@ from pathlib import Path
 from types import ModuleType
 
 from ren.engine.dump import DUMP_DIR
+
+# a Trace's notebook displays and its page draw with the report, which reads traces: the module
+# that draws them lends them to Trace (ren.viz.trace.LENT) as it loads
+from ren.viz import shown  # noqa: F401
 from ren.viz.debug import Stepper, debug, watch
 from ren.viz.memory import plan_svg, plan_text, plans_svg
 from ren.viz.report import build_report, text_report, write_report

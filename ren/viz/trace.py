@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ren.device import Buffer
 from ren.engine.memory import MemoryPlan
@@ -35,8 +37,10 @@ from ren.passes import ScheduleContext
 if TYPE_CHECKING:
     from ren.capture.function import JitFunction
     from ren.capture.plan import CapturedPlan
+    from ren.display import Display
 
 __all__ = [
+    "LENT",
     "JitRecord",
     "PassRecord",
     "RealizationRecord",
@@ -46,6 +50,11 @@ __all__ = [
     "kernel_source",
     "record",
 ]
+
+#: What ``ren.viz.shown`` lends a ``Trace``: ``"html"``, ``"before_after"`` and ``"memory"`` (its
+#: displays) and ``"page"`` (``record(page=...)``'s report). They draw with the report, which
+#: reads traces, so this module cannot import them; importing it loads ``ren.viz``, which fills it.
+LENT: dict[str, Callable[..., Any]] = {}
 
 
 @dataclasses.dataclass
@@ -237,18 +246,36 @@ class Trace:
         realizations: one ``RealizationRecord`` per realization.
         jit: one ``JitRecord`` per call of a jitted function.
         order: ``("realization", i)`` and ``("jit", j)`` in the order they happened.
+        page: the report's file, where ``record(page=...)`` wrote one (else ``None``).
     """
 
     def __init__(self) -> None:
         self.realizations: list[RealizationRecord] = []
         self.jit: list[JitRecord] = []
         self.order: list[tuple[str, int]] = []
+        self.page: Path | None = None
         self._current: RealizationRecord | None = None
         self._units: dict[int, UnitRecord] = {}
         self._jit_start = 0
 
     def __repr__(self) -> str:
         return f"<Trace {len(self.realizations)} realizations, {len(self.jit)} jit calls>"
+
+    # --- displays (ren.viz.shown) ---------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        """The notebook's display: totals, the largest realization's regions, the report's link."""
+        return str(LENT["html"](self))
+
+    def before_after(self, pass_: str | int, realization: int | None = None) -> Display:
+        """A pass (a name of ``passes``, or a step from 1): its rules, its graphs before and after.
+
+        ``realization`` is an index (default: the most kernels); a bad one is a ``ValueError``.
+        """
+        return LENT["before_after"](self, pass_, realization)
+
+    def memory(self, realization: int | None = None) -> Display:
+        """A realization's memory plan (default: the most kernels): numbers, picture and text."""
+        return LENT["memory"](self, realization)
 
     # --- observer methods (ren.engine.observe) -----------------------------------------------
     def on_input(self, sink: Node) -> None:
@@ -357,13 +384,17 @@ class Trace:
 
 
 @contextlib.contextmanager
-def record() -> Iterator[Trace]:
+def record(page: str | os.PathLike[str] | None = None) -> Iterator[Trace]:
     """Record every realization and jit call in the block into a new ``Trace``; yields it.
 
     Regions entered in the block keep their outputs (``ren.ir.region.keeping``), and CKKS
     ciphertexts made where the secret key is held carry plaintext shadows, so that
     ``ren.viz.precision.measure_precision(trace)`` can note each region's precision afterwards.
+    Given ``page``, a file, the whole report (``ren.viz.build_report``) is written there when the
+    block ends without an error, and ``trace.page`` is its path (as given).
     """
     trace = Trace()
     with observing(trace), keeping():
         yield trace
+    if page is not None:
+        trace.page = LENT["page"](trace, Path(page))

@@ -7,7 +7,7 @@ memory plan are the realization's own, and the units run through ``Realization.r
 a time, so the buffers shown are the real ones at that point. Nothing is scheduled or compiled
 differently from a normal ``realize``.
 
-Three ways in:
+Four ways in:
 
 * ``Stepper(*values)``: the programmatic stepper, for notebooks and tests. Every method returns a
   screen (a string)::
@@ -21,6 +21,16 @@ Three ways in:
 
 * ``debug(*values)``: the same steps as an interactive prompt (``(ren)``; ``help`` lists the
   commands).
+* ``notebook(*values)`` (``notebook(fn, *args)`` calls ``fn`` for the values): the steps in a
+  notebook (``ren.viz.debug.notebook``). Each step returns a display (a box with the screen and
+  tables of what ran); the debugger shows as buttons (*next region*, *next pass*, *run unit*,
+  *finish*) where ``ipywidgets`` is installed, and as the banner and the regions, stepped cell by
+  cell (``dbg.next_region()``), where it is not (or with ``widgets=False``)::
+
+      dbg = notebook(c)            # the last line of a cell: the buttons, or the regions
+      dbg.next_region()            # a box: what ran in the region, the watched values' slots
+      for step in dbg.steps():     # every region to the end, in one cell
+          display(step)
 * ``python -m ren.viz debug SCRIPT.py`` (``main``): runs a script and stops at its first
   realization (``--skip N`` lets ``N`` run first, ``--all`` stops at every one, ``--region NAME``
   runs on to the first kernel in a region ``NAME`` names: ``--region bootstrap``); when the prompt
@@ -44,11 +54,12 @@ through is the one ``realize`` runs.
 from __future__ import annotations
 
 from ren.viz.debug.commands import Debugger, debug
+from ren.viz.debug.notebook import NotebookDebugger, notebook
 from ren.viz.debug.session import main
 from ren.viz.debug.stepper import Stepper
 from ren.viz.debug.watching import watch
 
-__all__ = ["Debugger", "Stepper", "debug", "main", "watch"]
+__all__ = ["Debugger", "NotebookDebugger", "Stepper", "debug", "main", "notebook", "watch"]
 
 # ``ren.viz`` binds the name ``debug`` to the function, hiding this package's attribute there; the
 # function carries the package's other names so ``ren.viz.debug.watch(...)`` and
@@ -57,3 +68,5 @@ debug.watch = watch  # type: ignore[attr-defined]
 debug.Stepper = Stepper  # type: ignore[attr-defined]
 debug.Debugger = Debugger  # type: ignore[attr-defined]
 debug.main = main  # type: ignore[attr-defined]
+debug.notebook = notebook  # type: ignore[attr-defined]
+debug.NotebookDebugger = NotebookDebugger  # type: ignore[attr-defined]

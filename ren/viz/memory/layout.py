@@ -74,6 +74,12 @@ def num(v: float) -> str:
     return "0" if text == "-0" else text
 
 
+def num1(v: float) -> str:
+    """A coordinate with at most one decimal and no trailing zeros (the compact picture's)."""
+    text = f"{v:.1f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
 def _ratio(plan: DevicePlan) -> float:
     return plan.arena_bytes / plan.lower_bound_bytes if plan.lower_bound_bytes else 1.0
 
