@@ -110,3 +110,28 @@ def test_a_context_shows_which_keys_it_holds_not_their_words():
         public = ckks.Context(CKKS, keys=ctx.evaluation_keys())
     shown = public._repr_html_()
     assert cells(shown, "keys") == ["evaluation keys only: it cannot decrypt"]
+
+
+def test_the_viz_displays_of_a_program_show_no_secret():
+    """A trace's displays and the notebook debugger's steps, in a context holding the secret
+    key, hold no slot value and no word of the key (the debugger steps the parts, not a watched
+    ciphertext: watching is asking for the slots)."""
+    import ren.viz
+    from ren.display import Display
+    from ren.viz.debug import notebook
+
+    values = np.array([0.123456789, -0.987654321, 0.55555555]) + 0.31415926j
+    with ckks.Context(CKKS, seed=1) as ctx:
+        ct = ckks.encrypt(values).realize()
+        with ren.viz.record() as trace:
+            with ren.region("square"):
+                y = (ct * ct).rotate(1)
+            ren.realize(*y.parts)
+        shown: list[object] = [trace, trace.memory()]
+        shown += [trace.before_after(name) for name in trace.passes]
+        z = (ct * ct).rotate(1)
+        dbg = notebook(*z.parts, widgets=False)
+        shown += [dbg.overview(), dbg.regions(), *dbg.steps(), dbg.finish()]
+        assert all(isinstance(s, Display) for s in shown[1:] if s is not dbg)
+        assert dbg.done and z.parts[0].realized
+        secret_free(ctx, shown, values, ckks.decrypt(z))
