@@ -186,11 +186,11 @@ def test_a_function_and_its_arguments_are_the_values_it_returns():
 def test_a_value_that_is_neither_is_refused_by_name():
     accepted = "notebook\\(\\) takes lazy Poly values or ciphertexts"
     c, _ = program()
-    with pytest.raises(TypeError, match=accepted + r".*argument 1, a str: 'c'"):
+    with pytest.raises(TypeError, match=accepted + r".*argument 1, of type str: 'c'"):
         notebook(c, "c")
-    with pytest.raises(TypeError, match=r"<lambda>\(\.\.\.\) returned, as value 0, a int: 3"):
+    with pytest.raises(TypeError, match=r"<lambda>\(\.\.\.\) returned, as value 0, of type int: 3"):
         notebook(lambda: 3)
-    with pytest.raises(TypeError, match=r"<lambda>\(\.\.\.\) returned, as value 1, a list"):
+    with pytest.raises(TypeError, match=r"<lambda>\(\.\.\.\) returned, as value 1, of type list"):
         notebook(lambda: (c, [1, 2]))
     with pytest.raises(TypeError, match=r"nothing\(\.\.\.\) returned no value"):
         notebook(nothing)

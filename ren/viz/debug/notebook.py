@@ -279,7 +279,7 @@ def notebook(
     for i, v in enumerate(values):
         if not isinstance(v, Poly) and not (hasattr(v, "__ren_watch__") and hasattr(v, "parts")):
             text = repr(v) if len(repr(v)) <= 60 else repr(v)[:60] + "..."
-            raise TypeError(f"{accepted}; {where} {i}, a {type(v).__name__}: {text}")
+            raise TypeError(f"{accepted}; {where} {i}, of type {type(v).__name__}: {text}")
     depth = _depth_arg(depth)
     stepper = Stepper(*values)
     if region is not None:
