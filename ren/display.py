@@ -95,11 +95,28 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _numeric(value: object) -> bool:
+    """Whether a cell reads as a number (an int or float, or text of one): aligned right."""
+    if isinstance(value, (int, float)):
+        return True
+    try:
+        float(str(value).replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
 def table(header: Sequence[object], rows: Sequence[Sequence[object]], caption: str = "") -> str:
-    """An HTML table: ``header`` cells, then ``rows``, every cell escaped."""
+    """An HTML table: ``header`` cells, then ``rows``, every cell escaped.
+
+    A cell that reads as a number is aligned right, any other left.
+    """
     head = "".join(f'<th style="{_HEAD}">{esc(h)}</th>' for h in header)
+    left = f"{_CELL};text-align:left"
     body = "".join(
-        "<tr>" + "".join(f'<td style="{_CELL}">{esc(c)}</td>' for c in row) + "</tr>"
+        "<tr>"
+        + "".join(f'<td style="{_CELL if _numeric(c) else left}">{esc(c)}</td>' for c in row)
+        + "</tr>"
         for row in rows
     )
     cap = f'<caption style="text-align:left;color:#546e7a">{esc(caption)}</caption>'

@@ -153,3 +153,16 @@ def test_a_jit_function_shows_its_calls_its_plan_and_its_memory(tmp_path, monkey
     monkeypatch.setattr(display, "LIMIT", 20_000)  # a picture past half the limit is left out
     monkeypatch.setattr(display, "LENT", {"memory_plan": lambda *args: "<svg>" + "x" * 10_001})
     assert "more than a display shows" in f._repr_html_()
+
+
+def test_a_table_aligns_numbers_right_and_words_left():
+    html = display.table(
+        ("name", "value"), [("q_0", 1125899906842177), ("role", "level 0"), ("x", "2.5")]
+    )
+    styles = re.findall(r'<td style="([^"]*)">([^<]*)</td>', html)
+    right = {
+        text for style, text in styles if style.endswith("text-align:right;font-family:monospace")
+    }
+    assert right == {"1125899906842177", "2.5"}
+    left = {text for style, text in styles if style.endswith("text-align:left")}
+    assert left == {"q_0", "role", "level 0", "x"}
