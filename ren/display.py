@@ -36,6 +36,7 @@ __all__ = [
     "LENT",
     "LIMIT",
     "Display",
+    "arena_table",
     "box",
     "esc",
     "fields",
@@ -221,6 +222,16 @@ def poly_html(p: Poly) -> str:
     return box("Poly", info, words)
 
 
+def arena_table(devices: Sequence[Any]) -> str:
+    """The arena of each device plan (``DevicePlan``): bytes, lower bound, unshared, buffers."""
+    rows = [
+        (d.device, d.arena_bytes, d.lower_bound_bytes, d.unshared_bytes, len(d.buffers))
+        for d in devices
+    ]
+    head = ("device", "arena bytes", "lower bound", "unshared", "buffers")
+    return table(head, rows, caption="the arena: temporaries packed by the planner")
+
+
 def plan_html(
     plan: CapturedPlan, rows: Sequence[tuple[str, object]], title: str, memory: Any = None
 ) -> str:
@@ -240,14 +251,9 @@ def plan_html(
         ("inputs", f"{sum(plan.inputs)} buffers, {len(plan.inputs) - sum(plan.inputs)} constants"),
         ("runner", plan.runner_kind),
     ]
-    arenas = [
-        (d.device, d.arena_bytes, d.lower_bound_bytes, d.unshared_bytes, len(d.buffers))
-        for d in devices
-    ]
     parts = [fields(info)]
-    if arenas:
-        head = ("device", "arena bytes", "lower bound", "unshared", "buffers")
-        parts.append(table(head, arenas, caption="the arena: temporaries packed by the planner"))
+    if devices:
+        parts.append(arena_table(devices))
         draw = LENT.get("memory_plan")
         if draw is None:
             parts.append("<p>(the memory picture: import ren)</p>")

@@ -31,7 +31,7 @@ import urllib.parse
 from pathlib import Path
 
 from ren import display
-from ren.display import Display, esc, table
+from ren.display import Display, esc
 from ren.ir.dot import to_dot
 from ren.ir.node import Node, toposort
 from ren.viz.memory import plan_svg, plan_text
@@ -286,9 +286,9 @@ def before_after(trace: Trace, pass_: str | int, realization: int | None = None)
         lines.append(f"created: {created_text(p.created)}")
     drawer = Graphs("dot", GRAPH_NODE_LIMIT, True)
     shown = [("before", before, frozenset[Node]()), ("after", p.graph, p.created)]
+    sizes = list(counts)
     if same:
-        shown = [("the graph (the same before and after)", before, frozenset())]
-    sizes = [len(toposort(g)) for _, g, _ in shown]
+        shown, sizes = [("the graph (the same before and after)", before, frozenset())], sizes[:1]
     dots = [to_dot(g, created=c) for _, g, c in shown]
     for text, nodes in zip(dots, sizes, strict=True):
         if nodes <= GRAPH_NODE_LIMIT:
@@ -331,12 +331,7 @@ def memory(trace: Trace, realization: int | None = None) -> Display:
             "reason (docs/memory.md)"
         )
         return Display(_shown(title, f"<p>{esc(why)}</p>"), f"{title}: {why}\n")
-    rows = [
-        (d.device, d.arena_bytes, d.lower_bound_bytes, d.unshared_bytes, len(d.buffers))
-        for d in devices
-    ]
-    head = ("device", "arena bytes", "lower bound", "unshared", "buffers")
-    parts = [table(head, rows, caption="the arena: temporaries packed by the planner")]
+    parts = [display.arena_table(devices)]
     names = [k.info.name for k in rec.kernels]
     room = display.LIMIT - 20_000  # the table, the style and the frame
     for d in devices:

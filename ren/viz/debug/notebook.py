@@ -36,6 +36,7 @@ from ren.display import Display, box, esc, fields, table
 from ren.errors import RenError
 from ren.ir.region import region_name
 from ren.poly import Poly
+from ren.viz.debug.regions import depth_arg, spans_text
 from ren.viz.debug.screens import count_text, cut_lines
 from ren.viz.debug.stepper import Stepper
 
@@ -77,7 +78,7 @@ class NotebookDebugger:
         if widgets is not None and not isinstance(widgets, bool):
             raise TypeError(f"widgets is True, False or None (automatic), got {widgets!r}")
         self.stepper = stepper
-        self.depth = _depth_arg(depth)
+        self.depth = depth_arg(depth)
         self.widgets = widgets
         self.count = 0  # steps taken, for the boxes' titles
         self.latest = self.overview()  # what the widget shows: the latest step
@@ -280,7 +281,7 @@ def notebook(
         if not isinstance(v, Poly) and not (hasattr(v, "__ren_watch__") and hasattr(v, "parts")):
             text = repr(v) if len(repr(v)) <= 60 else repr(v)[:60] + "..."
             raise TypeError(f"{accepted}; {where} {i}, of type {type(v).__name__}: {text}")
-    depth = _depth_arg(depth)
+    depth = depth_arg(depth)
     stepper = Stepper(*values)
     if region is not None:
         stepper.title = stepper.run_to_region(region)
@@ -371,16 +372,15 @@ def _watched_table(text: str) -> str:
     return table(header, rows, "watched values (decrypted: you asked with watch)")
 
 
-def _spans(index: list[int], limit: int = 6) -> str:
-    """Sorted kernel indices as ranges: ``0-7, 9``; past ``limit`` ranges, counted."""
-    runs: list[list[int]] = []
+def _spans(index: list[int]) -> str:
+    """Sorted kernel indices as ranges (``spans_text``): ``0-7, 9``."""
+    runs: list[tuple[int, int]] = []
     for i in index:
         if runs and runs[-1][1] == i - 1:
-            runs[-1][1] = i
+            runs[-1] = (runs[-1][0], i)
         else:
-            runs.append([i, i])
-    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:limit])
-    return shown + (f", ... ({len(runs)} runs)" if len(runs) > limit else "")
+            runs.append((i, i))
+    return spans_text(runs)
 
 
 def _ipywidgets() -> ModuleType | None:
@@ -389,9 +389,3 @@ def _ipywidgets() -> ModuleType | None:
         return importlib.import_module("ipywidgets")
     except ImportError:
         return None
-
-
-def _depth_arg(depth: object) -> int:
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-        raise ValueError(f"the region depth must be a number from 1 on, got {depth!r}")
-    return depth

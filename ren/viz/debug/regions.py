@@ -28,7 +28,7 @@ class RegionViews(WatchViews):
         the schedule runs a kernel once its inputs are ready), its units and how many ran;
         ``->`` marks the region of the next unit.
         """
-        depth = _depth_arg(depth)
+        depth = depth_arg(depth)
         spans: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         for path, first, last in _region_runs(self._kernels, depth):
             spans.setdefault(path, []).append((first, last))
@@ -44,10 +44,8 @@ class RegionViews(WatchViews):
             ran = sum(max(0, min(last, self.ran - 1) - first + 1) for first, last in runs)
             state = "all" if ran == units else "no" if ran == 0 else str(ran)
             mark = "->" if path == here and not self.done else "  "
-            shown = ", ".join(_span(first, last) for first, last in runs[:6])
-            more = f", ... ({len(runs)} runs)" if len(runs) > 6 else ""
             lines.append(
-                f"{mark} {_region_text(path):<{width}}  {units:5d}  {state:>5}  {shown}{more}"
+                f"{mark} {_region_text(path):<{width}}  {units:5d}  {state:>5}  {spans_text(runs)}"
             )
         return "\n".join(lines)
 
@@ -106,7 +104,7 @@ class RegionViews(WatchViews):
         )
 
     def _run_region(self, depth: int, last: bool) -> str:
-        depth = _depth_arg(depth)
+        depth = depth_arg(depth)
         if self.done:
             return "every unit ran already: the realization is done"
         kernels, start = self._kernels, self.ran
@@ -191,7 +189,8 @@ def region_names_text(paths: list[tuple[str, ...]], limit: int = 40) -> str:
     return shown + (f", ... ({len(names)} names)" if len(names) > limit else "")
 
 
-def _depth_arg(depth: object) -> int:
+def depth_arg(depth: object) -> int:
+    """``depth`` checked: a region depth is an ``int`` from 1 on (``ValueError`` otherwise)."""
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
         raise ValueError(f"the region depth must be a number from 1 on, got {depth!r}")
     return depth
@@ -199,6 +198,12 @@ def _depth_arg(depth: object) -> int:
 
 def _span(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
+
+
+def spans_text(runs: list[tuple[int, int]], limit: int = 6) -> str:
+    """Runs of kernels ``(first, last)`` as ``0-7, 9``; past ``limit`` runs, counted."""
+    shown = ", ".join(_span(first, last) for first, last in runs[:limit])
+    return shown + (f", ... ({len(runs)} runs)" if len(runs) > limit else "")
 
 
 def _region_text(path: tuple[str, ...]) -> str:
